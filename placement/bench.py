@@ -1,0 +1,181 @@
+"""Benchmark harness (app layer): exact vs heuristic on each family's default instances.
+
+For every registered family (or those named with ``--problem``) and every
+default instance, each benchmark solver runs once; the table reports status,
+objective (reference evaluation), the exact model's bound, the gap to the exact
+optimum (or to its bound when optimality was not proven) and wall time, and
+the time ratio against the exact model measured in the same run. Families add
+their own sections (scale runs, plots) through ``ProblemSpec.bench_extra``.
+
+Outputs in ``--out``: ``results.csv``, ``results.json``, ``report.md`` and PNG
+plots; all written atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .io import write_bytes, write_json, write_text
+from .registry import BenchSection, call_solver, get_problem, problems, resolve
+from .result import relative_gap
+
+__all__ = ["run_bench", "reference_value"]
+
+COLUMNS = ["problem", "instance", "solver", "status", "objective", "bound", "gap_to_exact",
+           "wall_time_s", "time_ratio_vs_exact"]
+
+
+def reference_value(exact: Any) -> float | None:
+    """The exact optimum when proven, else the exact model's best bound."""
+    if exact is None:
+        return None
+    if exact.status == "optimal":
+        return exact.objective
+    return exact.bound
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        out.append("| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
+    return "\n".join(out)
+
+
+def _plot_gaps(rows: list[dict[str, Any]], problem: str, out_dir: Path) -> str | None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    heur = [r for r in rows if r["problem"] == problem and r["gap_to_exact"] is not None
+            and r["solver"] != get_problem(problem).exact_solver]
+    if not heur:
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    labels = [f"{r['instance']}\n{r['solver']}" for r in heur]
+    ax1.bar(range(len(heur)), [100 * r["gap_to_exact"] for r in heur], color="tab:orange")
+    ax1.set_xticks(range(len(heur)), labels, rotation=45, ha="right", fontsize=7)
+    ax1.set_ylabel("gap to exact (%)")
+    ax1.set_title(f"{problem}: heuristic gap to the exact optimum/bound")
+    ratios = [r["time_ratio_vs_exact"] for r in heur]
+    ax2.bar(range(len(heur)), ratios, color="tab:blue")
+    ax2.set_yscale("log")
+    ax2.set_xticks(range(len(heur)), labels, rotation=45, ha="right", fontsize=7)
+    ax2.set_ylabel("heuristic time / exact time")
+    ax2.set_title("time ratio (same run)")
+    fig.tight_layout()
+    path = out_dir / f"{problem}_gap_time.png"
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    write_bytes(path, buf.getvalue())
+    return path.name
+
+
+def _run_family(name: str, quick: bool, progress: Progress, rows: list[dict[str, Any]]) -> list[str]:
+    spec = get_problem(name)
+    summary: list[str] = []
+    if spec.bench_instances is None:
+        return summary
+    cases = spec.bench_instances(quick)
+    task = progress.add_task(f"{name}", total=len(cases) * len(spec.bench_solvers))
+    gaps: list[float] = []
+    for inst_name, instance in cases:
+        results = {}
+        for solver in spec.bench_solvers:
+            progress.update(task, description=f"{name}: {inst_name} / {solver}")
+            t0 = time.perf_counter()
+            res = call_solver(spec, solver, instance, **spec.bench_options.get(solver, {}))
+            res.wall_time_s = res.wall_time_s or (time.perf_counter() - t0)
+            results[solver] = res
+            progress.advance(task)
+        exact = results.get(spec.exact_solver)
+        ref = reference_value(exact)
+        for solver, res in results.items():
+            gap = relative_gap(res.objective, ref, spec.sense)
+            if solver != spec.exact_solver and gap is not None:
+                gaps.append(gap)
+            ratio = (res.wall_time_s / exact.wall_time_s) if exact is not None and exact.wall_time_s > 0 else None
+            rows.append({"problem": name, "instance": inst_name, "solver": solver, "status": str(res.status),
+                         "objective": res.objective, "bound": res.bound,
+                         "gap_to_exact": gap, "wall_time_s": res.wall_time_s,
+                         "time_ratio_vs_exact": ratio})
+    if gaps:
+        summary.append(f"{name}: heuristic gap to exact, median {100 * statistics.median(gaps):.3f}% "
+                       f"max {100 * max(gaps):.3f}% over {len(gaps)} runs")
+    proven = [r for r in rows if r["problem"] == name and r["solver"] == spec.exact_solver
+              and r["status"] == "optimal"]
+    if proven:
+        summary.append(f"{name}: exact model proved optimality on {len(proven)} of {len(cases)} instances")
+    return summary
+
+
+def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bool = False,
+              out_dir: str = "bench-results", seed: int = 0) -> int:
+    """Run the benchmark suite and write its outputs; returns the process exit code."""
+    console = Console()
+    out = Path(out_dir)
+    names = problems_ or list(problems())
+    rows: list[dict[str, Any]] = []
+    summary: list[str] = []
+    sections: list[BenchSection] = []
+    t0 = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        for name in names:
+            summary += _run_family(name, quick, progress, rows)
+            spec = get_problem(name)
+            if spec.bench_extra is not None:
+                extra = resolve(spec.bench_extra)(out_dir=out, quick=quick, scale=scale, seed=seed,
+                                                   progress=progress)
+                sections += extra
+                for s in extra:
+                    summary += s.summary
+    elapsed = time.perf_counter() - t0
+
+    table = Table(title="exact vs heuristic (objective = reference evaluation)")
+    for c in COLUMNS:
+        table.add_column(c, justify="right" if c not in ("problem", "instance", "solver", "status") else "left")
+    for r in rows:
+        table.add_row(*(_fmt(r[c]) if c != "gap_to_exact" or r[c] is None else f"{100 * r[c]:.3f}%"
+                        for c in COLUMNS))
+    console.print(table)
+
+    figures = [f for f in (_plot_gaps(rows, n, out) for n in names) if f]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(out / "results.csv", buf.getvalue())
+    write_json(out / "results.json", {"rows": rows, "sections": [
+        {"title": s.title, "rows": s.rows, "figures": s.figures} for s in sections],
+        "summary": summary, "elapsed_s": elapsed})
+    md = ["# placement bench", "", f"Total time {elapsed:.1f} s.", "", "## Summary", ""]
+    md += [f"- {line}" for line in summary] + ["", "## Exact vs heuristic", "", _markdown_table(rows, COLUMNS), ""]
+    md += [f"![{f}]({f})" for f in figures]
+    for s in sections:
+        md += ["", f"## {s.title}", "", s.markdown, ""] + [f"![{f}]({f})" for f in s.figures]
+    write_text(out / "report.md", "\n".join(md) + "\n")
+
+    console.print("[bold]What this run showed:[/bold]")
+    for line in summary:
+        console.print(f"  - {line}")
+    console.print(f"wrote {out}/results.csv, results.json, report.md and {len(figures) + sum(len(s.figures) for s in sections)} plot(s) in {elapsed:.1f} s")
+    return 0

@@ -1,0 +1,80 @@
+"""How the Tetris family plugs into the CLI and the benchmark harness."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..io import read_document
+from ..registry import ProblemSpec
+from .evaluation import evaluate, violations
+from .instance import TetrisInstance, instance_to_json, load_instance, load_solution, solution_to_json
+
+__all__ = ["SPEC"]
+
+
+def _evaluate_report(inst: TetrisInstance, sol) -> tuple[dict, list[str]]:
+    ev = evaluate(inst, sol)
+    report = ev.terms(inst)
+    report.update(ev.measures)
+    return report, violations(inst, sol, ev)
+
+
+def _add_generate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tables", type=int, default=10, help="number of tables (default 10)")
+    p.add_argument("--jobs", type=int, default=15, help="number of jobs (default 15)")
+    p.add_argument("--regions", type=int, default=3, help="number of regions (default 3)")
+    p.add_argument("--gpu-types", type=int, default=2, help="number of GPU types (default 2)")
+    p.add_argument("--priorities", type=int, default=3, help="number of priority levels (default 3)")
+
+
+def _generate(args: argparse.Namespace) -> TetrisInstance:
+    from instances import generate_tetris
+
+    from ..errors import InstanceError
+
+    for field in ("tables", "regions", "gpu_types", "priorities"):
+        if getattr(args, field) < 1:
+            raise InstanceError(f"--{field.replace('_', '-')}", "must be a positive integer")
+    if args.jobs < 0:
+        raise InstanceError("--jobs", "must be a non-negative integer")
+    if args.gpu_types > 8:
+        raise InstanceError("--gpu-types", "must be at most 8")
+    return generate_tetris(args.tables, args.jobs, args.regions, seed=args.seed,
+                           n_gpu_types=args.gpu_types, n_priorities=args.priorities)
+
+
+def _bench_instances(quick: bool) -> list[tuple[str, TetrisInstance]]:
+    from instances import stored, stored_path
+
+    names = stored("tetris")
+    if quick:
+        names = names[:2]
+    out = []
+    for n in names:
+        doc = read_document(str(stored_path("tetris", n)))
+        out.append((n.removesuffix(".json"), load_instance(doc, name=n)))
+    return out
+
+
+SPEC = ProblemSpec(
+    name="tetris",
+    sense="min",
+    description="MAST Tetris: home region per table (Figure 4, expressions (1)-(9))",
+    load_instance=load_instance,
+    instance_to_json=instance_to_json,
+    load_solution=load_solution,
+    solution_to_json=solution_to_json,
+    evaluate_report=_evaluate_report,
+    solvers={
+        "exact": "models.tetris:solve",
+        "hill-climb": "solvers.hill_climb:solve",
+        "replicas": "solvers.replicas:solve",
+    },
+    exact_solver="exact",
+    add_generate_args=_add_generate_args,
+    generate=_generate,
+    bench_instances=_bench_instances,
+    bench_solvers=["exact", "hill-climb"],
+    bench_options={"exact": {"time_limit": 30.0}},
+    bench_extra="placement.bench_tetris:bench_sections",
+)
