@@ -1,0 +1,1 @@
+"""Declarative exact models (Pyomo / PuLP), one module per problem family, solved by HiGHS."""
