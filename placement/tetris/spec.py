@@ -7,7 +7,13 @@ import argparse
 from ..io import read_document
 from ..registry import ProblemSpec
 from .evaluation import evaluate, violations
-from .instance import TetrisInstance, instance_to_json, load_instance, load_solution, solution_to_json
+from .instance import (
+    TetrisInstance,
+    instance_to_json,
+    load_instance,
+    load_solution,
+    solution_to_json,
+)
 
 __all__ = ["SPEC"]
 
