@@ -111,3 +111,11 @@ def test_build_is_declarative_and_deterministic():
     m1, m2 = build(inst), build(copy.deepcopy(inst))
     assert m1.nvariables() == m2.nvariables()
     assert m1.nconstraints() == m2.nconstraints()
+
+
+@given(tiny)
+def test_mccormick_product_reaches_the_same_optimum(inst):
+    best, _ = brute_force(inst)
+    res = solve(inst, time_limit=60, product="mccormick")
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-6)
