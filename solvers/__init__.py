@@ -1,0 +1,1 @@
+"""Heuristics, one module per algorithm; they import placement/, never models/."""
