@@ -74,8 +74,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"message   {result.message}")
     if result.stats:
         _print_mapping("stats", {k: v for k, v in result.stats.items() if not isinstance(v, (list, dict))})
+    report, broken = ({}, [])
+    if result.solution is not None:
+        report, broken = spec.evaluate_report(instance, result.solution)
+        _print_mapping("evaluation (reference)", report)
+        print(f"violations: {'; '.join(broken) if broken else 'none'}")
     if args.output:
-        out = {"problem": spec.name, **result.to_dict(sol_json)}
+        out = {"problem": spec.name, **result.to_dict(sol_json), "evaluation": report, "violations": broken}
         write_json(args.output, out)
         print(f"wrote {args.output}")
     return 0 if result.status != "error" else 1
