@@ -26,7 +26,7 @@ from rich.table import Table
 
 from .io import write_bytes, write_json, write_text
 from .registry import BenchSection, call_solver, get_problem, problems, resolve
-from .result import relative_gap
+from .result import SolveResult, Status, relative_gap
 
 __all__ = ["run_bench", "reference_value"]
 
@@ -102,7 +102,10 @@ def _run_family(name: str, quick: bool, progress: Progress, rows: list[dict[str,
         for solver in spec.bench_solvers:
             progress.update(task, description=f"{name}: {inst_name} / {solver}")
             t0 = time.perf_counter()
-            res = call_solver(spec, solver, instance, **spec.bench_options.get(solver, {}))
+            try:
+                res = call_solver(spec, solver, instance, **spec.bench_options.get(solver, {}))
+            except Exception as exc:  # a failing solver is a row with status error, not a crashed run
+                res = SolveResult(Status.ERROR, solver, message=f"{type(exc).__name__}: {exc}", sense=spec.sense)
             res.wall_time_s = res.wall_time_s or (time.perf_counter() - t0)
             results[solver] = res
             progress.advance(task)
