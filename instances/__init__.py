@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from importlib import resources
 
+from .cassini import generate_cassini
+from .hived import generate_hived, hived_document, paper_cluster
 from .tetris import generate_tetris, tetris_document
 
-__all__ = ["generate_tetris", "tetris_document", "stored", "stored_path"]
+__all__ = ["generate_cassini", "generate_tetris", "tetris_document", "generate_hived", "hived_document", "paper_cluster", "stored", "stored_path"]
 
 
 def stored_path(problem: str, name: str):
