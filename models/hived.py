@@ -52,6 +52,11 @@ def _blocked(inst: HivedInstance, c: int) -> tuple[set[tuple[int, int]], list]:
     return out, pins
 
 
+def _pinned_bindings(inst: HivedInstance) -> list[Binding]:
+    return [Binding(inst.vc_index[inst.used_pins[p.id]], p.chain, p.level, p.index, p.id)
+            for p in inst.pinned.values() if p.id in inst.used_pins]
+
+
 def build(inst: HivedInstance, form: str = "max") -> pyo.ConcreteModel:
     """The declarative model (see the module docstring); ``form`` is ``"max"`` or ``"feasibility"``."""
     if form not in ("max", "feasibility"):
@@ -128,6 +133,14 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
         stats["feasible"] = False
         return SolveResult(Status.INFEASIBLE, "exact", wall_time_s=time.perf_counter() - t0, stats=stats,
                            sense="max", message="a reservation has no physical cell outside the pinned cells")
+    if len(m.I) == 0:  # nothing to decide: the pinned cells are the whole answer
+        sol = HivedSolution(tuple(_pinned_bindings(inst)))
+        ev = evaluate(inst, sol)
+        stats["feasible"] = ev.honoured == inst.n_reserved
+        return SolveResult(Status.OPTIMAL, "exact", solution=sol, objective=ev.objective, bound=ev.objective,
+                           wall_time_s=time.perf_counter() - t0, stats=stats, sense="max",
+                           message="" if stats["feasible"] else
+                           f"{inst.n_reserved - ev.honoured} reserved cell(s) cannot be honoured")
     opt = SolverFactory("highs")
     try:
         res = opt.solve(m, time_limit=time_limit, rel_gap=mip_gap, threads=1, tee=False,
@@ -147,8 +160,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
                            message=str(tc))
     res.solution_loader.load_vars()
     bindings = [Binding(t, c, k, i) for (t, c, k, i) in m.I if m.x[t, c, k, i].value > 0.5]
-    bindings += [Binding(inst.vc_index[inst.used_pins[p.id]], p.chain, p.level, p.index, p.id)
-                 for p in inst.pinned.values() if p.id in inst.used_pins]
+    bindings += _pinned_bindings(inst)
     sol = HivedSolution(tuple(bindings))
     ev = evaluate(inst, sol)
     bound = res.objective_bound if res.objective_bound is not None and math.isfinite(res.objective_bound) else None

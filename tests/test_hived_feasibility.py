@@ -1,0 +1,53 @@
+"""Closed form, exact model and the buddy allocator agree on feasibility (generated instances)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from instances import generate_hived, hived_document
+from models.hived import solve as exact_solve
+from placement.hived import load_instance
+from placement.hived.evaluation import evaluate, violations
+from placement.hived.feasibility import check_feasibility, is_feasible
+from solvers.buddy import solve as buddy_solve
+
+instances = st.builds(
+    lambda chains, levels, top, vcs, seed, overload, pins, bad, split: generate_hived(
+        chains, levels, top, vcs, seed=seed, overload=overload, n_pinned=pins, n_bad=bad, max_split=split),
+    st.integers(1, 2), st.integers(1, 4), st.integers(1, 3), st.integers(1, 4), st.integers(0, 10**6),
+    st.integers(0, 2), st.integers(0, 3), st.integers(0, 2), st.integers(1, 3))
+
+
+@given(instances, st.sampled_from(["top-down", "bottom-up", "random"]))
+def test_three_way_agreement(inst, order):
+    closed = is_feasible(inst)
+    ex = exact_solve(inst)
+    assert ex.status == "optimal"
+    bu = buddy_solve(inst, order=order, seed=7)
+    # feasible <=> every reserved cell honoured, by each method
+    assert closed == (ex.objective == inst.n_reserved) == (bu.objective == inst.n_reserved)
+    assert (exact_solve(inst, form="feasibility").status == "optimal") == closed
+    # both bindings are valid, and the objective is the reference evaluation
+    for res in (ex, bu):
+        assert violations(inst, res.solution) == []
+        assert res.objective == evaluate(inst, res.solution).honoured
+    # the exact optimum bounds the allocator; the closed form names a shortfall iff infeasible
+    assert bu.objective <= ex.objective <= inst.n_reserved
+    short = sum(lv.shortfall for c in check_feasibility(inst) for lv in c.levels)
+    assert (short > 0) == (not closed)
+    if not closed:
+        assert ex.objective <= inst.n_reserved - 1
+
+
+@given(st.integers(0, 10**6), st.integers(1, 4), st.integers(1, 3))
+def test_generator_without_overload_is_feasible(seed, levels, top):
+    doc = hived_document(2, levels, top, 3, seed=seed, n_pinned=2)
+    inst = load_instance(doc)
+    assert is_feasible(inst)
+    assert buddy_solve(inst, order="random", seed=seed).status == "optimal"
+
+
+def test_generator_is_deterministic():
+    assert hived_document(2, 4, 3, 4, seed=5, overload=1, n_pinned=2, n_bad=3) == \
+        hived_document(2, 4, 3, 4, seed=5, overload=1, n_pinned=2, n_bad=3)
