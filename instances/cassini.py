@@ -21,7 +21,7 @@ from placement.cassini.profiles import JobProfile, synthetic_profile
 from placement.cassini.topology import Topology, testbed_topology, tree_topology
 
 __all__ = ["generate_cassini", "cassini_document", "ITERATION_TIMES", "random_candidate",
-           "figure5_instance", "figure8b_instance"]
+           "figure5_instance", "figure8b_instance", "links_instance"]
 
 ITERATION_TIMES = (120, 180, 240, 360)
 WORKERS = {"data_parallel": (2, 4), "tensor_parallel": (2, 2), "pipeline_parallel": (2, 4),
@@ -89,12 +89,14 @@ def random_candidate(inst: CassiniInstance, seed: int = 0, name: str = "random")
 
 def cassini_document(n_jobs: int = 8, n_candidates: int = 4, *, seed: int = 0, topology: str = "testbed",
                      pods: int = 2, tors_per_pod: int = 4, servers_per_tor: int = 4,
-                     fragmentation: float = 0.3, precision_deg: float = 5.0, kinds=None, name: str = "") -> dict:
+                     oversubscription: float = 2.0, fragmentation: float = 0.3, precision_deg: float = 5.0,
+                     kinds=None, name: str = "") -> dict:
     """A CASSINI instance document (format version 1); see :func:`generate_cassini`."""
     if n_jobs < 1 or n_candidates < 1:
         raise ValueError("n_jobs and n_candidates must be >= 1")
     rng = np.random.default_rng(seed)
-    topo = testbed_topology() if topology == "testbed" else tree_topology(pods, tors_per_pod, servers_per_tor)
+    topo = testbed_topology() if topology == "testbed" else tree_topology(pods, tors_per_pod, servers_per_tor,
+                                                                    oversubscription=oversubscription)
     kinds = list(kinds or ["data_parallel", "data_parallel", "tensor_parallel", "pipeline_parallel",
                            "hybrid_parallel"])
     jobs, sizes = _jobs(n_jobs, rng, kinds)
@@ -150,4 +152,31 @@ def figure8b_instance() -> CassiniInstance:
                     {"name": "j3", "iteration_time": 60, "kind": "data_parallel", "phases": [[30, 0], [30, 40]]}],
            "candidates": [{"name": "c0", "placement": {"j1": ["s0", "s1"], "j2": ["s1", "s2"],
                                                        "j3": ["s2", "s3"]}}]}
+    return load_instance(doc)
+
+
+def links_instance(link_jobs: dict[str, list[str]], jobs: list[JobProfile], capacity: float | dict = 50.0,
+                   name: str = "links") -> CassiniInstance:
+    """An instance whose single candidate has exactly the given shared links.
+
+    One switch; every link ``l`` is the uplink of a server ``l`` hosting one worker of each
+    job in ``link_jobs[l]``; every job also gets a private server, so a job traverses
+    exactly its listed links plus its private uplink (carrying it alone).
+    ``capacity`` is one number or a mapping link -> capacity.
+    """
+    caps = capacity if isinstance(capacity, dict) else {lk: capacity for lk in link_jobs}
+    servers, links, placement = [], [], {j.name: [f"own-{j.name}"] for j in jobs}
+    for lk, names in link_jobs.items():
+        servers.append({"name": lk, "gpus": len(names)})
+        links.append({"name": lk, "ends": [lk, "sw"], "capacity": caps[lk]})
+        for n in names:
+            placement[n].append(lk)
+    for j in jobs:
+        servers.append({"name": f"own-{j.name}", "gpus": 1})
+        links.append({"name": f"own-{j.name}", "ends": [f"own-{j.name}", "sw"], "capacity": 1e9})
+    doc = {"problem": "cassini", "version": 1, "name": name,
+           "topology": {"servers": servers, "switches": ["sw"], "links": links},
+           "jobs": [{"name": j.name, "iteration_time": j.iteration_time, "kind": j.kind,
+                     "phases": [[d, b] for d, b in j.phases]} for j in jobs],
+           "candidates": [{"name": "c0", "placement": placement}]}
     return load_instance(doc)
