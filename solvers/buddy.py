@@ -430,13 +430,15 @@ class BuddyAllocator:
         return out
 
 
-def solve(inst: HivedInstance, order: str = "top-down", seed: int | None = None) -> SolveResult:
+def solve(inst: HivedInstance, order: str = "bottom-up", seed: int | None = None) -> SolveResult:
     """Allocate every reserved cell of every VC with the buddy allocator.
 
-    Requests go level by level from the top (``order="top-down"``), or bottom-up,
-    or shuffled with ``seed`` (``order="random"``); pinned cells first. By
-    Theorem 1 every request succeeds iff the assignment is feasible; requests
-    that find no free cell are skipped and counted.
+    Requests go level by level from the bottom (``order="bottom-up"``, the
+    default: under an infeasible assignment small cells first honour the most
+    cells), or from the top (``"top-down"``), or shuffled with ``seed``
+    (``"random"``); pinned cells first. By Theorem 1 every request succeeds iff
+    the assignment is feasible, whatever the order; requests that find no free
+    cell are skipped and counted.
 
     Returns ``optimal`` when every reservation is honoured (the objective equals
     its upper bound, the number of reserved cells), else ``feasible`` with the
