@@ -22,8 +22,11 @@ Fragmentation (Figure 11 trend)
     reserved level that fits, only when none of its bound cells has an aligned
     free block; a cell is unbound when its last job ends). Fragmentation = the
     share of 8-GPU nodes that are partly busy (0 < busy GPUs < 8): they cannot
-    host a guaranteed 8-GPU job. Jobs that cannot start are dropped and counted;
-    for the quota baseline a drop within quota is a sharing anomaly.
+    host a guaranteed 8-GPU job. A job that cannot run guaranteed (over quota,
+    no legal cell) runs as a preemptible low-priority job if idle GPUs allow,
+    else it is dropped and counted. A guaranteed job within quota that still
+    finds no cell of its affinity is a sharing anomaly (quota baseline only:
+    with cells a legal request never fails). Offered loads 0.75 and 1.2.
 """
 
 from __future__ import annotations
@@ -166,8 +169,15 @@ def _reservations(mix: np.ndarray, share: np.ndarray, capacity: int, node_only: 
 
 
 def fragmentation_run(scheme: str, jobs: list, mix: np.ndarray, racks: int = 2, nodes_per_rack: int = 32,
-                      warmup: float = 0.2) -> dict:
-    """Replay ``jobs`` under ``scheme`` in {"multi-level", "node-level", "quota"}; see the module docstring."""
+                      warmup: float = 0.2, opportunistic: bool = True) -> dict:
+    """Replay ``jobs`` under ``scheme`` in {"multi-level", "node-level", "quota"}; see the module docstring.
+
+    With ``opportunistic`` a job that cannot run guaranteed (over quota, or no
+    legal cell) runs as a preemptible low-priority job when idle GPUs allow it;
+    a guaranteed job preempts such jobs (they are killed and counted).
+    """
+    import heapq
+
     from instances import paper_cluster
 
     capacity = racks * nodes_per_rack * 8
@@ -179,88 +189,113 @@ def fragmentation_run(scheme: str, jobs: list, mix: np.ndarray, racks: int = 2, 
         raise AssertionError("the generated reservation must be feasible")
     busy = np.zeros(capacity, dtype=np.int8)
     events: list[tuple[float, int, int]] = [(a, 1, j) for j, (a, _d, _t, _g) in enumerate(jobs)]
-    import heapq
-
     heapq.heapify(events)
-    placed: dict[int, tuple] = {}
-    dropped = anomalies = 0
+    placed: dict[int, tuple] = {}  # job -> ("g" | "l", where)
+    dropped = anomalies = preempted = low_run = 0
     t_end = jobs[-1][0]
     samples, series = [], []
     if scheme == "quota":
-        quota_cls = resolve("solvers.quota:QuotaAllocator")
+        q = resolve("solvers.quota:QuotaAllocator")(inst)
         over_quota = resolve("solvers.quota:OverQuota")
-        q = quota_cls(inst)
     else:
         alloc = resolve("solvers.buddy:BuddyAllocator")(inst)
         ch = inst.chains[0]
         bound: list[dict[tuple[int, int, int], np.ndarray]] = [{} for _ in range(n_t)]
+
+    def kill(victims) -> None:
+        nonlocal preempted
+        for v in victims:
+            kind, where = placed.pop(v)
+            preempted += 1
+            if scheme == "quota":
+                busy[where] = 0
+            else:
+                lv = ch.leaves(where[1], where[2])
+                busy[lv.start:lv.stop] = 0
+
     while events:
         now, kind, j = heapq.heappop(events)
         _a, dur, t, g = jobs[j]
-        if kind == 0:  # a job ends
-            what = placed.pop(j)
+        if kind == 0:  # a job ends (unless it was preempted)
+            if j not in placed:
+                continue
+            mode, where = placed.pop(j)
             if scheme == "quota":
                 q.release(j)
-                busy[what] = 0
+                busy[where] = 0
+            elif mode == "l":
+                alloc.release_low(j)
+                lv = ch.leaves(where[1], where[2])
+                busy[lv.start:lv.stop] = 0
             else:
-                cell, pos = what
+                cell, pos = where
                 occ = bound[t][cell]
                 occ[pos:pos + g] = False
-                busy[cell[2] * ch.gpus[cell[1]] + pos: cell[2] * ch.gpus[cell[1]] + pos + g] = 0
+                base = cell[2] * ch.gpus[cell[1]] + pos
+                busy[base:base + g] = 0
                 if not occ.any():
                     del bound[t][cell]
                     alloc.release(cell)
-        else:
-            if scheme == "quota":
-                try:
-                    got = q.allocate(t, g, j)
-                except over_quota:
-                    got, within = None, False
-                else:
-                    within = True
-                if got is None:
-                    dropped += 1
-                    anomalies += within
-                else:
-                    placed[j] = got[0]
-                    busy[got[0]] = 1
+        elif scheme == "quota":
+            try:
+                got, within = q.allocate(t, g, j), True
+            except over_quota:
+                got, within = None, False
+            if got is not None:
+                kill(got[1])
+                placed[j] = ("g", got[0])
             else:
-                spot = None
-                best = None
-                for cell, occ in bound[t].items():  # best fit among the tenant's bound cells
-                    for pos in range(0, len(occ), g):
-                        if not occ[pos:pos + g].any() and (best is None or occ.sum() > best):
-                            spot, best = (cell, pos), occ.sum()
-                            break
-                if spot is None:
-                    lv = ch.level_for_gpus(g)
-                    for k in range(lv, ch.top + 1):
-                        if alloc.a[t].get((0, k), 0) < alloc.r[t].get((0, k), 0):
-                            got = alloc.allocate(t, 0, k)
-                            if got is None:
-                                raise AssertionError("a legal request failed (Theorem 1)")
-                            bound[t][got.cell] = np.zeros(ch.gpus[k], dtype=bool)
-                            spot = (got.cell, 0)
-                            break
-                if spot is None:
-                    dropped += 1
-                else:
-                    cell, pos = spot
-                    bound[t][cell][pos:pos + g] = True
-                    base = cell[2] * ch.gpus[cell[1]] + pos
-                    busy[base:base + g] = 1
-                    placed[j] = spot
+                anomalies += within  # within quota, yet no cell of the needed affinity
+                got = q.allocate(t, g, j, low=True) if opportunistic else None
+                if got is not None:
+                    placed[j] = ("l", got[0])
+                    low_run += 1
+            if j in placed:
+                busy[placed[j][1]] = 1
+        else:
+            spot, best = None, None
+            for cell, occ in bound[t].items():  # best fit among the tenant's bound cells
+                for pos in range(0, len(occ), g):
+                    if not occ[pos:pos + g].any() and (best is None or occ.sum() > best):
+                        spot, best = (cell, pos), occ.sum()
+                        break
+            if spot is None:
+                for k in range(ch.level_for_gpus(g), ch.top + 1):
+                    if alloc.a[t].get((0, k), 0) < alloc.r[t].get((0, k), 0):
+                        got = alloc.allocate(t, 0, k)
+                        if got is None:
+                            raise AssertionError("a legal request failed (Theorem 1)")
+                        kill(got.preempted)
+                        bound[t][got.cell] = np.zeros(ch.gpus[k], dtype=bool)
+                        spot = (got.cell, 0)
+                        break
+            if spot is not None:
+                cell, pos = spot
+                bound[t][cell][pos:pos + g] = True
+                base = cell[2] * ch.gpus[cell[1]] + pos
+                busy[base:base + g] = 1
+                placed[j] = ("g", spot)
+            elif opportunistic:
+                cell = alloc.allocate_low(j, 0, ch.level_for_gpus(g))
+                if cell is not None:
+                    lv = ch.leaves(cell[1], cell[2])
+                    busy[lv.start:lv.start + g] = 1
+                    placed[j] = ("l", cell)
+                    low_run += 1
+        if kind == 1:
             if j in placed:
                 heapq.heappush(events, (now + dur, 0, j))
-        if now >= warmup * t_end and now <= t_end:
+            else:
+                dropped += 1
+        if warmup * t_end <= now <= t_end:
             per_node = busy.reshape(-1, 8).sum(axis=1)
             frag = float(((per_node > 0) & (per_node < 8)).mean())
             samples.append(frag)
             series.append((now, frag, float(busy.mean())))
     return {"scheme": scheme, "gpus": capacity, "jobs": len(jobs), "dropped": dropped,
-            "admitted_share": 1 - dropped / len(jobs), "anomalies": anomalies,
-            "fragmentation_mean": float(np.mean(samples)), "fragmentation_p90": float(np.percentile(samples, 90)),
-            "series": series}
+            "admitted_share": 1 - dropped / len(jobs), "low_priority_runs": low_run, "preempted": preempted,
+            "anomalies": anomalies, "fragmentation_mean": float(np.mean(samples)),
+            "fragmentation_p90": float(np.percentile(samples, 90)), "series": series}
 
 
 # ----------------------------------------------------------------------------- sections
@@ -328,33 +363,39 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
     if task is not None:
         progress.advance(task)
 
-    # 3. fragmentation
+    # 3. fragmentation (and the sharing anomaly under overload)
     racks, npr, n_jobs = (2, 32, 1500) if quick else (2, 32, 4000)
     if scale:
         racks, npr, n_jobs = 4, 64, 20000
-    jobs, mix = job_trace(6, n_jobs, racks * npr * 8, load=0.75, seed=seed)
-    runs = [fragmentation_run(s, jobs, mix, racks, npr) for s in ("multi-level", "node-level", "quota")]
+    table, runs = [], {}
+    for load in (0.75, 1.2):
+        jobs, mix = job_trace(6, n_jobs, racks * npr * 8, load=load, seed=seed)
+        for scheme in ("multi-level", "node-level", "quota"):
+            r = fragmentation_run(scheme, jobs, mix, racks, npr)
+            runs[(load, scheme)] = r
+            table.append({"offered_load": load, **{k: v for k, v in r.items() if k != "series"}})
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for r in runs:
+    for scheme in ("multi-level", "node-level", "quota"):
+        r = runs[(0.75, scheme)]
         ts = np.array([s[0] for s in r["series"]])
         fr = np.array([s[1] for s in r["series"]])
         step = max(1, len(ts) // 400)
-        ax.plot(ts[::step], 100 * fr[::step], label=r["scheme"], lw=1)
+        ax.plot(ts[::step], 100 * fr[::step], label=scheme, lw=1)
     ax.set_xlabel("time")
     ax.set_ylabel("partly busy nodes (%)")
-    ax.set_title("fragmentation of GPU affinity (Figure 11 trend)")
+    ax.set_title("fragmentation of GPU affinity, offered load 0.75 (Figure 11 trend)")
     ax.legend()
     fig.tight_layout()
     fig_frag = _save(fig, out_dir, "hived_fragmentation.png")
     plt.close(fig)
-    table = [{k: v for k, v in r.items() if k != "series"} for r in runs]
-    md = _md(table, ["scheme", "gpus", "jobs", "admitted_share", "dropped", "anomalies", "fragmentation_mean",
-                     "fragmentation_p90"])
-    m, n, q = (r["fragmentation_mean"] for r in runs)
+    md = _md(table, ["offered_load", "scheme", "gpus", "jobs", "admitted_share", "dropped", "low_priority_runs",
+                     "preempted", "anomalies", "fragmentation_mean", "fragmentation_p90"])
+    m, n, q = (runs[(0.75, s)]["fragmentation_mean"] for s in ("multi-level", "node-level", "quota"))
     sections.append(BenchSection(
         "HiveD: fragmentation, multi-level vs node-level cells vs quota", md, table, [fig_frag],
-        [f"hived: partly busy nodes {100 * m:.1f}% with multi-level cells vs {100 * n:.1f}% node-level only "
-         f"vs {100 * q:.1f}% quota; quota sharing anomalies {runs[2]['anomalies']} (cells: 0 by Theorem 1)"]))
+        [f"hived: partly busy nodes at load 0.75: {100 * m:.1f}% multi-level cells vs {100 * n:.1f}% node-level "
+         f"only vs {100 * q:.1f}% quota; sharing anomalies (guaranteed job within quota left without its "
+         f"affinity) at load 1.2: quota {runs[(1.2, 'quota')]['anomalies']}, cells 0 (Theorem 1)"]))
     if task is not None:
         progress.advance(task)
     return sections
