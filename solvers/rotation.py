@@ -15,7 +15,9 @@ local search
     bandwidth, each at its best rotation against those already placed), then coordinate
     descent (each job moved to its best rotation against all others, vectorized over
     its ``K_j`` rotations, until no move improves), repeated from ``restarts`` seeded
-    random starts; the best is kept. Never better than exhaustive search.
+    random starts (stopping early once no excess is left); the best is kept. Never
+    better than exhaustive search. ``auto`` searches exhaustively up to 4096 combinations
+    (two jobs always at 5 degrees), locally beyond.
 
 :func:`solve` is the CLI solver ``rotation``: every shared link of every candidate is
 solved independently, candidates are ranked by their mean per-link circle score,
@@ -108,15 +110,19 @@ def local_search(c: UnifiedCircle, restarts: int = 4, seed: int = 0) -> tuple[li
         demand += mats[j][rot[j]]
     best_rot, best = _descend(c, mats, rot, movable)
     rng = np.random.default_rng(seed)
+    runs = 1
     for _ in range(restarts):
+        if best <= 1e-12:  # no excess left: nothing can improve
+            break
+        runs += 1
         start = [0 if j not in movable else int(rng.integers(c.n_rotations[j])) for j in range(n)]
         r, v = _descend(c, mats, start, movable)
         if v < best - 1e-12:
             best_rot, best = list(r), v
-    return best_rot, 1.0 - best / (c.n_angles * c.capacity), restarts + 1
+    return best_rot, 1.0 - best / (c.n_angles * c.capacity), runs
 
 
-def search_link(c: UnifiedCircle, method: str = "auto", exhaustive_limit: int = 20_000,
+def search_link(c: UnifiedCircle, method: str = "auto", exhaustive_limit: int = 4096,
                 restarts: int = 4, seed: int = 0) -> tuple[list[int], float, str]:
     """Best rotations of one link: ``(rotations, circle score, method used)``.
 
