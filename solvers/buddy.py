@@ -29,12 +29,15 @@ Preferences (never at the price of safety)
     faulty, then low-priority GPUs (Algorithm 1's own choice, always safe), and
     preempts the low-priority jobs inside the cell. A faulty cell is bound when
     a VC has no other choice, so its own scheduler sees it (§4).
-    A low-priority request takes the free LP-view cell whose ancestors hold the
-    fewest guaranteed GPUs (far from guaranteed cells).
+    A low-priority request takes a healthy free LP-view cell whose parent holds
+    no guaranteed GPU (not a buddy of a guaranteed cell), at the lowest such
+    level; else the free cell whose ancestors hold the smallest shares of
+    guaranteed GPUs (far from guaranteed cells).
 
 Cost: a guaranteed allocation or release is O(levels) dict and counter
-operations plus O(split) when a cell is split or buddies merge; choosing among
-dirty cells and placing low-priority work scan the candidates.
+operations plus O(split) when a cell is split, buddies merge or a cell's
+guaranteed count crosses zero; choosing among dirty cells, and placing
+low-priority work when no cell is far from guaranteed work, scan the candidates.
 
 Request size rule: a job of ``g`` GPUs asks for a cell at the smallest level
 whose cells hold at least ``g`` GPUs (:meth:`placement.hived.cells.Chain.level_for_gpus`).
@@ -80,6 +83,7 @@ class _Chain:
         self.gclean: list[dict[int, None]] = [{} for _ in range(K + 1)]
         self.gdirty: list[dict[int, None]] = [{} for _ in range(K + 1)]
         self.lfree: list[dict[int, None]] = [{} for _ in range(K + 1)]
+        self.lfar: list[dict[int, None]] = [{} for _ in range(K + 1)]  # LP-free, healthy, parent G-free
         self.gkids = [[0] * ch.count[k] for k in range(K + 1)]  # children of a cell free in the G view
         self.lkids = [[0] * ch.count[k] for k in range(K + 1)]
         self.gowner: dict[tuple[int, int], int] = {}
@@ -110,15 +114,43 @@ class _Chain:
     def gfree(self, k: int, i: int) -> bool:
         return i in self.gclean[k] or i in self.gdirty[k]
 
+    def _far(self, k: int, i: int) -> bool:
+        """No guaranteed GPU under the parent (not a buddy of a guaranteed cell) and healthy."""
+        if self.bad is not None and self.bad[k][i] > 0:
+            return False
+        return k == self.K or self.gcnt[k + 1][i // self.split[k]] == 0
+
     def _ladd(self, k: int, i: int) -> None:
         self.lfree[k][i] = None
+        if self._far(k, i):
+            self.lfar[k][i] = None
         if k < self.K:
             self.lkids[k + 1][i // self.split[k]] += 1
 
     def _lremove(self, k: int, i: int) -> None:
         del self.lfree[k][i]
+        self.lfar[k].pop(i, None)
         if k < self.K:
             self.lkids[k + 1][i // self.split[k]] -= 1
+
+    def gcount(self, k: int, i: int, delta: int) -> None:
+        """Add ``delta`` guaranteed GPUs to (k, i) and its ancestors; re-file LP-free children of a
+        cell whose count crosses zero (amortized: crossings are rare next to allocations)."""
+        split, gcnt = self.split, self.gcnt
+        for lv in range(k, self.K + 1):
+            before = gcnt[lv][i]
+            gcnt[lv][i] = before + delta
+            if lv > 1 and (before == 0) != (before + delta == 0):
+                h = split[lv - 1]
+                lfree, lfar = self.lfree[lv - 1], self.lfar[lv - 1]
+                for x in range(i * h, i * h + h):
+                    if x in lfree:
+                        if self._far(lv - 1, x):
+                            lfar[x] = None
+                        else:
+                            lfar.pop(x, None)
+            if lv < self.K:
+                i //= split[lv]
 
     def _rebucket(self, k: int, i: int) -> None:
         """Move the G-free ancestor-or-self of (k, i), if any, to its right bucket."""
@@ -269,7 +301,16 @@ class _Chain:
             m, j = m - 1, on_path
 
     def l_choose(self, k: int) -> tuple[int, int] | None:
-        """The LP-free cell (level >= k) farthest from guaranteed work."""
+        """The LP-free cell (level >= k) farthest from guaranteed work.
+
+        A healthy free cell whose parent holds no guaranteed GPU (a non-buddy of
+        every guaranteed cell, §3.3) at the lowest level >= k, in O(levels); else
+        the free cell whose ancestors, from the top, hold the smallest shares of
+        guaranteed GPUs (a scan of the free cells).
+        """
+        for m in range(k, self.K + 1):
+            if self.lfar[m]:
+                return m, next(reversed(self.lfar[m]))
         best, best_key = None, None
         for m in range(k, self.K + 1):
             for j in self.lfree[m]:
@@ -366,7 +407,7 @@ class BuddyAllocator:
             self.release_low(job)
         st.l_carve(k, i)
         st.gowner[(k, i)] = vc
-        st._count(st.gcnt, k, i, st.gpus[k])
+        st.gcount(k, i, st.gpus[k])
         bad = st.bad[k][i] if st.bad is not None else 0
         return Allocation((c, k, i), vc, preempted, bad, pinned)
 
@@ -375,7 +416,7 @@ class BuddyAllocator:
         c, k, i = cell
         st = self.chains[c]
         vc = st.gowner.pop((k, i))
-        st._count(st.gcnt, k, i, -st.gpus[k])
+        st.gcount(k, i, -st.gpus[k])
         pinned = next((pid for pid, cl in self.pins_taken.items() if cl == cell), None)
         if pinned is not None:
             del self.pins_taken[pinned]

@@ -133,6 +133,11 @@ class Theorem1(RuleBasedStateMachine):
         for c in range(len(self.inst.chains)):
             g_cover, l_cover = _leaf_owners(self.alloc, c)
             assert (g_cover == 1).all() and (l_cover == 1).all()
+            st_ = self.alloc.chains[c]
+            for k in range(1, st_.K + 1):  # the O(levels) low-priority buckets match their definition
+                assert set(st_.lfar[k]) == {x for x in st_.lfree[k] if st_._far(k, x)}
+                assert set(st_.gclean[k]) == {x for x in st_.gclean[k] if not st_._dirty(k, x)}
+                assert all(st_._dirty(k, x) for x in st_.gdirty[k])
 
     def teardown(self):
         if not hasattr(self, "alloc"):
