@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
+from instances import generate_hived
 from models.hived import solve as exact_solve
 from placement.cli import main
 from placement.errors import InstanceError
 from placement.hived import instance_to_json, load_instance
+from placement.hived.config import instance_to_hived
 from placement.hived.evaluation import load_solution, solution_to_json, violations
 from placement.hived.feasibility import check_feasibility, is_feasible
 from placement.io import read_document
@@ -182,3 +187,35 @@ def test_cli_check_cells_and_solve(tmp_path, capsys):
         assert "objective 3.0" in out  # 5 cells (4 nodes + 1 pinned node) in 3 nodes: 3 honoured
         assert main(["evaluate", str(bad), str(res)]) == 0
         capsys.readouterr()
+
+
+@given(st.integers(0, 10**6), st.integers(2, 4), st.integers(1, 3), st.integers(0, 2), st.integers(0, 2))
+def test_generated_hierarchies_round_trip_through_the_hived_yaml_form(seed, levels, top, pins, bad):
+    inst = generate_hived(2, levels, top, 3, seed=seed, n_pinned=pins, n_bad=bad)
+    assume(all(ch.node_level > 1 for ch in inst.chains))
+    back = load_instance(yaml.safe_load(yaml.safe_dump(instance_to_hived(inst))))
+    assert (back.chains, back.vcs, back.pinned, back.bad) == (inst.chains, inst.vcs, inst.pinned, inst.bad)
+    for c, ch in enumerate(inst.chains):
+        for k in range(1, ch.top + 1):
+            assert [back.path(c, k, i) for i in range(ch.count[k])] == [inst.path(c, k, i)
+                                                                     for i in range(ch.count[k])]
+    assert [lv.left for chk in check_feasibility(back) for lv in chk.levels] == \
+        [lv.left for chk in check_feasibility(inst) for lv in chk.levels]
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_real_configs_round_trip_through_the_hived_yaml_form(path):
+    inst = load_instance(read_document(path))
+    back = load_instance(instance_to_hived(inst))
+    assert (back.chains, back.vcs, back.pinned) == (inst.chains, inst.vcs, inst.pinned)
+    assert all(back.path(c, k, i) == inst.path(c, k, i) for c, ch in enumerate(inst.chains)
+               for k in range(1, ch.top + 1) for i in range(ch.count[k]))
+
+
+def test_hived_form_as_json_through_the_cli(tmp_path, capsys):
+    doc = read_document(STORED / "design.yaml")
+    p = tmp_path / "design.json"
+    p.write_text(json.dumps(doc))
+    assert main(["check-cells", str(p)]) == 0
+    assert main(["solve", str(p), "--solver", "buddy"]) == 0
+    assert "objective 15.0" in capsys.readouterr().out

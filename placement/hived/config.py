@@ -24,6 +24,8 @@ Paper Figure 4 form
     name ends in ``NODE``, else level 1.
 Canonical JSON (``"problem": "hived"``, what :func:`instance_to_json` writes).
 
+:func:`instance_to_hived` writes the HiveD YAML form back (round trip).
+
 Every problem raises one :class:`~placement.errors.InstanceError` naming the field.
 """
 
@@ -35,7 +37,7 @@ from typing import Any
 from ..errors import InstanceError
 from .cells import Chain, HivedInstance, PinnedCell, VirtualCluster
 
-__all__ = ["load_instance", "instance_to_json", "claims"]
+__all__ = ["load_instance", "instance_to_json", "instance_to_hived", "claims"]
 
 FORMAT_VERSION = 1
 
@@ -485,3 +487,52 @@ def instance_to_json(inst: HivedInstance) -> dict:
                                                 "cellNumber": n} for (c, k), n in sorted(v.reserved.items())],
                                      "pinnedCells": list(v.pinned)} for v in inst.vcs},
     }
+
+
+def instance_to_hived(inst: HivedInstance) -> dict:
+    """The HiveD YAML form of an instance (what Microsoft's hivedscheduler reads).
+
+    Raises ``ValueError`` when the instance cannot be written in that form: two
+    chains giving one cell type different children, or a chain whose node level
+    is its leaf level (HiveD marks node levels on non-leaf ``cellTypes`` only).
+    Bad cells are written with ``healthy: false`` (this package's extension).
+    """
+    cell_types: dict[str, dict] = {}
+    for ch in inst.chains:
+        if ch.node_level == 1 and ch.top > 1 or ch.top == 1:
+            raise ValueError(f"chain {ch.name}: HiveD needs a non-leaf node-level cell type")
+        for k in range(2, ch.top + 1):
+            spec = {"childCellType": ch.types[k - 2], "childCellNumber": ch.split[k - 1],
+                    "isNodeLevel": k == ch.node_level}
+            if cell_types.setdefault(ch.types[k - 1], spec) != spec:
+                raise ValueError(f"cell type {ch.types[k - 1]} has different children in two chains")
+    marks: dict[tuple[int, int, int], dict] = {}
+    for p in inst.pinned.values():
+        marks.setdefault((p.chain, p.level, p.index), {})["pinnedCellId"] = p.id
+    for key in inst.bad:
+        marks.setdefault(key, {})["healthy"] = False
+
+    def cell(c: int, k: int, i: int) -> dict:
+        ch = inst.chains[c]
+        out: dict[str, Any] = {}
+        if k == ch.top:
+            out["cellType"] = ch.name
+        if (c, k, i) in inst.addresses or k in (ch.node_level, ch.top):
+            out["cellAddress"] = inst.address(c, k, i)
+        out.update(marks.get((c, k, i), {}))
+        deeper = k > ch.node_level or any(mc == c and mk < k and ch.ancestor(mk, mi, k) == i
+                                          for (mc, mk, mi) in list(marks) + list(inst.addresses))
+        if k > 1 and deeper:
+            out["cellChildren"] = [cell(c, k - 1, j) for j in ch.children(k, i)]
+        return out
+
+    physical = [cell(c, ch.top, i) for c, ch in enumerate(inst.chains) for i in range(ch.n_top)]
+    vcs = {}
+    for v in inst.vcs:
+        entry: dict[str, Any] = {"virtualCells": [
+            {"cellType": ".".join(inst.chains[c].types[m - 1] for m in range(inst.chains[c].top, k - 1, -1)),
+             "cellNumber": n} for (c, k), n in sorted(v.reserved.items())]}
+        if v.pinned:
+            entry["pinnedCells"] = [{"pinnedCellId": p} for p in v.pinned]
+        vcs[v.name] = entry
+    return {"physicalCluster": {"cellTypes": cell_types, "physicalCells": physical}, "virtualClusters": vcs}
