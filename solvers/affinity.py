@@ -100,16 +100,20 @@ def bfs_shifts(link_jobs: Mapping[str, Sequence[str]], link_shifts: Mapping[str,
 
 
 def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int], jobs: Sequence[str],
-                  max_rounds: int = 20) -> tuple[dict[str, int], int]:
+                  start: Sequence[str] | None = None, max_moves: int = 10_000) -> tuple[dict[str, int], int]:
     """Coordinate descent on the integer grid over ``jobs`` (the loopy fallback): ``(shifts, moves)``.
 
-    Each move puts one job at the lattice shift maximizing the mean score of the shared links
-    it traverses, the others fixed; the lattice step is the GCD of the jobs' phase boundaries
-    and current shifts, on which a single job's best shift lies (breakpoints of a piecewise
-    linear excess). Never lowers the candidate score.
+    A move puts one job at the lattice shift maximizing the mean score of the shared links
+    it traverses, the others fixed; the lattice step is the GCD of the jobs' phase
+    boundaries and current shifts, on which a single job's best shift lies (breakpoints of
+    a piecewise linear excess). Work-list order: the jobs of ``start`` (default: all of
+    ``jobs``) first; when a job moves, the jobs sharing a link with it are queued again.
+    Stops when the list is empty (no single move improves) or after ``max_moves``.
+    Never lowers the candidate score.
     """
     shared = inst.shared_links(candidate)
     cap = inst.topology.capacity
+    allowed = set(jobs)
     on: dict[str, list[str]] = {}
     for lk, names in shared.items():
         for n in names:
@@ -121,30 +125,34 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
         step = math.gcd(step, shifts.get(n, 0))
     step = max(step, 1)
     shifts = dict(shifts)
+    queue = deque(sorted(set(start if start is not None else jobs) & allowed))
+    queued = set(queue)
     moves = 0
-    for _ in range(max_rounds):
-        moved = False
-        for n in sorted(jobs):
-            job = inst.job[n]
-            cand = np.arange(0, job.iteration_time, step, dtype=np.int64)
-            cost = np.zeros(len(cand))
-            for lk in on.get(n, []):
-                others = [m for m in shared[lk] if m != n]
-                p = inst.perimeter(shared[lk])
-                t = np.arange(p, dtype=np.int64)
-                base = np.zeros(p)
-                for m in others:
+    while queue and moves < max_moves:
+        n = queue.popleft()
+        queued.discard(n)
+        job = inst.job[n]
+        cand = np.arange(0, job.iteration_time, step, dtype=np.int64)
+        cost = np.zeros(len(cand))
+        for lk in on.get(n, []):
+            p = inst.perimeter(shared[lk])
+            t = np.arange(p, dtype=np.int64)
+            base = np.zeros(p)
+            for m in shared[lk]:
+                if m != n:
                     base += inst.job[m].demand[(t - shifts.get(m, 0)) % inst.job[m].iteration_time]
-                mine = job.demand[(t[None, :] - cand[:, None]) % job.iteration_time]
-                cost += np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
-            cur = shifts.get(n, 0) // step  # the step divides every current shift
-            best = int(np.argmin(cost))
-            if cost[best] < cost[cur] - 1e-12:
-                shifts[n] = int(cand[best])
-                moves += 1
-                moved = True
-        if not moved:
-            break
+            mine = job.demand[(t[None, :] - cand[:, None]) % job.iteration_time]
+            cost += np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
+        cur = shifts.get(n, 0) // step  # the step divides every current shift
+        best = int(np.argmin(cost))
+        if cost[best] < cost[cur] - 1e-12:
+            shifts[n] = int(cand[best])
+            moves += 1
+            for lk in on.get(n, []):
+                for m in shared[lk]:
+                    if m != n and m in allowed and m not in queued:
+                        queue.append(m)
+                        queued.add(m)
     return shifts, moves
 
 
@@ -168,7 +176,12 @@ def _candidate_plan(inst: CassiniInstance, name: str, loops: str, method: str, s
             sub = g.subgraph(comp)
             if sub.number_of_edges() >= sub.number_of_nodes():
                 loop_jobs |= {n[1] for n in comp if n[0] == "job"}
-        shifts, row["repair_moves"] = repair_shifts(inst, name, shifts, sorted(loop_jobs))
+        # Only jobs on links that BFS left below their per-link optimum can gain by moving.
+        broken = [lk for lk, o in opt.items() if lk in shared and
+                  link_score([inst.job[n] for n in shared[lk]], [shifts[n] for n in shared[lk]],
+                             inst.topology.capacity[lk]) < o.score - 1e-12]
+        start = sorted({n for lk in broken for n in shared[lk]} & loop_jobs)
+        shifts, row["repair_moves"] = repair_shifts(inst, name, shifts, sorted(loop_jobs), start=start)
     full = {j.name: int(shifts.get(j.name, 0)) for j in inst.jobs}
     sol = CassiniSolution(name, tuple(full.items()))
     row["shifts"] = full

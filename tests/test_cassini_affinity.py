@@ -61,7 +61,7 @@ def any_structure(draw, max_jobs=5, max_links=4):
     return links, used
 
 
-@settings(max_examples=25)
+@settings(max_examples=50)
 @given(loop_free_structure(), st.data(), st.integers(0, 3))
 def test_theorem1_bfs_keeps_every_link_at_its_optimum(structure, data, seed):
     links, n = structure
@@ -118,7 +118,7 @@ def test_loopy_candidates_are_never_ranked_loop_free(seed):
         assert (r["score"] is None) == (not r["loop_free"])
 
 
-@settings(max_examples=12)
+@settings(max_examples=30)
 @given(any_structure(max_jobs=4, max_links=3), st.data())
 def test_fallback_and_affinity_never_beat_the_exact_cluster_model(structure, data):
     links, used = structure
@@ -134,7 +134,7 @@ def test_fallback_and_affinity_never_beat_the_exact_cluster_model(structure, dat
     assert aff.objective == pytest.approx(evaluate(inst, aff.solution).score, abs=1e-12)
 
 
-@settings(max_examples=8)
+@settings(max_examples=15)
 @given(any_structure(max_jobs=3, max_links=3), st.data())
 def test_exact_cluster_model_equals_brute_force(structure, data):
     links, used = structure

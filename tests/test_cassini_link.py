@@ -62,7 +62,7 @@ def test_faithful_circle_scores_equal_integer_grid(jobs, cap, data):
     assert c.score(rot) == pytest.approx(link_score(jobs, c.shifts(rot), cap), abs=1e-12)
 
 
-@settings(max_examples=20)
+@settings(max_examples=30)
 @given(profiles(iters=(4, 6, 8, 12), quantum=1, max_phases=3), st.sampled_from([30.0, 50.0]))
 def test_exhaustive_on_faithful_grid_equals_best_integer_shift(jobs, cap):
     c = unified_circle(jobs, cap)
