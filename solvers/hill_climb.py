@@ -438,6 +438,53 @@ def full_move_delta(inst: TetrisInstance, home: np.ndarray, t: int, r: int,
     return evaluate(inst, moved).objective - base
 
 
+def _job_sweep(state: HillClimbState, jobs: np.ndarray, moves: list | None, gains: list,
+               out_of_time) -> int:
+    """One sweep of compound moves: every table of job j to region c (see ``job_moves``).
+
+    Each candidate is applied to the state, judged by the maintained objective and
+    violation, and reverted; the best strictly improving feasible one is kept.
+    Returns the number of accepted compound moves.
+    """
+    a, R = state.a, state.R
+    accepted = 0
+    for j in jobs:
+        if out_of_time():
+            break
+        tabs = a.job_tab[a.job_ptr[j]:a.job_ptr[j + 1]]
+        orig = state.home[tabs].copy()
+        base = state.objective
+        eps = _REL_EPS * max(1.0, abs(base))
+        best_gain, best_c = eps, -1
+        h0, size = a.home0[tabs], a.size[tabs]
+        for c in range(R):
+            todo = np.flatnonzero(orig != c)
+            if len(todo) <= 1:  # single-table moves are the passes' job
+                continue
+            if state.quota is not None and state.violation == 0:
+                dmoved = int((size * ((c != h0).astype(np.int64) - (orig != h0))).sum())
+                if state.moved + dmoved > state.quota:
+                    continue  # would break the quota: no need to try it
+            for i in todo:
+                state.apply(tabs[i], c)
+            if state.violation == 0 and base - state.objective > best_gain:
+                best_gain, best_c = base - state.objective, c
+            for i in todo:
+                state.apply(tabs[i], orig[i])
+        if best_c < 0:
+            continue
+        todo = np.flatnonzero(orig != best_c)
+        for i in todo:
+            state.apply(tabs[i], best_c)
+        gain = base - state.objective
+        gains.append(gain)
+        accepted += 1
+        if moves is not None:
+            moves.append((tuple(int(x) for x in tabs[todo]), tuple(int(x) for x in orig[todo]),
+                          best_c, gain))
+    return accepted
+
+
 def _batches(T: int, tab_ptr: np.ndarray, R: int, GK: int):
     """Consecutive table ranges with bounded (table, job) entries and GPU cells."""
     max_tables = max(1, _MAX_BATCH_CELLS // max(1, R * GK))
@@ -452,7 +499,8 @@ def _batches(T: int, tab_ptr: np.ndarray, R: int, GK: int):
 
 def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 0,
           max_passes: int | None = None, reinsert: bool = False, home: np.ndarray | None = None,
-          record_moves: bool = False) -> SolveResult:
+          record_moves: bool = False, job_moves: bool = False,
+          order: str = "gain") -> SolveResult:
     """Hill climbing of MAST §3.4 on the objective (1)-(3) under (4)-(6) and the quota.
 
     Parameters
@@ -471,14 +519,31 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
         recompute, then move).
     home : array of int, optional
         Start placement (default: the instance's current homes).
+    order : {"gain", "gain_per_byte"}
+        Queue key: the gain (the paper) or the gain per byte of the table (a
+        knapsack-style order for a binding byte quota).
     record_moves : bool
-        Put every accepted move ``(table, from, to, gain)`` into ``stats["moves"]``.
+        Put every accepted move ``(tables, froms, to, gain)`` into ``stats["moves"]``.
+    job_moves : bool
+        Extension beyond §3.4 (off by default): when a pass accepts no move, try
+        *compound* moves -- all tables of one multi-table job to one region, heaviest
+        ML jobs first (trial apply, exact objective, revert) -- and resume the passes
+        if one strictly improves. Escapes local optima where an ML job only gains once
+        all its tables share a region.
 
     Returns
     -------
     SolveResult
         ``feasible``, ``infeasible`` (none found; not a proof) or ``time_limit``.
+        ``stats``: passes, tables_evaluated, moves_evaluated ((table, region) pairs),
+        moves_per_s (pairs per second of search), moves_accepted (table moves),
+        job_moves_accepted, quota_skips (queued tables skipped because any move
+        would break the quota), bytes_moved, initial/final objective, the maintained
+        incremental objective and its relative error, accepted_gain_min/sum,
+        time_init_s / time_search_s, the paper's measures.
     """
+    if order not in ("gain", "gain_per_byte"):
+        raise ValueError(f"order must be 'gain' or 'gain_per_byte', got {order!r}")
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     state = HillClimbState(inst, home)
@@ -496,6 +561,11 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
     timed_out = False
     reinserted = 0
     quota_skips = 0
+    job_sweeps = job_accepted = 0
+    ntab = np.diff(a.job_ptr)
+    multi = np.flatnonzero(ntab > 1)
+    # Compound moves for jobs reading several tables, heaviest ML work first.
+    job_order = multi[np.lexsort((-a.job_size[multi], -a.job_gh[multi]))]
     t_search0 = time.perf_counter()
 
     def movable(tabs: np.ndarray) -> np.ndarray:
@@ -504,6 +574,9 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
             return tabs
         room = inst.move_quota - state.moved
         return tabs[(state.home[tabs] != a.home0[tabs]) | (a.size[tabs] <= room)]
+
+    def scale_of(t: int) -> float:
+        return 1.0 if order == "gain" else 1.0 / max(1, int(a.size[t]))
 
     def out_of_time() -> bool:
         return deadline is not None and time.perf_counter() > deadline
@@ -524,7 +597,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
             eps = _REL_EPS * max(1.0, abs(state.objective))
             _, key = state.best_moves(ev, eps)
             for b in np.flatnonzero(key > 0):
-                heap.append((-float(key[b]), int(tie[batch[b]]), int(batch[b])))
+                heap.append((-float(key[b]) * scale_of(batch[b]), int(tie[batch[b]]), int(batch[b])))
             if out_of_time():
                 timed_out = True
                 break
@@ -545,8 +618,8 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
             best, key = state.best_moves(ev, eps)
             if key[0] <= 0:
                 continue
-            if reinsert and heap and key[0] < -heap[0][0]:
-                heapq.heappush(heap, (-float(key[0]), tk, t))
+            if reinsert and heap and key[0] * scale_of(t) < -heap[0][0]:
+                heapq.heappush(heap, (-float(key[0]) * scale_of(t), tk, t))
                 reinserted += 1
                 continue
             frm = int(state.home[t])
@@ -555,11 +628,18 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
             gain = before - state.objective
             gains.append(gain)
             if record_moves:
-                moves.append((t, frm, int(best[0]), gain))
+                moves.append(((t,), (frm,), int(best[0]), gain))
             if repairing and state.violation == 0:
                 break  # feasible now: the next pass optimizes the objective
         if accepted == 0 and not timed_out:
-            break
+            if not job_moves or state.violation > 0:
+                break
+            found = _job_sweep(state, job_order, moves if record_moves else None, gains, out_of_time)
+            job_sweeps += 1
+            job_accepted += found
+            if found == 0 or out_of_time():
+                timed_out = out_of_time()
+                break
     t_search = time.perf_counter() - t_search0
 
     sol = TetrisSolution(home=state.home.copy())
@@ -572,9 +652,11 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
         "tables_evaluated": n_eval_tables,
         "moves_evaluated": n_pairs,
         "moves_per_s": n_pairs / t_search if t_search > 0 else None,
-        "moves_accepted": len(gains),
+        "moves_accepted": len(gains) - job_accepted,
         "reinserted": reinserted,
         "quota_skips": quota_skips,
+        "job_sweeps": job_sweeps,
+        "job_moves_accepted": job_accepted,
         "bytes_moved": ev.bytes_moved,
         "move_quota": inst.move_quota,
         "initial_objective": init_obj,

@@ -61,9 +61,10 @@ def test_incremental_delta_equals_reference(inst, seed):
     assert state.moved == _net_moved(inst, state.home)
 
 
-@given(inst=instances(), seed=st.integers(0, 3))
-def test_hill_climb_feasible_improving_within_quota(inst, seed):
-    res = solve(inst, seed=seed, record_moves=True)
+@given(inst=instances(), seed=st.integers(0, 3), job_moves=st.booleans(),
+       order=st.sampled_from(["gain", "gain_per_byte"]))
+def test_hill_climb_feasible_improving_within_quota(inst, seed, job_moves, order):
+    res = solve(inst, seed=seed, record_moves=True, job_moves=job_moves, order=order)
     assert res.status == "feasible"  # generated starts are feasible
     ev = evaluate(inst, res.solution)
     assert violations(inst, res.solution, ev) == []
@@ -71,20 +72,23 @@ def test_hill_climb_feasible_improving_within_quota(inst, seed):
     assert res.objective <= evaluate(inst, inst.initial_solution()).objective
     assert _net_moved(inst, res.solution.home) <= inst.move_quota
     assert res.stats["bytes_moved"] == _net_moved(inst, res.solution.home)
-    # Replay: every accepted move strictly improves the reference objective and
-    # keeps every hard constraint (including the quota) satisfied.
+    # Replay: every accepted move (one table, or all tables of a job with job_moves)
+    # strictly improves the reference objective and keeps every hard constraint,
+    # including the quota, satisfied.
     home = inst.arrays.home0.copy()
     prev = evaluate(inst, home).objective
-    for t, frm, to, gain in res.stats["moves"]:
-        assert home[t] == frm != to
-        home[t] = to
+    for tabs, froms, to, gain in res.stats["moves"]:
+        assert len(tabs) == 1 or job_moves
+        for t, frm in zip(tabs, froms, strict=True):
+            assert home[t] == frm != to
+            home[t] = to
         ev_t = evaluate(inst, home)
         assert ev_t.objective < prev
         assert gain > 0 and _close(prev - ev_t.objective, gain, 1e-7)
         assert violations(inst, home, ev_t) == []
         prev = ev_t.objective
     assert np.array_equal(home, res.solution.home)
-    assert res.stats["moves_accepted"] == len(res.stats["moves"])
+    assert res.stats["moves_accepted"] + res.stats["job_moves_accepted"] == len(res.stats["moves"])
 
 
 @given(inst=instances(), seed=st.integers(0, 5))
