@@ -191,15 +191,25 @@ def _candidate_plan(inst: CassiniInstance, name: str, loops: str, method: str, s
 
 
 def rank_candidates(inst: CassiniInstance, loops: str = "fallback", method: str = "auto",
-                    seed: int = 0) -> list[dict]:
+                    seed: int = 0, time_limit: float | None = None) -> list[dict]:
     """Algorithm 2: score every candidate and sort them (see the module docstring).
 
     Rows carry ``candidate``, ``loop_free``, ``score`` (``None`` for discarded loopy
-    candidates, which sort last), ``shifts`` and the per-link optima.
+    candidates, which sort last), ``shifts`` and the per-link optima. With ``time_limit``
+    (seconds), candidates left when it runs out are not scored (``skipped``, sorted last);
+    the first candidate is always scored.
     """
     if loops not in ("fallback", "discard"):
         raise ValueError(f"loops must be 'fallback' or 'discard', got {loops!r}")
-    rows = [_candidate_plan(inst, c.name, loops, method, seed) for c in inst.candidates]
+    t0 = time.perf_counter()
+    rows = []
+    for c in inst.candidates:
+        if rows and time_limit is not None and time.perf_counter() - t0 > time_limit:
+            rows.append({"candidate": c.name, "loop_free": not has_loop(inst.shared_links(c.name)), "score": None,
+                         "shifts": None, "per_link_optimum_mean": None, "repair_moves": 0, "skipped": True,
+                         "shared_links": len(inst.shared_links(c.name))})
+            continue
+        rows.append(_candidate_plan(inst, c.name, loops, method, seed))
     order = {c.name: i for i, c in enumerate(inst.candidates)}
     rows.sort(key=lambda r: (r["score"] is None, -(r["score"] or 0.0), not r["loop_free"], order[r["candidate"]]))
     return rows
@@ -209,11 +219,12 @@ def solve(inst: CassiniInstance, seed: int = 0, loops: str = "fallback", method:
           time_limit: float | None = None) -> SolveResult:
     """CASSINI module (Algorithm 2 with Algorithm 1): top candidate and unique time shifts.
 
-    Statuses: ``feasible``; ``infeasible`` (``stats["proof"] = "heuristic"``) when
-    ``loops="discard"`` and every candidate has a loop.
+    Statuses: ``feasible``; ``time_limit`` (with the best scored candidate) when
+    ``time_limit`` cut the ranking short; ``infeasible`` (``stats["proof"] = "heuristic"``)
+    when ``loops="discard"`` and every scored candidate has a loop.
     """
     t0 = time.perf_counter()
-    rows = rank_candidates(inst, loops=loops, method=method, seed=seed)
+    rows = rank_candidates(inst, loops=loops, method=method, seed=seed, time_limit=time_limit)
     table = [{k: r.get(k) for k in ("candidate", "loop_free", "score", "per_link_optimum_mean",
                                      "shared_links", "repair_moves")} for r in rows]
     top = rows[0]
@@ -230,8 +241,10 @@ def solve(inst: CassiniInstance, seed: int = 0, loops: str = "fallback", method:
              "shared_links": len(opt), "circle_error_max": top.get("circle_error_max", 0.0),
              "coarse_links": top.get("coarse_links", 0),
              "loopy_candidates": sum(not r["loop_free"] for r in rows),
+             "skipped_candidates": sum(bool(r.get("skipped")) for r in rows),
              "methods": sorted({o.method for o in opt.values()}),
              "angles": sorted({o.n_angles for o in opt.values()})}
     msg = "loop-free: Theorem 1 shifts" if top["loop_free"] else "loopy: spanning-forest BFS + repair fallback"
-    return SolveResult(Status.FEASIBLE, "affinity", sol, ev.score, None, time.perf_counter() - t0,
+    status = Status.TIME_LIMIT if stats["skipped_candidates"] else Status.FEASIBLE
+    return SolveResult(status, "affinity", sol, ev.score, None, time.perf_counter() - t0,
                        stats=stats, message=msg, sense="max")

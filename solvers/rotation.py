@@ -147,10 +147,12 @@ def link_circle(inst: CassiniInstance, link: str, jobs: Sequence[str], refine: b
                           inst.max_angles, refine=refine)
 
 
-def solve(inst: CassiniInstance, seed: int = 0, method: str = "auto", time_limit: float | None = None) -> SolveResult:
+def solve(inst: CassiniInstance, seed: int = 0, method: str = "auto",
+          time_limit: float | None = None) -> SolveResult:
     """Per-link rotations on every shared link; unique shifts by the §4.1 "simple approach".
 
-    Returns ``feasible`` (a heuristic); ``stats`` holds per-candidate mean circle scores, the
+    Returns ``feasible`` (a heuristic), or ``time_limit`` when ``time_limit`` seconds ran out
+    before every candidate was ranked (the best ranked one is returned); ``stats`` holds per-candidate mean circle scores, the
     per-link optimum scores of the chosen candidate and the search methods used.
     """
     t0 = time.perf_counter()
@@ -159,6 +161,8 @@ def solve(inst: CassiniInstance, seed: int = 0, method: str = "auto", time_limit
     per_cand = {}
     errors: list[float] = []  # |circle score - integer-grid score| per solved link
     for c in inst.candidates:
+        if per_cand and time_limit is not None and time.perf_counter() - t0 > time_limit:
+            break  # candidates left are not ranked (status time_limit)
         links = {}
         for lk, names in inst.shared_links(c.name).items():
             circ = link_circle(inst, lk, names)
@@ -183,7 +187,8 @@ def solve(inst: CassiniInstance, seed: int = 0, method: str = "auto", time_limit
         names = inst.shared_links(top)[lk]
         link_opt[lk] = link_score([inst.job[n] for n in names], [sh[n] for n in names],
                                   inst.topology.capacity[lk])
-    return SolveResult(Status.FEASIBLE, "rotation", sol, ev.score, None, time.perf_counter() - t0,
+    status = Status.TIME_LIMIT if len(per_cand) < len(inst.candidates) else Status.FEASIBLE
+    return SolveResult(status, "rotation", sol, ev.score, None, time.perf_counter() - t0,
                        stats={"ranking": [{"candidate": n, "mean_circle_score": s} for s, n in ranked],
                               "per_link_optimum_scores": link_opt,
                               "per_link_optimum_mean": float(np.mean(list(link_opt.values()))) if link_opt else 1.0,

@@ -179,3 +179,12 @@ def test_figure8b_shifts_follow_equations_7_to_9():
     # Without coordination (all shifts 0) the chain loses score.
     zero = CassiniSolution("c0", tuple((j.name, 0) for j in inst.jobs))
     assert evaluate(inst, zero).score < res.objective
+
+
+def test_time_limit_is_a_status_with_an_evaluated_incumbent():
+    inst = generate_cassini(10, 10, seed=1)
+    res = solve_affinity(inst, time_limit=1e-9)
+    assert res.status == "time_limit" and res.stats["skipped_candidates"] == 9
+    assert res.objective == pytest.approx(evaluate(inst, res.solution).score)
+    full = solve_affinity(inst)
+    assert full.status == "feasible" and full.objective >= res.objective - 1e-12
