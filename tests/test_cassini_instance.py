@@ -4,6 +4,8 @@ import copy
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from instances import stored, stored_path
 from instances.cassini import cassini_document, figure5_instance, generate_cassini, links_instance
@@ -141,3 +143,19 @@ def test_cli_bad_input_one_line(tmp_path, capsys):
 def test_generate_many_jobs_on_a_larger_tree():
     inst = generate_cassini(200, 1, seed=0, topology="tree", pods=8, tors_per_pod=8, servers_per_tor=8)
     assert len(inst.jobs) == 200 and len(inst.shared_links("c0")) > 20
+
+
+@given(st.lists(st.tuples(st.sampled_from([20, 30, 40, 60]), st.integers(1, 9),
+                          st.sampled_from([10.0, 25.0, 40.0])), min_size=2, max_size=4),
+       st.data())
+def test_adding_a_job_to_a_link_never_makes_the_others_faster(specs, data):
+    jobs = []
+    for i, (it, cut, bw) in enumerate(specs):
+        c = min(cut * it // 10, it - 1)
+        jobs.append(JobProfile(f"j{i}", it, ((c, 0.0), (it - c, bw))))
+    shifts = {j.name: data.draw(st.integers(0, j.iteration_time - 1)) for j in jobs}
+    names = [j.name for j in jobs]
+    without = iteration_times(links_instance({"l": names[:-1]}, jobs[:-1], 50.0), "c0", shifts)
+    with_all = iteration_times(links_instance({"l": names}, jobs, 50.0), "c0", shifts)
+    for n in names[:-1]:
+        assert with_all[n] >= without[n] - 1e-9
