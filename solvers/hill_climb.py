@@ -518,7 +518,8 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
         push it back instead of moving it (lazy greedy). Default False (the paper:
         recompute, then move).
     home : array of int, optional
-        Start placement (default: the instance's current homes).
+        Start placement (default: the instance's current homes). Bytes moved and the
+        quota are always counted against the instance's current homes.
     order : {"gain", "gain_per_byte"}
         Queue key: the gain (the paper) or the gain per byte of the table (a
         knapsack-style order for a binding byte quota).
