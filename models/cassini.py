@@ -138,7 +138,7 @@ def _link_tables(inst: CassiniInstance, names, G: int, domain: dict[str, list[in
 def _config_costs(tables: dict[str, np.ndarray], names, capacity: float, G: int, chunk: int = 1 << 14) -> np.ndarray:
     """Excess (time units) of every joint configuration of a link's jobs, C-order over ``names``."""
     sizes = [tables[n].shape[0] for n in names]
-    total = int(np.prod(sizes))
+    total = math.prod(sizes)
     out = np.empty(total)
     for start in range(0, total, chunk):
         flat = np.arange(start, min(total, start + chunk))
@@ -179,7 +179,7 @@ def build_cluster(inst: CassiniInstance, candidate: str, formulation: str = "aut
         b = m.links[lk]
         tables = _link_tables(inst, names, G, domain)
         w = 1.0 / (inst.perimeter(names) * cap[lk])
-        size = int(np.prod([len(domain[n]) for n in names]))
+        size = math.prod(len(domain[n]) for n in names)  # Python ints: no overflow
         if formulation == "config" or (formulation == "auto" and size <= config_limit):
             n_config += 1
             costs = _config_costs(tables, names, cap[lk], G)

@@ -28,6 +28,7 @@ the benefit; the ``affinity`` solver is the paper's answer).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 
@@ -62,7 +63,7 @@ def exhaustive(c: UnifiedCircle, chunk: int = 1 << 15) -> tuple[list[int], float
     if n == 1 and _fix_first(c):
         return [0], c.score([0]), 1
     sizes = [c.n_rotations[j] for j in free]
-    total = int(np.prod(sizes))
+    total = math.prod(sizes)
     best_val, best_idx = np.inf, 0
     for start in range(0, total, chunk):
         flat = np.arange(start, min(total, start + chunk))
@@ -131,7 +132,7 @@ def search_link(c: UnifiedCircle, method: str = "auto", exhaustive_limit: int = 
     """
     free = c.n_rotations[1:] if _fix_first(c) else c.n_rotations
     if method == "auto":
-        method = "exhaustive" if int(np.prod(free, dtype=float)) <= exhaustive_limit else "local"
+        method = "exhaustive" if math.prod(free) <= exhaustive_limit else "local"
     if method == "exhaustive":
         rot, score, _ = exhaustive(c)
     elif method == "local":
