@@ -20,10 +20,10 @@ def _close(x: float, y: float, rel: float = REL) -> bool:
 
 
 @st.composite
-def instances(draw, max_tables=25, max_jobs=40, max_regions=5):
-    T = draw(st.integers(1, max_tables))
+def instances(draw, max_tables=25, max_jobs=40, max_regions=5, min_tables=1, min_regions=1):
+    T = draw(st.integers(min_tables, max_tables))
     J = draw(st.integers(0, max_jobs))
-    R = draw(st.integers(1, max_regions))
+    R = draw(st.integers(min_regions, max_regions))
     return generate_tetris(T, J, R, seed=draw(st.integers(0, 10_000)),
                            n_gpu_types=draw(st.integers(1, 3)), n_priorities=draw(st.integers(1, 4)),
                            max_tables_per_job=draw(st.integers(1, 4)),
@@ -35,7 +35,7 @@ def _net_moved(inst, home) -> int:
     return sum(t.size for t, r in zip(inst.tables, home, strict=True) if inst.region_names[r] != t.home)
 
 
-@given(inst=instances(), seed=st.integers(0, 2**31 - 1))
+@given(inst=instances(max_tables=40, max_jobs=80, max_regions=6), seed=st.integers(0, 2**31 - 1))
 def test_incremental_delta_equals_reference(inst, seed):
     """Every candidate move's delta and feasibility, and the state after random moves,
     equal the reference evaluation of the moved placement (independent computations)."""
@@ -99,7 +99,7 @@ def test_deterministic_per_seed(inst, seed):
     assert a.stats["moves_evaluated"] == b.stats["moves_evaluated"]
 
 
-@given(inst=instances(max_tables=7, max_jobs=12, max_regions=3))
+@given(inst=instances(max_tables=8, max_jobs=14, max_regions=3, min_tables=4, min_regions=2))
 def test_never_better_than_brute_force(inst):
     best, _ = brute_force(inst)
     res = solve(inst)
@@ -171,7 +171,7 @@ def test_time_limit_returns_feasible_incumbent():
 
 @pytest.mark.slow
 @settings(max_examples=8)
-@given(inst=instances(max_tables=8, max_jobs=12, max_regions=3))
+@given(inst=instances(max_tables=8, max_jobs=12, max_regions=3, min_tables=4, min_regions=2))
 def test_never_better_than_exact(inst):
     exact = pytest.importorskip("models.tetris")
     ex = exact.solve(inst, time_limit=20)
@@ -179,3 +179,21 @@ def test_never_better_than_exact(inst):
     ref = ex.objective if ex.status == "optimal" else ex.bound
     if ref is not None:
         assert res.objective >= ref - 1e-6 * max(1.0, abs(ref))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["t006-j008-r2-s0.json", "t010-j015-r3-s1.json", "t015-j025-r4-s1.json"])
+def test_stored_instances_not_better_than_exact_optimum(name):
+    exact = pytest.importorskip("models.tetris")
+    from instances import stored, stored_path
+    from placement.io import read_document
+
+    if name not in stored("tetris"):
+        pytest.skip(f"stored instance {name} not present")
+    inst = load_instance(read_document(str(stored_path("tetris", name))))
+    ex = exact.solve(inst, time_limit=30)
+    assert ex.status == "optimal"
+    for kw in ({}, {"job_moves": True}, {"max_passes": 1}):
+        res = solve(inst, **kw)
+        assert res.status == "feasible"
+        assert res.objective >= ex.objective - 1e-6 * abs(ex.objective)
