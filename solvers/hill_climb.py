@@ -71,7 +71,7 @@ from placement.result import SolveResult, Status
 from placement.tetris.evaluation import evaluate, sigmoid, violations
 from placement.tetris.instance import TetrisInstance, TetrisSolution
 
-__all__ = ["solve", "HillClimbState", "MoveEvaluation", "full_move_delta"]
+__all__ = ["solve", "solve_ils", "HillClimbState", "MoveEvaluation", "full_move_delta"]
 
 _REL_EPS = 1e-11  # a gain must exceed this share of |objective| to count as strict improvement
 _MAX_BATCH_ENTRIES = 40_000  # (table, job) pairs per vectorized batch
@@ -155,6 +155,14 @@ class HillClimbState:
         self.st_rows = self._st(self.SD, self.cols)
         self.exc_storage = int(np.maximum(0, self.SD - a.storage_cap).sum())
         self.exc_cpu = int(self._cpu_excess(np.flatnonzero(self.capped)).sum())
+
+    def copy(self) -> HillClimbState:
+        """An independent copy (the instance and constants are shared)."""
+        new = object.__new__(HillClimbState)
+        new.__dict__.update(self.__dict__)
+        for key in ("home", "cnt", "load", "jr", "D", "cpu", "SD", "gpu_rows", "st_rows"):
+            setattr(new, key, getattr(self, key).copy())
+        return new
 
     # ---- pieces of the objective and constraints --------------------------------------
     def _job_cross(self, jobs: np.ndarray) -> np.ndarray:
@@ -481,8 +489,24 @@ def _job_sweep(state: HillClimbState, jobs: np.ndarray, moves: list | None, gain
         accepted += 1
         if moves is not None:
             moves.append((tuple(int(x) for x in tabs[todo]), tuple(int(x) for x in orig[todo]),
-                          best_c, gain))
+                          best_c, gain, "job"))
     return accepted
+
+
+def _kick(state: HillClimbState, rng: np.random.Generator, m: int, moves: list | None) -> None:
+    """Perturbation of iterated local search: ``m`` random tables to random regions,
+    each move keeping every hard constraint (infeasible draws are skipped)."""
+    R = state.R
+    for t in rng.choice(state.inst.n_tables, size=min(m, state.inst.n_tables), replace=False):
+        ev = state.evaluate_tables([t])
+        ok = np.flatnonzero(ev.feasible[0] & (np.arange(R) != state.home[t]))
+        if not len(ok):
+            continue
+        c = int(ok[rng.integers(len(ok))])
+        frm, before = int(state.home[t]), state.objective
+        state.apply(int(t), c)
+        if moves is not None:
+            moves.append(((int(t),), (frm,), c, before - state.objective, "kick"))
 
 
 def _batches(T: int, tab_ptr: np.ndarray, R: int, GK: int):
@@ -500,7 +524,7 @@ def _batches(T: int, tab_ptr: np.ndarray, R: int, GK: int):
 def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 0,
           max_passes: int | None = None, reinsert: bool = False, home: np.ndarray | None = None,
           record_moves: bool = False, job_moves: bool = False,
-          order: str = "gain") -> SolveResult:
+          order: str = "gain", kicks: int = 0, kick_share: float = 0.3) -> SolveResult:
     """Hill climbing of MAST §3.4 on the objective (1)-(3) under (4)-(6) and the quota.
 
     Parameters
@@ -523,8 +547,16 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
     order : {"gain", "gain_per_byte"}
         Queue key: the gain (the paper) or the gain per byte of the table (a
         knapsack-style order for a binding byte quota).
+    kicks, kick_share : int, float
+        Extension beyond §3.4 (off by default): iterated local search. After the
+        climb converges, up to ``kicks`` times: perturb the best placement found by
+        moving m seeded-random tables to random regions, m uniform in
+        ``[2, max(2, ceil(kick_share * T))]`` (each perturbation move keeps the
+        constraints), climb again, keep the result if strictly better.
     record_moves : bool
-        Put every accepted move ``(tables, froms, to, gain)`` into ``stats["moves"]``.
+        Put the move path of the returned placement into ``stats["moves"]``: tuples
+        ``(tables, froms, to, gain, kind)``, kind ``"table"`` (a §3.4 move),
+        ``"job"`` (a compound move) or ``"kick"`` (a perturbation; may worsen).
     job_moves : bool
         Extension beyond §3.4 (off by default): when a pass accepts no move, try
         *compound* moves -- all tables of one multi-table job to one region, heaviest
@@ -536,9 +568,10 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
     -------
     SolveResult
         ``feasible``, ``infeasible`` (none found; not a proof) or ``time_limit``.
-        ``stats``: passes, tables_evaluated, moves_evaluated ((table, region) pairs),
-        moves_per_s (pairs per second of search), moves_accepted (table moves),
-        job_moves_accepted, quota_skips (queued tables skipped because any move
+        ``stats`` (totals over the whole search, kicks included): passes,
+        tables_evaluated, moves_evaluated ((table, region) pairs), moves_per_s (pairs
+        per second of search), moves_accepted (table moves), job_moves_accepted,
+        kicks / kicks_improved, quota_skips (queued tables skipped because any move
         would break the quota), bytes_moved, initial/final objective, the maintained
         incremental objective and its relative error, accepted_gain_min/sum,
         time_init_s / time_search_s, the paper's measures.
@@ -557,7 +590,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
 
     n_eval_tables = 0
     gains: list[float] = []
-    moves: list[tuple[int, int, int, float]] = []
+    moves: list[tuple] = []
     passes = 0
     timed_out = False
     reinserted = 0
@@ -582,65 +615,88 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
     def out_of_time() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
-    while R > 1 and (max_passes is None or passes < max_passes):
-        if out_of_time():
-            timed_out = True
+    def climb() -> bool:
+        """Passes (and job sweeps) until no strictly improving move; True on time-out."""
+        nonlocal n_eval_tables, passes, reinserted, quota_skips, job_sweeps, job_accepted
+        timed_out = False
+        passes_here = 0
+        while R > 1 and (max_passes is None or passes_here < max_passes):
+            if out_of_time():
+                return True
+            passes += 1
+            passes_here += 1
+            repairing = state.violation > 0
+            heap: list[tuple[float, int, int]] = []
+            for batch in _batches(T, a.tab_ptr, R, state.G * state.K):
+                batch = movable(batch)
+                if not len(batch):
+                    continue
+                ev = state.evaluate_tables(batch)
+                n_eval_tables += len(batch)
+                eps = _REL_EPS * max(1.0, abs(state.objective))
+                _, key = state.best_moves(ev, eps)
+                for b in np.flatnonzero(key > 0):
+                    heap.append((-float(key[b]) * scale_of(batch[b]), int(tie[batch[b]]), int(batch[b])))
+                if out_of_time():
+                    return True
+            heapq.heapify(heap)
+            accepted = 0
+            while heap and not timed_out:
+                if out_of_time():
+                    return True
+                _, tk, t = heapq.heappop(heap)
+                if not len(movable(np.array([t]))):
+                    quota_skips += 1
+                    continue
+                ev = state.evaluate_tables([t])
+                n_eval_tables += 1
+                before = state.objective
+                eps = _REL_EPS * max(1.0, abs(before))
+                best_r, key = state.best_moves(ev, eps)
+                if key[0] <= 0:
+                    continue
+                if reinsert and heap and key[0] * scale_of(t) < -heap[0][0]:
+                    heapq.heappush(heap, (-float(key[0]) * scale_of(t), tk, t))
+                    reinserted += 1
+                    continue
+                frm, to = int(state.home[t]), int(best_r[0])
+                state.apply(t, to)
+                accepted += 1
+                gain = before - state.objective
+                gains.append(gain)
+                if record_moves:
+                    moves.append(((t,), (frm,), to, gain, "table"))
+                if repairing and state.violation == 0:
+                    break  # feasible now: the next pass optimizes the objective
+            if accepted == 0 and not timed_out:
+                if not job_moves or state.violation > 0:
+                    break
+                found = _job_sweep(state, job_order, moves if record_moves else None, gains, out_of_time)
+                job_sweeps += 1
+                job_accepted += found
+                if found == 0 or out_of_time():
+                    timed_out = out_of_time()
+                    break
+        return timed_out
+
+    timed_out = climb()
+    best, best_moves = state, list(moves)
+    kick_rng = np.random.default_rng([seed, 1])
+    kicks_done = kicks_improved = 0
+    for _ in range(kicks if R > 1 else 0):
+        if timed_out or best.violation > 0:
             break
-        passes += 1
-        repairing = state.violation > 0
-        heap: list[tuple[float, int, int]] = []
-        for batch in _batches(T, a.tab_ptr, R, state.G * state.K):
-            batch = movable(batch)
-            if not len(batch):
-                continue
-            ev = state.evaluate_tables(batch)
-            n_eval_tables += len(batch)
-            eps = _REL_EPS * max(1.0, abs(state.objective))
-            _, key = state.best_moves(ev, eps)
-            for b in np.flatnonzero(key > 0):
-                heap.append((-float(key[b]) * scale_of(batch[b]), int(tie[batch[b]]), int(batch[b])))
-            if out_of_time():
-                timed_out = True
-                break
-        heapq.heapify(heap)
-        accepted = 0
-        while heap and not timed_out:
-            if out_of_time():
-                timed_out = True
-                break
-            _, tk, t = heapq.heappop(heap)
-            if not len(movable(np.array([t]))):
-                quota_skips += 1
-                continue
-            ev = state.evaluate_tables([t])
-            n_eval_tables += 1
-            before = state.objective
-            eps = _REL_EPS * max(1.0, abs(before))
-            best, key = state.best_moves(ev, eps)
-            if key[0] <= 0:
-                continue
-            if reinsert and heap and key[0] * scale_of(t) < -heap[0][0]:
-                heapq.heappush(heap, (-float(key[0]) * scale_of(t), tk, t))
-                reinserted += 1
-                continue
-            frm = int(state.home[t])
-            state.apply(t, int(best[0]))
-            accepted += 1
-            gain = before - state.objective
-            gains.append(gain)
-            if record_moves:
-                moves.append(((t,), (frm,), int(best[0]), gain))
-            if repairing and state.violation == 0:
-                break  # feasible now: the next pass optimizes the objective
-        if accepted == 0 and not timed_out:
-            if not job_moves or state.violation > 0:
-                break
-            found = _job_sweep(state, job_order, moves if record_moves else None, gains, out_of_time)
-            job_sweeps += 1
-            job_accepted += found
-            if found == 0 or out_of_time():
-                timed_out = out_of_time()
-                break
+        state = best.copy()
+        moves = list(best_moves)
+        m = int(kick_rng.integers(2, max(2, int(np.ceil(kick_share * T))) + 1))
+        _kick(state, kick_rng, m, moves if record_moves else None)
+        kicks_done += 1
+        timed_out = climb()
+        eps = _REL_EPS * max(1.0, abs(best.objective))
+        if state.violation == 0 and state.objective < best.objective - eps:
+            best, best_moves = state, list(moves)
+            kicks_improved += 1
+    state, moves = best, best_moves
     t_search = time.perf_counter() - t_search0
 
     sol = TetrisSolution(home=state.home.copy())
@@ -658,6 +714,8 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
         "quota_skips": quota_skips,
         "job_sweeps": job_sweeps,
         "job_moves_accepted": job_accepted,
+        "kicks": kicks_done,
+        "kicks_improved": kicks_improved,
         "bytes_moved": ev.bytes_moved,
         "move_quota": inst.move_quota,
         "initial_objective": init_obj,
@@ -686,3 +744,15 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
            + (" (time limit)" if timed_out else ""))
     return SolveResult(status=status, solver="hill-climb", solution=sol, objective=ev.objective,
                        wall_time_s=wall, stats=stats, message=msg)
+
+
+def solve_ils(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 0, kicks: int = 50,
+              **options) -> SolveResult:
+    """Hill climbing with iterated-local-search kicks (``solve(..., kicks=50)``).
+
+    An extension beyond MAST §3.4 for small and medium instances: each kick
+    re-climbs the whole placement, so its cost grows with the instance.
+    """
+    res = solve(inst, time_limit=time_limit, seed=seed, kicks=kicks, **options)
+    res.solver = "hill-climb-ils"
+    return res

@@ -62,9 +62,9 @@ def test_incremental_delta_equals_reference(inst, seed):
 
 
 @given(inst=instances(), seed=st.integers(0, 3), job_moves=st.booleans(),
-       order=st.sampled_from(["gain", "gain_per_byte"]))
-def test_hill_climb_feasible_improving_within_quota(inst, seed, job_moves, order):
-    res = solve(inst, seed=seed, record_moves=True, job_moves=job_moves, order=order)
+       order=st.sampled_from(["gain", "gain_per_byte"]), kicks=st.sampled_from([0, 0, 3]))
+def test_hill_climb_feasible_improving_within_quota(inst, seed, job_moves, order, kicks):
+    res = solve(inst, seed=seed, record_moves=True, job_moves=job_moves, order=order, kicks=kicks)
     assert res.status == "feasible"  # generated starts are feasible
     ev = evaluate(inst, res.solution)
     assert violations(inst, res.solution, ev) == []
@@ -72,23 +72,35 @@ def test_hill_climb_feasible_improving_within_quota(inst, seed, job_moves, order
     assert res.objective <= evaluate(inst, inst.initial_solution()).objective
     assert _net_moved(inst, res.solution.home) <= inst.move_quota
     assert res.stats["bytes_moved"] == _net_moved(inst, res.solution.home)
-    # Replay: every accepted move (one table, or all tables of a job with job_moves)
-    # strictly improves the reference objective and keeps every hard constraint,
-    # including the quota, satisfied.
+    # Replay the path of the returned placement: every accepted move (one table, or
+    # all tables of a job with job_moves) strictly improves the reference objective;
+    # every move, kicks included, keeps every hard constraint and the quota.
     home = inst.arrays.home0.copy()
     prev = evaluate(inst, home).objective
-    for tabs, froms, to, gain in res.stats["moves"]:
-        assert len(tabs) == 1 or job_moves
+    for tabs, froms, to, gain, kind in res.stats["moves"]:
+        assert kind in ("table", "job", "kick")
+        assert len(tabs) == 1 or (job_moves and kind == "job")
         for t, frm in zip(tabs, froms, strict=True):
             assert home[t] == frm != to
             home[t] = to
         ev_t = evaluate(inst, home)
-        assert ev_t.objective < prev
-        assert gain > 0 and _close(prev - ev_t.objective, gain, 1e-7)
+        assert _close(prev - ev_t.objective, gain, 1e-7)
+        if kind != "kick":
+            assert ev_t.objective < prev and gain > 0
         assert violations(inst, home, ev_t) == []
         prev = ev_t.objective
     assert np.array_equal(home, res.solution.home)
-    assert res.stats["moves_accepted"] + res.stats["job_moves_accepted"] == len(res.stats["moves"])
+    if kicks == 0:
+        assert res.stats["moves_accepted"] + res.stats["job_moves_accepted"] == len(res.stats["moves"])
+
+
+@given(inst=instances(max_tables=30, max_jobs=50), seed=st.integers(0, 3))
+def test_kicks_never_worse_than_plain_climb(inst, seed):
+    plain = solve(inst, seed=seed)
+    ils = solve(inst, seed=seed, kicks=4)
+    assert ils.status == "feasible"
+    assert ils.objective <= plain.objective
+    assert ils.stats["kicks"] == (4 if inst.n_regions > 1 else 0)
 
 
 @given(inst=instances(), seed=st.integers(0, 5))
