@@ -12,6 +12,9 @@ Called by ``placement bench`` through ``SPEC.bench_extra``. Sections:
   region (PNG) and the paper's measures side by side (highest ratio and its
   standard deviation across regions -- the paper: 2.63 -> 0.98 and 0.76 -> 0.30 --,
   training-at-home rate, bytes moved against the quota).
+* **Hill-climbing variants vs the exact optimum** on the stored instances: one
+  pass (MAST's daily run), passes to convergence (the default), job moves, ILS
+  kicks -- gap per instance, median and max, measured in the same run.
 * **Replicas** (§3.5) on the hill-climbing placement: collocation rate before and
   after, storage overhead, DR coverage.
 
@@ -214,6 +217,49 @@ def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
     return sections, summary
 
 
+VARIANTS = {
+    "§3.4, one pass": {"max_passes": 1},
+    "§3.4, passes to convergence (default)": {},
+    "+ job moves": {"job_moves": True},
+    "+ 50 ILS kicks": {"kicks": 50},
+}
+
+
+def _variants(quick: bool, seed: int, progress, task) -> tuple[BenchSection, list[str]]:
+    """Hill-climbing variants against the exact optimum on the stored instances."""
+    from .result import relative_gap
+
+    spec = get_problem("tetris")
+    exact = resolve(spec.solvers[spec.exact_solver])
+    hill_climb = resolve(spec.solvers["hill-climb"])
+    rows = []
+    gaps: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    for name, inst in spec.bench_instances(quick):
+        progress.update(task, description=f"tetris variants: {name} / exact")
+        ex = exact(inst, **spec.bench_options.get(spec.exact_solver, {}))
+        ref = ex.objective if ex.status == "optimal" else ex.bound
+        row: dict[str, Any] = {"instance": name, "exact_status": str(ex.status), "reference": ref}
+        for label, kw in VARIANTS.items():
+            res = hill_climb(inst, seed=seed, **kw)
+            gap = relative_gap(res.objective, ref)
+            row[label] = None if gap is None else f"{100 * gap:.2f}% ({res.wall_time_s:.2f} s)"
+            if gap is not None:
+                gaps[label].append(gap)
+        rows.append(row)
+        progress.advance(task)
+    med = {k: float(np.median(v)) for k, v in gaps.items() if v}
+    worst = {k: float(np.max(v)) for k, v in gaps.items() if v}
+    md = ["Gap of each hill-climbing variant to the exact optimum (or bound when not proven), same run; "
+          "job moves and ILS kicks are extensions beyond §3.4 (see solvers/hill_climb.py).", "",
+          _table(rows, ["instance", "exact_status", *VARIANTS]), "",
+          _table([{"variant": k, "median_gap_%": 100 * med[k], "max_gap_%": 100 * worst[k]} for k in med],
+                 ["variant", "median_gap_%", "max_gap_%"])]
+    summary = ["tetris hill-climbing variants vs exact (median / max gap): " + "; ".join(
+        f"{k} {100 * med[k]:.2f}% / {100 * worst[k]:.2f}%" for k in med)] if med else []
+    return BenchSection(title="Tetris hill-climbing variants vs the exact optimum", markdown="\n".join(md),
+                        rows=rows, summary=summary), summary
+
+
 def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed: int = 0,
                    progress=None) -> list[BenchSection]:
     """Tetris sections of ``placement bench`` (see the module docstring)."""
@@ -228,8 +274,10 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
         runs = [("quick", QUICK_SIZE, None)] if quick else [("default", DEFAULT_SIZE, None)]
         if scale:
             runs.append(("scale", SCALE_SIZE, 60.0))
-        task = progress.add_task("tetris extra", total=4 * len(runs))
-        sections: list[BenchSection] = []
+        n_stored = len(get_problem("tetris").bench_instances(quick))
+        task = progress.add_task("tetris extra", total=4 * len(runs) + n_stored)
+        variants, _ = _variants(quick, seed, progress, task)
+        sections: list[BenchSection] = [variants]
         for label, sizes, limit in runs:
             secs, summary = _run(label, sizes, seed, out_dir, progress, task, limit)
             secs[0].summary = summary
