@@ -46,6 +46,15 @@ only the GPU rows of ``o`` and ``c`` (an ML job's region is ``o`` or NULL before
 at once with numpy in O(entries x R) work (an analytics job's new majority region
 from its top-two loads excluding ``o``), without any full re-evaluation.
 
+Extensions beyond §3.4 (off by default)
+---------------------------------------
+``order="gain_per_byte"`` (queue by gain per byte, for a binding quota);
+``job_moves=True`` (compound moves: all tables of one multi-table job to one
+region, since an ML job only gains once all its tables share a region);
+``kicks=N`` / :func:`solve_ils` (iterated local search: perturb the best placement
+with random feasible moves, climb again, keep it if strictly better). Measured gaps
+to the exact optimum are in ``placement bench`` ("hill-climbing variants").
+
 Infeasible starts
 -----------------
 When the start violates a hard constraint, passes first *repair*: the key is the
