@@ -51,7 +51,8 @@ home, so it also serves as the table's DR copy.
 Everything is deterministic (ties by lowest index). Statuses: ``feasible`` (the
 homes pass :func:`violations` and replicas respect storage); ``infeasible`` when a
 given ``home`` violates a hard constraint; otherwise the status of the
-hill-climbing run that produced the homes when it found no feasible placement.
+hill-climbing run that produced the homes when it found no feasible placement, and
+``time_limit`` (with replicas on its incumbent) when it stopped at its time limit.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
     """
     t0 = time.perf_counter()
     hc_stats = None
+    status = Status.FEASIBLE
     if home is None:
         from solvers.hill_climb import solve as hill_climb
 
@@ -155,6 +157,8 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
             return SolveResult(status=hc.status, solver="replicas", wall_time_s=time.perf_counter() - t0,
                                stats={"hill_climb": hc.stats}, message=f"hill climbing: {hc.message}")
         home, hc_stats = hc.solution.home, hc.stats
+        if hc.status == Status.TIME_LIMIT:
+            status = Status.TIME_LIMIT  # homes are hill climbing's incumbent at its time limit
     home = np.asarray(home, dtype=np.int64)
     a = inst.arrays
     R, T = inst.n_regions, inst.n_tables
@@ -274,5 +278,5 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
                            stats=stats, message=f"the given home placement is infeasible: {(viol or ['storage'])[0]}")
     msg = (f"collocation {100 * before['jobs']:.1f}% -> {100 * after['jobs']:.1f}% of ML jobs, "
            f"storage overhead {100 * stats['storage_overhead']:.1f}%")
-    return SolveResult(status=Status.FEASIBLE, solver="replicas", solution=sol, objective=ev.objective,
+    return SolveResult(status=status, solver="replicas", solution=sol, objective=ev.objective,
                        wall_time_s=wall, stats=stats, message=msg)

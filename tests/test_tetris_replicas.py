@@ -110,3 +110,11 @@ def test_infeasible_given_home_is_reported():
     inst = load_instance(doc)
     res = solve(inst, home=inst.arrays.home0)
     assert res.status == "infeasible" and res.solution is None
+
+
+def test_time_limited_homes_keep_time_limit_status():
+    inst = load_instance(tetris_document(60, 120, 4, seed=5, n_gpu_types=2))
+    res = solve(inst, time_limit=0.0)
+    assert res.status == "time_limit"
+    assert res.solution is not None and violations(inst, res.solution) == []
+    assert res.solution.replicas is not None
