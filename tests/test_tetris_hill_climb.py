@@ -69,6 +69,7 @@ def test_hill_climb_feasible_improving_within_quota(inst, seed, job_moves, order
     ev = evaluate(inst, res.solution)
     assert violations(inst, res.solution, ev) == []
     assert res.objective == ev.objective
+    assert _close(res.stats["incremental_objective"], ev.objective)
     assert res.objective <= evaluate(inst, inst.initial_solution()).objective
     assert _net_moved(inst, res.solution.home) <= inst.move_quota
     assert res.stats["bytes_moved"] == _net_moved(inst, res.solution.home)
@@ -209,3 +210,16 @@ def test_stored_instances_not_better_than_exact_optimum(name):
         res = solve(inst, **kw)
         assert res.status == "feasible"
         assert res.objective >= ex.objective - 1e-6 * abs(ex.objective)
+
+
+def test_small_batches_give_the_same_climb(monkeypatch):
+    """Splitting the sweep into many batches changes nothing (all against one state)."""
+    import solvers.hill_climb as hc
+
+    inst = generate_tetris(60, 120, 4, seed=9, n_gpu_types=3, n_priorities=4)
+    ref = solve(inst, seed=1)
+    monkeypatch.setattr(hc, "_MAX_BATCH_ENTRIES", 5)
+    monkeypatch.setattr(hc, "_MAX_BATCH_CELLS", 4 * 3 * 4 * 3)
+    small = solve(inst, seed=1)
+    assert np.array_equal(ref.solution.home, small.solution.home)
+    assert ref.objective == small.objective
