@@ -40,7 +40,7 @@ __all__ = ["bench_sections"]
 DEFAULT_SIZE = dict(n_tables=10_000, n_jobs=20_000, n_regions=16)
 QUICK_SIZE = dict(n_tables=2_000, n_jobs=4_000, n_regions=8)
 SCALE_SIZE = dict(n_tables=100_000, n_jobs=200_000, n_regions=20)
-SAMPLE_TABLES = {"default": 40, "quick": 40, "scale": 4}
+SAMPLE_TABLES = {"default": 20, "quick": 40, "scale": 4}
 
 
 def _fmt(v: Any) -> str:
