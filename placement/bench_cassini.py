@@ -77,7 +77,7 @@ def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> B
     task = progress.add_task("cassini: per-link precision sweep", total=len(ns) * len(precs) * samples)
     raw = []
     for n in ns:
-        for jobs in links[n]:
+        for li, jobs in enumerate(links[n]):
             cap = 25.0 * n
             best = search_link(unified_circle(jobs, cap), method="exhaustive" if n <= 3 else "auto")[1]
             for prec in precs:
@@ -89,11 +89,20 @@ def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> B
                 th = (time.perf_counter() - t0) / reps
                 heur = link_score(jobs, c.shifts(rot), cap)
                 res = solve_link(c, time_limit=10.0 if scale else 5.0)
-                raw.append({"jobs": n, "precision_deg": prec, "angles": c.n_angles, "faithful": c.faithful,
+                raw.append({"jobs": n, "link": li, "precision_deg": prec, "angles": c.n_angles, "faithful": c.faithful,
                             "method": method, "heuristic_ms": 1e3 * th, "exact_s": res.wall_time_s,
                             "exact_status": str(res.status), "heuristic_score": heur, "exact_score": res.objective,
                             "best_score": best})
                 progress.advance(task)
+    # Best known score per link: the faithful-grid search (exhaustive, so the optimum over all
+    # integer shifts, for <= 3 jobs) or anything better found at some precision.
+    for n in ns:
+        for li in range(samples):
+            rs = [r for r in raw if r["jobs"] == n and r["link"] == li]
+            top = max([rs[0]["best_score"]] + [r["heuristic_score"] for r in rs]
+                      + [r["exact_score"] for r in rs if r["exact_score"] is not None])
+            for r in rs:
+                r["best_score"] = top
     rows = []
     for n in ns:
         for prec in precs:
@@ -150,8 +159,9 @@ def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> B
     summary.append("cassini circle: incommensurate pairs (e.g. 255 ms vs 161 ms, LCM 41055) use a coarse grid; "
                    f"largest circle-vs-integer-grid error {max(r['circle_error'] for r in inc):.4f}")
     md = ("Each link: jobs with perimeter 360 ms, 5 ms phase quantum (5 degrees is the faithful grid), "
-          "capacity 25 Gbps x jobs. `accuracy_vs_faithful` is the integer-grid score reached at that precision "
-          "minus the optimum over all integer shifts.\n\n" + _table(rows, list(rows[0]))
+          "capacity 25 Gbps x jobs. `accuracy_vs_faithful` is the integer-grid score the exact model reaches at "
+          "that precision minus the best known score of the link (the optimum over all integer shifts for <= 3 "
+          "jobs, found by exhaustive search on the faithful grid).\n\n" + _table(rows, list(rows[0]))
           + "\n\nIncommensurate iteration times (1 ms phase boundaries, 50 Gbps link, default 5 degrees and "
           "max_angles 720): the grid the circle chose, and the error between its score and the integer-grid "
           "score of the returned shifts (the reference).\n\n" + _table(inc, list(inc[0])))
