@@ -17,6 +17,7 @@ from placement.cassini.instance import CassiniSolution
 from placement.cassini.profiles import JobProfile
 from solvers.affinity import bfs_shifts, link_optima, rank_candidates, repair_shifts
 from solvers.affinity import solve as solve_affinity
+from solvers.rotation import solve as solve_rotation
 
 ITERS = (20, 30, 40, 60)
 
@@ -132,6 +133,9 @@ def test_fallback_and_affinity_never_beat_the_exact_cluster_model(structure, dat
     assert aff.status == "feasible"
     assert aff.objective <= exact.objective + 1e-9
     assert aff.objective == pytest.approx(evaluate(inst, aff.solution).score, abs=1e-12)
+    simple = solve_rotation(inst, seed=1)
+    assert simple.objective <= exact.objective + 1e-9
+    assert simple.stats["per_link_optimum_mean"] >= exact.objective - 1e-9  # per-link optima bound every shift
 
 
 @settings(max_examples=15)
