@@ -36,16 +36,20 @@ def job_list(draw, n):
 
 @st.composite
 def loop_free_structure(draw, max_links=4):
-    """A random tree-shaped Affinity graph: each new link touches exactly one earlier job."""
-    n_links = draw(st.integers(1, max_links))
-    first = draw(st.integers(2, 3))
-    links = {"l0": [f"j{i}" for i in range(first)]}
-    n_jobs = first
-    for k in range(1, n_links):
-        anchor = f"j{draw(st.integers(0, n_jobs - 1))}"
-        new = draw(st.integers(1, 2))
-        links[f"l{k}"] = [anchor] + [f"j{n_jobs + i}" for i in range(new)]
-        n_jobs += new
+    """A random forest-shaped Affinity graph (1-2 trees): each new link touches one earlier job of its tree."""
+    links: dict[str, list[str]] = {}
+    n_jobs = 0
+    for tree in range(draw(st.integers(1, 2))):
+        first = draw(st.integers(2, 3))
+        members = list(range(n_jobs, n_jobs + first))
+        links[f"t{tree}l0"] = [f"j{i}" for i in members]
+        n_jobs += first
+        for k in range(1, draw(st.integers(1, max_links - tree))):
+            anchor = draw(st.sampled_from(members))
+            new = draw(st.integers(1, 2))
+            links[f"t{tree}l{k}"] = [f"j{anchor}"] + [f"j{n_jobs + i}" for i in range(new)]
+            members += list(range(n_jobs, n_jobs + new))
+            n_jobs += new
     return links, n_jobs
 
 
