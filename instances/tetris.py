@@ -24,10 +24,35 @@ __all__ = ["generate_tetris", "tetris_document"]
 GPU_TYPES = ["A100", "H100", "V100", "MI300", "L40", "T4", "P100", "TPUv4"]
 
 
+def _sample_tables(rng: np.random.Generator, popularity: np.ndarray, k: np.ndarray) -> list[np.ndarray]:
+    """Per job, ``k[j]`` distinct tables drawn by popularity without replacement.
+
+    Small instances use Gumbel-top-k on log-popularity; large ones draw with
+    replacement from the CDF and keep the first ``k`` distinct tables, which is the
+    same successive-sampling distribution at O(J) vectorized cost.
+    """
+    J, T = len(k), len(popularity)
+    if J * T <= 5_000_000:
+        keys = np.log(popularity)[None, :] + rng.gumbel(size=(J, T))
+        return [np.sort(np.argpartition(-keys[j], k[j] - 1)[: k[j]]) for j in range(J)]
+    cdf = np.cumsum(popularity)
+    cdf[-1] = 1.0
+    draws = np.minimum(np.searchsorted(cdf, rng.random((J, 8 * int(k.max()))), side="right"), T - 1)
+    out = []
+    for j in range(J):
+        distinct = list(dict.fromkeys(draws[j].tolist()))[: k[j]]
+        if len(distinct) < k[j]:  # rare: very hot tables; finish the draw exactly
+            rest = np.setdiff1d(np.arange(T), distinct)
+            p = popularity[rest] / popularity[rest].sum()
+            distinct += rng.choice(rest, size=k[j] - len(distinct), replace=False, p=p).tolist()
+        out.append(np.sort(np.asarray(distinct, dtype=np.int64)))
+    return out
+
+
 def tetris_document(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *, seed: int = 0,
                     n_gpu_types: int = 2, n_priorities: int = 3, n_apps: int | None = None,
                     zipf: float = 1.1, ml_share: float = 0.6, max_tables_per_job: int = 3,
-                    quota_share: float = 0.3, name: str = "") -> dict:
+                    quota_share: float = 0.3, storage_room: float = 2.2, name: str = "") -> dict:
     """A Tetris instance document (file format version 1); see :func:`generate_tetris`."""
     if n_tables < 1 or n_jobs < 0 or n_regions < 1:
         raise ValueError("n_tables and n_regions must be >= 1 and n_jobs >= 0")
@@ -50,14 +75,7 @@ def tetris_document(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *,
     popularity /= popularity.sum()
     is_ml = rng.random(J) < ml_share
     k_tables = rng.integers(1, min(max_tables_per_job, T) + 1, size=J)
-    # Zipf-weighted sampling without replacement: Gumbel-top-k on log-popularity.
-    keys = np.log(popularity)[None, :] + rng.gumbel(size=(J, T)) if J * T <= 5_000_000 else None
-    job_tables: list[np.ndarray] = []
-    for j in range(J):
-        if keys is not None:
-            job_tables.append(np.sort(np.argpartition(-keys[j], k_tables[j] - 1)[: k_tables[j]]))
-        else:
-            job_tables.append(np.sort(rng.choice(T, size=k_tables[j], replace=False, p=popularity)))
+    job_tables = _sample_tables(rng, popularity, k_tables)
     gpu_mix = rng.dirichlet(np.full(G, 1.0))
     job_gpu = rng.choice(G, size=J, p=gpu_mix)
     prio_p = np.arange(1, K + 1, dtype=float)
@@ -82,7 +100,8 @@ def tetris_document(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *,
 
     # Starting placement: storage and CPU from V0 (R(job) as the evaluation defines it).
     used = np.bincount(home, weights=size, minlength=R)
-    cap = np.maximum(used, math.ceil(size.sum() / R * 1.3)).astype(np.int64)
+    # Room for homes and for §3.5's DR and extra replicas (MAST: +75-125% storage).
+    cap = np.maximum(used, math.ceil(size.sum() / R * storage_room)).astype(np.int64)
     cap = (cap * rng.uniform(1.0, 1.25, R)).astype(np.int64) + 1
     job_region = np.empty(J, dtype=np.int64)
     for j in range(J):
@@ -146,6 +165,8 @@ def generate_tetris(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *,
         Sizes. Keyword options: ``n_gpu_types`` (2), ``n_priorities`` (3),
         ``n_apps`` (jobs/10), ``zipf`` popularity exponent (1.1), ``ml_share`` (0.6),
         ``max_tables_per_job`` (3), ``quota_share`` (daily move quota as a share of
-        all bytes, 0.3).
+        all bytes, 0.3), ``storage_room`` (storage capacity per region as a multiple of
+        an even share of all bytes, at least the start's usage; 2.2 leaves room for
+        DR and extra replicas).
     """
     return load_instance(tetris_document(n_tables, n_jobs, n_regions, seed=seed, **kwargs))

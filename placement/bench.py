@@ -14,6 +14,7 @@ plots; all written atomically.
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import statistics
 import time
@@ -146,8 +147,11 @@ def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bo
             summary += _run_family(name, quick, progress, rows)
             spec = get_problem(name)
             if spec.bench_extra is not None:
-                extra = resolve(spec.bench_extra)(out_dir=out, quick=quick, scale=scale, seed=seed,
-                                                   progress=progress)
+                hook = resolve(spec.bench_extra)
+                kwargs = {"out_dir": out, "quick": quick, "scale": scale, "seed": seed, "progress": progress}
+                if "rows" in inspect.signature(hook).parameters:  # the family's rows of the main table
+                    kwargs["rows"] = [r for r in rows if r["problem"] == name]
+                extra = hook(**kwargs)
                 sections += extra
                 for s in extra:
                     summary += s.summary

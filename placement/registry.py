@@ -67,8 +67,9 @@ class ProblemSpec:
     bench_options : dict solver name -> extra keyword arguments in benchmarks.
     bench_extra : str
         ``"module:function"`` of an app-layer module (``placement/bench_<name>.py``),
-        called as ``fn(out_dir=..., quick=..., scale=..., seed=..., progress=...)`` and
-        returning a list of :class:`BenchSection`.
+        called as ``fn(out_dir=..., quick=..., scale=..., seed=..., progress=...)`` (plus
+        ``rows=``, the family's rows of the main exact-vs-heuristic table, when it takes
+        that parameter) and returning a list of :class:`BenchSection`.
     claims : callable(doc) -> bool, for documents without a ``"problem"`` key.
     add_commands : callable(subparsers) adding family-specific CLI commands.
     """

@@ -62,7 +62,7 @@ import time
 import numpy as np
 
 from placement.result import SolveResult, Status
-from placement.tetris.evaluation import evaluate, violations
+from placement.tetris.evaluation import evaluate, stored_bytes, violations
 from placement.tetris.instance import TetrisInstance, TetrisSolution
 
 __all__ = ["solve", "collocation", "stored_bytes"]
@@ -104,17 +104,6 @@ def collocation(inst: TetrisInstance, home: np.ndarray, replicas=None) -> dict[s
         "high_gpu_hours": float(gh[runnable & high].sum() / gh[high].sum()) if gh[high].sum() else 1.0,
         "runnable": runnable,
     }
-
-
-def stored_bytes(inst: TetrisInstance, home: np.ndarray, replicas=None) -> np.ndarray:
-    """Bytes stored per region: homes plus replicas."""
-    a = inst.arrays
-    used = np.bincount(home, weights=a.size, minlength=inst.n_regions).astype(np.int64)
-    if replicas is not None:
-        for t, regs in enumerate(replicas):
-            for r in regs:
-                used[r] += a.size[t]
-    return used
 
 
 def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None,

@@ -119,3 +119,13 @@ def test_mccormick_product_reaches_the_same_optimum(inst):
     res = solve(inst, time_limit=60, product="mccormick")
     assert res.status == "optimal"
     assert res.objective == pytest.approx(best, rel=1e-6, abs=1e-6)
+
+
+def test_highs_presolve_regression():
+    """HiGHS 1.15.1 with MIP presolve on reported 1483.509 as optimal here; brute force says 1483.110."""
+    inst = generate_tetris(6, 5, 3, seed=200, n_gpu_types=3, n_priorities=1)
+    best, _ = brute_force(inst)
+    res = solve(inst, time_limit=60)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(best, rel=1e-9)
+    assert res.stats["model_objective"] == pytest.approx(best, rel=1e-9)

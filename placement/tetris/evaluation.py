@@ -39,7 +39,7 @@ import numpy as np
 from .instance import TetrisArrays, TetrisInstance, TetrisSolution
 
 __all__ = ["TetrisEvaluation", "evaluate", "violations", "job_regions", "sigmoid",
-           "gpu_balance_terms", "storage_balance_terms"]
+           "gpu_balance_terms", "storage_balance_terms", "stored_bytes"]
 
 
 def sigmoid(x: np.ndarray | float) -> np.ndarray:
@@ -129,7 +129,7 @@ class TetrisEvaluation:
 def evaluate(inst: TetrisInstance, sol: TetrisSolution | np.ndarray) -> TetrisEvaluation:
     """Evaluate a placement: objective (1)-(3) with every term, constraint usage, measures."""
     a = inst.arrays
-    home = sol.home if isinstance(sol, TetrisSolution) else np.asarray(sol, dtype=np.int64)
+    home = ev_home(sol)
     R = inst.n_regions
     region, load = job_regions(a, home, R)
     has_region = region >= 0
@@ -152,6 +152,10 @@ def evaluate(inst: TetrisInstance, sol: TetrisSolution | np.ndarray) -> TetrisEv
         home_gpu_hours=home_gh, bytes_moved=moved)
     ev.measures = paper_measures(inst, ev, at_home)
     return ev
+
+
+def ev_home(sol: TetrisSolution | np.ndarray) -> np.ndarray:
+    return sol.home if isinstance(sol, TetrisSolution) else np.asarray(sol, dtype=np.int64)
 
 
 def runnable_at_home(a: TetrisArrays, region: np.ndarray) -> np.ndarray:
@@ -192,14 +196,33 @@ def paper_measures(inst: TetrisInstance, ev: TetrisEvaluation, at_home: np.ndarr
     }
 
 
+def stored_bytes(inst: TetrisInstance, home: np.ndarray, replicas=None) -> np.ndarray:
+    """Bytes stored per region: homes plus replicas (a replica in its own home region is ignored)."""
+    a = inst.arrays
+    used = np.bincount(home, weights=a.size, minlength=inst.n_regions).astype(np.int64)
+    if replicas is not None:
+        for t, regs in enumerate(replicas):
+            for r in regs:
+                if r != home[t]:
+                    used[r] += a.size[t]
+    return used
+
+
 def violations(inst: TetrisInstance, sol: TetrisSolution | np.ndarray,
                ev: TetrisEvaluation | None = None) -> list[str]:
-    """Every broken hard constraint (4), (5), (6) and the move quota, one line each."""
+    """Every broken hard constraint (4), (5), (6) and the move quota, one line each.
+
+    (4) counts the replicas of ``sol`` too when it has them (§3.5: a region must
+    have room for every copy it stores).
+    """
     ev = ev if ev is not None else evaluate(inst, sol)
     a = inst.arrays
     out = []
-    for r in np.flatnonzero(ev.storage_used > a.storage_cap):
-        out.append(f"(4) storage in {inst.region_names[r]}: {ev.storage_used[r]} > {a.storage_cap[r]}")
+    replicas = sol.replicas if isinstance(sol, TetrisSolution) else None
+    used = ev.storage_used if replicas is None else stored_bytes(inst, ev_home(sol), replicas)
+    for r in np.flatnonzero(used > a.storage_cap):
+        what = "storage" if replicas is None else "storage with replicas"
+        out.append(f"(4) {what} in {inst.region_names[r]}: {used[r]} > {a.storage_cap[r]}")
     for ai, r in zip(*np.nonzero(ev.cpu_used > a.cpu_cap), strict=True):
         out.append(f"(5) CPU of app {inst.apps[ai].name} in {inst.region_names[r]}: "
                    f"{ev.cpu_used[ai, r]} > {int(a.cpu_cap[ai, r])}")

@@ -481,6 +481,8 @@ def load_solution(inst: TetrisInstance, doc: Any) -> TetrisSolution:
                 if rn not in ridx:
                     raise InstanceError(f"solution.replicas.{tn}", f"names an unknown region {rn!r}")
                 idx.append(ridx[rn])
+            if int(out[tidx[tn]]) in idx:
+                raise InstanceError(f"solution.replicas.{tn}", "must not list the table's home region")
             lists[tidx[tn]] = tuple(sorted(set(idx)))
         replicas = tuple(lists)
     return TetrisSolution(home=out, replicas=replicas)

@@ -74,6 +74,7 @@ SPEC = ProblemSpec(
     solvers={
         "exact": "models.tetris:solve",
         "hill-climb": "solvers.hill_climb:solve",
+        "hill-climb-ils": "solvers.hill_climb:solve_ils",
         "replicas": "solvers.replicas:solve",
     },
     exact_solver="exact",
