@@ -126,12 +126,15 @@ def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> B
     import matplotlib.pyplot as plt
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
-    for n in ns:
+    for i, n in enumerate(ns):
         rs = [r for r in rows if r["jobs"] == n]
-        a1.plot([r["precision_deg"] for r in rs], [r["exact_s_median"] for r in rs], "o-", label=f"exact, {n} jobs")
-        a1.plot([r["precision_deg"] for r in rs], [r["heuristic_ms_median"] / 1e3 for r in rs], "x--",
-                label=f"search, {n} jobs")
-        a2.plot([r["precision_deg"] for r in rs], [r["accuracy_vs_faithful"] for r in rs], "o-", label=f"{n} jobs")
+        col = f"C{i}"
+        a1.plot([r["precision_deg"] for r in rs], [r["exact_s_median"] for r in rs], "o-", color=col,
+                label=f"Table 1 model, {n} jobs")
+        a1.plot([r["precision_deg"] for r in rs], [r["heuristic_ms_median"] / 1e3 for r in rs], "x--", color=col,
+                label=f"fast search, {n} jobs")
+        a2.plot([r["precision_deg"] for r in rs], [r["accuracy_vs_faithful"] for r in rs], "o-", color=col,
+                label=f"{n} jobs")
     for a in (a1, a2):
         a.invert_xaxis()
         a.set_xscale("log")
@@ -140,7 +143,7 @@ def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> B
     a1.set_ylabel("per-link solve time (s)")
     a1.legend(fontsize=6)
     a1.set_title("Figure 18 trend: time vs precision")
-    a2.set_ylabel("score - faithful-grid optimum")
+    a2.set_ylabel("score - best known score")
     a2.set_title("score lost by a coarse grid")
     a2.legend(fontsize=7)
     fig.tight_layout()
