@@ -92,7 +92,7 @@ def tetris_document(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *,
     for r in np.flatnonzero(~has.any(axis=1)):
         has[r, rng.integers(0, G)] = True
     demand_g = np.bincount(job_gpu[is_ml], weights=job_gh[is_ml], minlength=G)
-    share = rng.dirichlet(np.full(R, 1.0), size=G).T * has
+    share = rng.dirichlet(np.full(R, 3.0), size=G).T * has
     share /= share.sum(axis=0, keepdims=True)
     scarcity = rng.uniform(0.6, 1.0, size=G)
     supply = np.floor(share * np.maximum(demand_g, 10) * scarcity).astype(np.int64)
