@@ -121,18 +121,44 @@ def test_figure5_forty_and_sixty_ms_become_fully_compatible():
             assert (link_score([j1, j2], [a, b], 50.0) == pytest.approx(1.0)) == ((a - b) % 20 == 10)
 
 
-def test_incommensurate_iteration_times_use_a_coarse_grid_and_report_error():
+def test_incommensurate_iteration_times_fold_to_an_exact_search():
     a = JobProfile("a", 255, ((141, 0.0), (114, 40.0)))
     b = JobProfile("b", 161, ((80, 0.0), (81, 40.0)))
     c = unified_circle([a, b], 50.0, max_angles=720)
-    assert c.perimeter == 255 * 161 and c.mode == "coarse" and not c.faithful
-    assert c.perimeter % c.n_angles == 0 and c.n_angles <= 720
-    # Coprime iteration times: every relative offset occurs on the circle, so shifts cannot matter.
+    assert c.perimeter == 255 * 161 and (c.mode, c.faithful) == ("folded", True)
+    # Coprime iteration times: every relative offset occurs on the circle, so shifts cannot matter,
+    # and the folded domain has a single configuration.
+    assert c.n_rotations == (1, 1)
     base = link_score([a, b], [0, 0], 50.0)
     for s in [(0, 17), (100, 3), (254, 160)]:
         assert link_score([a, b], s, 50.0) == pytest.approx(base, abs=1e-12)
     rot, circle_score, _ = search_link(c)
-    err = abs(circle_score - link_score([a, b], c.shifts(rot), 50.0))
+    assert circle_score == pytest.approx(link_score([a, b], c.shifts(rot), 50.0), abs=1e-12)
+
+
+@settings(max_examples=25)
+@given(profiles(iters=(5, 6, 7, 9, 10), quantum=1, max_phases=3), st.sampled_from([30.0, 50.0]))
+def test_folded_search_equals_best_integer_shift(jobs, cap):
+    c = unified_circle(jobs, cap, max_angles=2)
+    if c.perimeter // c.quantum > 2:
+        assert c.mode == "folded" and c.faithful
+        # prod_j gcd(L_{j-1}, iter_j) = prod(iter) / p, on the quantum lattice of the link.
+        n = len(jobs)
+        assert np.prod(c.n_rotations) * c.quantum ** (n - 1) == np.prod([j.iteration_time for j in jobs]) // c.perimeter
+    rot, score, _ = exhaustive(c)
+    assert score == pytest.approx(brute_force_best(jobs, cap), abs=1e-12)
+    assert link_score(jobs, c.shifts(rot), cap) == pytest.approx(score, abs=1e-12)
+
+
+def test_coarse_grid_beyond_the_folding_budget_reports_its_error():
+    a = JobProfile("a", 250, ((137, 0.0), (113, 40.0)))
+    b = JobProfile("b", 200, ((101, 0.0), (99, 35.0)))
+    c = unified_circle([a, b], 50.0, max_angles=720, max_folded=10)
+    assert c.mode == "coarse" and not c.faithful and c.perimeter % c.n_angles == 0
+    rot, circle_score, _ = search_link(c)
+    ref = link_score([a, b], c.shifts(rot), 50.0)
     # Slot averaging can only hide excess (max(0, mean) <= mean of max(0, .)).
-    assert circle_score >= link_score([a, b], c.shifts(rot), 50.0) - 1e-12
-    assert err < 0.2
+    assert circle_score >= ref - 1e-12
+    folded = unified_circle([a, b], 50.0)
+    assert folded.mode == "folded"
+    assert exhaustive(folded)[1] >= ref - 1e-12

@@ -12,7 +12,7 @@ angles ``A``
     Job j's bandwidth on slot alpha: the time-average of its demand over the slot.
 rotation ``k_j``
     Job j is rotated by ``k_j`` slots, ``0 <= k_j < K_j = ceil(|A| / r_j)`` (Eq. 4: within
-    its first iteration); the time shift is ``t_j = round(k_j * p / |A|) mod iter_j`` (Eq. 5).
+    its first iteration; fewer on folded grids, below); the time shift is ``t_j = round(k_j * p / |A|) mod iter_j`` (Eq. 5).
 quantum ``g``
     GCD of all phase boundaries and iteration times of the link's jobs.
 
@@ -32,10 +32,16 @@ Resolution strategy (``refine=True``, the default):
 2. ``refined``: otherwise, when the quantum lattice has at most ``max_angles`` slots
    (``n* = p/g``), the finest faithful grid not finer than requested:
    ``|A| = max{n* m : m | g, n* m <= max(|A|_req, n*)}`` (slot width ``g/m``);
-3. ``coarse``: otherwise (incommensurate iteration times, ``p/g > max_angles``) the
-   largest divisor of ``p`` not above ``max_angles`` (integer slot width, demand averaged
-   per slot). Such a grid is not faithful: solvers report the difference between the
-   circle's score and the integer-grid score of the returned shifts as the circle error.
+3. ``folded``: otherwise (incommensurate iteration times, ``p/g > max_angles``) the quantum
+   lattice itself (``|A| = p/g``, faithful) with *folded* rotation domains: turning all jobs
+   together changes nothing, so job j only needs ``gcd(lcm(iter_0..iter_{j-1}), iter_j) / g``
+   rotations (:func:`folded_domains`; 1 for coprime iteration times, whose score no shift can
+   change). Used while (combinations x slots) stays within ``max_folded``; the search is then
+   exact on the integer grid;
+4. ``coarse``: beyond that, the largest divisor of ``p`` not above ``max_angles`` (integer slot
+   width, demand averaged per slot). Such a grid is not faithful: solvers report the difference
+   between the circle's score and the integer-grid score of the returned shifts as the circle
+   error (averaging only hides excess, so the circle is optimistic).
 
 ``refine=False`` uses the requested grid as is (the precision sweep of Figure 18).
 """
@@ -51,7 +57,7 @@ import numpy as np
 from .instance import lcm
 from .profiles import JobProfile
 
-__all__ = ["UnifiedCircle", "unified_circle", "link_quantum"]
+__all__ = ["UnifiedCircle", "unified_circle", "link_quantum", "folded_domains"]
 
 
 def link_quantum(jobs: Sequence[JobProfile]) -> int:
@@ -137,8 +143,23 @@ def _slot_average(job: JobProfile, p: int, A: int) -> np.ndarray:
     return np.diff(F) * A / p
 
 
+def folded_domains(jobs: Sequence[JobProfile]) -> list[int]:
+    """Shifts (in time units) job j needs once jobs ``0..j-1`` are placed: ``gcd(L_{j-1}, iter_j)``.
+
+    Turning every job by the same ``delta`` leaves a link's score unchanged. Fixing job 0 at 0
+    leaves ``delta`` in multiples of ``iter_0``, under which job 1's shift only matters modulo
+    ``gcd(iter_0, iter_1)``; then ``delta`` in multiples of ``L_1 = lcm(iter_0, iter_1)``, and so on
+    (generalized Chinese remainder theorem). Job 0 gets 1; the product is ``prod(iter_j) / p``.
+    """
+    out, L = [], None
+    for j in jobs:
+        out.append(1 if L is None else math.gcd(L, j.iteration_time))
+        L = j.iteration_time if L is None else L * j.iteration_time // math.gcd(L, j.iteration_time)
+    return out
+
+
 def unified_circle(jobs: Sequence[JobProfile], capacity: float, precision_deg: float = 5.0,
-                   max_angles: int = 720, refine: bool = True) -> UnifiedCircle:
+                   max_angles: int = 720, refine: bool = True, max_folded: int = 4_000_000) -> UnifiedCircle:
     """Build the unified circle of a link (see the module docstring for the grid choice)."""
     jobs = tuple(jobs)
     p = lcm(j.iteration_time for j in jobs)
@@ -148,15 +169,20 @@ def unified_circle(jobs: Sequence[JobProfile], capacity: float, precision_deg: f
     def faithful(A: int) -> bool:
         return p % A == 0 and g % (p // A) == 0
 
+    K = None
     if not refine or faithful(a_req):
         A, mode = a_req, "requested"
     elif p // g <= max_angles:
         n_star = p // g
         A = max(n_star * m for m in _divisors(g) if n_star * m <= max(a_req, n_star))
         mode = "refined"
+    elif math.prod(d // g for d in folded_domains(jobs)[1:]) * (p // g) <= max_folded:
+        A, mode = p // g, "folded"
+        K = (1,) + tuple(d // g for d in folded_domains(jobs)[1:])  # g divides every iteration time
     else:
         A = max(d for d in _divisors(p) if d <= max_angles)
         mode = "coarse"
     slots = np.stack([_slot_average(j, p, A) for j in jobs])
-    K = tuple(max(1, -(-A * j.iteration_time // p)) for j in jobs)
+    if K is None:
+        K = tuple(max(1, -(-A * j.iteration_time // p)) for j in jobs)
     return UnifiedCircle(jobs, float(capacity), p, A, g, faithful(A), mode, slots, K)
