@@ -140,6 +140,8 @@ def _config_costs(tables: dict[str, np.ndarray], names, capacity: float, G: int,
     sizes = [tables[n].shape[0] for n in names]
     total = math.prod(sizes)
     out = np.empty(total)
+    slots = next(iter(tables.values())).shape[1]
+    chunk = max(1, min(chunk, (1 << 22) // slots))  # at most ~4M demand values (32 MB) at once
     for start in range(0, total, chunk):
         flat = np.arange(start, min(total, start + chunk))
         idx = np.unravel_index(flat, sizes)

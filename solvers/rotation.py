@@ -65,6 +65,7 @@ def exhaustive(c: UnifiedCircle, chunk: int = 1 << 15) -> tuple[list[int], float
     sizes = [c.n_rotations[j] for j in free]
     total = math.prod(sizes)
     best_val, best_idx = np.inf, 0
+    chunk = max(1, min(chunk, (1 << 22) // c.n_angles))  # at most ~4M demand values (32 MB) at once
     for start in range(0, total, chunk):
         flat = np.arange(start, min(total, start + chunk))
         ks = np.unravel_index(flat, sizes)
