@@ -43,7 +43,7 @@ from placement.cassini.evaluation import evaluate, link_score
 from placement.cassini.instance import CassiniInstance, CassiniSolution
 from placement.result import SolveResult, Status
 
-__all__ = ["build_link", "solve_link", "build_cluster", "solve_cluster", "solve"]
+__all__ = ["build_link", "solve_link", "build_cluster", "model_terms", "solve_cluster", "solve"]
 
 
 def _fix_first(c: UnifiedCircle) -> bool:
@@ -210,15 +210,39 @@ def build_cluster(inst: CassiniInstance, candidate: str, formulation: str = "aut
     return m
 
 
+def model_terms(inst: CassiniInstance, candidate: str, formulation: str = "auto",
+                config_limit: int = 20_000) -> int:
+    """Upper estimate of the nonzeros of :func:`build_cluster` (checked before building it)."""
+    shared, _, G = _lattice(inst, candidate)
+    total = 0
+    for names in shared.values():
+        dom = [inst.job[n].iteration_time // G for n in names]
+        size = math.prod(dom)
+        if formulation == "config" or (formulation == "auto" and size <= config_limit):
+            total += size * (len(names) + 1)
+        else:
+            total += (inst.perimeter(names) // G) * sum(dom)
+    return total
+
+
 def solve_cluster(inst: CassiniInstance, candidate: str, time_limit: float = 60.0,
-                  mip_gap: float = 1e-9, formulation: str = "auto") -> SolveResult:
-    """Exact unique shifts for one candidate (the cluster-level model)."""
+                  mip_gap: float = 1e-9, formulation: str = "auto", max_terms: int = 3_000_000) -> SolveResult:
+    """Exact unique shifts for one candidate (the cluster-level model).
+
+    Returns ``error`` without building when the model would exceed ``max_terms`` nonzeros.
+    """
     t0 = time.perf_counter()
     shared = inst.shared_links(candidate)
     if not shared:
         sol = CassiniSolution(candidate, tuple((j.name, 0) for j in inst.jobs))
         return SolveResult(Status.OPTIMAL, "exact", sol, evaluate(inst, sol).score, 1.0, time.perf_counter() - t0,
                            {"shared_links": 0}, sense="max")
+    terms = model_terms(inst, candidate, formulation)
+    if terms > max_terms:
+        return SolveResult(Status.ERROR, "exact", None, None, None, time.perf_counter() - t0,
+                           {"model_terms": terms, "shared_links": len(shared)},
+                           f"the cluster model would have {terms} terms > max_terms {max_terms} "
+                           "(long unified circles on a fine lattice); use the affinity solver", sense="max")
     m = build_cluster(inst, candidate, formulation=formulation)
     build_s = time.perf_counter() - t0
     status, has, bound, tc = _run(m, time_limit - build_s, mip_gap)
@@ -247,7 +271,7 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
     candidates cut short; ``stats["candidates"]`` lists each one.
     """
     t0 = time.perf_counter()
-    best, rows, statuses, bounds = None, [], [], []
+    best, rows, statuses, bounds, messages = None, [], [], [], []
     for i, c in enumerate(inst.candidates):
         left = time_limit - (time.perf_counter() - t0)
         r = solve_cluster(inst, c.name, time_limit=max(left / (len(inst.candidates) - i), 1e-3), mip_gap=mip_gap,
@@ -255,6 +279,8 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
         rows.append({"candidate": c.name, "status": str(r.status), "score": r.objective, "bound": r.bound,
                      "time_s": r.wall_time_s})
         statuses.append(r.status)
+        if r.message and r.message not in messages:
+            messages.append(r.message)
         bounds.append(r.bound if r.bound is not None else (r.objective if r.status == Status.OPTIMAL else None))
         if r.objective is not None and (best is None or r.objective > best.objective + 1e-12):
             best = r
@@ -273,4 +299,4 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
         stats.update({k: v for k, v in best.stats.items()})
         stats["candidate"] = best.solution.candidate
     return SolveResult(status, "exact", best.solution if best else None, best.objective if best else None, bound,
-                       time.perf_counter() - t0, stats, sense="max")
+                       time.perf_counter() - t0, stats, "; ".join(messages), sense="max")

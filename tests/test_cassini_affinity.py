@@ -196,3 +196,15 @@ def test_time_limit_is_a_status_with_an_evaluated_incumbent():
     assert res.objective == pytest.approx(evaluate(inst, res.solution).score)
     full = solve_affinity(inst)
     assert full.status == "feasible" and full.objective >= res.objective - 1e-12
+
+
+def test_oversized_cluster_model_is_an_error_status_and_affinity_still_solves():
+    a = JobProfile("a", 255, ((141, 0.0), (114, 40.0)))
+    b = JobProfile("b", 161, ((80, 0.0), (81, 40.0)))
+    inst = links_instance({"l": ["a", "b"]}, [a, b], capacity=50.0)
+    res = solve_exact(inst)
+    assert res.status == "error" and "max_terms" in res.message and res.solution is None
+    aff = solve_affinity(inst)
+    # Coprime iteration times: the folded search has one configuration and every shift scores alike.
+    assert aff.status == "feasible" and aff.stats["circle_error_max"] == 0.0
+    assert aff.objective == pytest.approx(evaluate(inst, CassiniSolution("c0", (("a", 0), ("b", 0)))).score)
