@@ -141,8 +141,10 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
             for m in shared[lk]:
                 if m != n:
                     base += inst.job[m].demand[(t - shifts.get(m, 0)) % inst.job[m].iteration_time]
-            mine = job.demand[(t[None, :] - cand[:, None]) % job.iteration_time]
-            cost += np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
+            rows = max(1, (1 << 22) // p)  # at most ~4M demand values at once
+            for lo in range(0, len(cand), rows):
+                mine = job.demand[(t[None, :] - cand[lo:lo + rows, None]) % job.iteration_time]
+                cost[lo:lo + rows] += np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
         cur = shifts.get(n, 0) // step  # the step divides every current shift
         best = int(np.argmin(cost))
         if cost[best] < cost[cur] - 1e-12:
