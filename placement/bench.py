@@ -25,8 +25,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .io import write_bytes, write_json, write_text
+from .io import write_json, write_text
 from .registry import BenchSection, call_solver, get_problem, problems, resolve
+from .report import fmt, markdown_table, save_figure
 from .result import SolveResult, Status, relative_gap
 
 __all__ = ["run_bench", "reference_value"]
@@ -42,21 +43,6 @@ def reference_value(exact: Any) -> float | None:
     if exact.status == "optimal":
         return exact.objective
     return exact.bound
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def _markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for r in rows:
-        out.append("| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
-    return "\n".join(out)
 
 
 def _plot_gaps(rows: list[dict[str, Any]], problem: str, out_dir: Path) -> str | None:
@@ -82,12 +68,7 @@ def _plot_gaps(rows: list[dict[str, Any]], problem: str, out_dir: Path) -> str |
     ax2.set_ylabel("heuristic time / exact time")
     ax2.set_title("time ratio (same run)")
     fig.tight_layout()
-    path = out_dir / f"{problem}_gap_time.png"
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    write_bytes(path, buf.getvalue())
-    return path.name
+    return save_figure(fig, out_dir, f"{problem}_gap_time.png")
 
 
 def _run_family(name: str, quick: bool, progress: Progress, rows: list[dict[str, Any]]) -> list[str]:
@@ -161,7 +142,7 @@ def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bo
     for c in COLUMNS:
         table.add_column(c, justify="right" if c not in ("problem", "instance", "solver", "status") else "left")
     for r in rows:
-        table.add_row(*(_fmt(r[c]) if c != "gap_to_exact" or r[c] is None else f"{100 * r[c]:.3f}%"
+        table.add_row(*(fmt(r[c]) if c != "gap_to_exact" or r[c] is None else f"{100 * r[c]:.3f}%"
                         for c in COLUMNS))
     console.print(table)
 
@@ -175,7 +156,7 @@ def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bo
         {"title": s.title, "rows": s.rows, "figures": s.figures} for s in sections],
         "summary": summary, "elapsed_s": elapsed})
     md = ["# placement bench", "", f"Total time {elapsed:.1f} s.", "", "## Summary", ""]
-    md += [f"- {line}" for line in summary] + ["", "## Exact vs heuristic", "", _markdown_table(rows, COLUMNS), ""]
+    md += [f"- {line}" for line in summary] + ["", "## Exact vs heuristic", "", markdown_table(rows, COLUMNS), ""]
     md += [f"![{f}]({f})" for f in figures]
     for s in sections:
         md += ["", f"## {s.title}", "", s.markdown, ""] + [f"![{f}]({f})" for f in s.figures]

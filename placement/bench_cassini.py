@@ -18,11 +18,9 @@ Sections (each measured side by side in one run):
 
 from __future__ import annotations
 
-import io
 import statistics
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -30,33 +28,13 @@ from .cassini.circle import unified_circle
 from .cassini.evaluation import evaluate, link_score
 from .cassini.instance import CassiniSolution, load_instance
 from .cassini.profiles import synthetic_profile
-from .io import write_bytes
 from .registry import BenchSection, resolve
+from .report import markdown_table as _table
+from .report import save_figure as _save
 
 __all__ = ["bench_sections"]
 
 KINDS = ["data_parallel", "tensor_parallel", "pipeline_parallel", "hybrid_parallel"]
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def _table(rows: list[dict], cols: list[str]) -> str:
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def _save(fig, out_dir: Path, name: str) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    write_bytes(out_dir / name, buf.getvalue())
-    return name
 
 
 def _link_jobs(n: int, rng: np.random.Generator):

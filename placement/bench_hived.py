@@ -31,7 +31,6 @@ Fragmentation (Figure 11 trend)
 
 from __future__ import annotations
 
-import io
 import statistics
 import time
 from pathlib import Path
@@ -39,28 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from .hived.feasibility import is_feasible
-from .io import write_bytes
 from .registry import BenchSection, resolve
+from .report import markdown_table as _md
+from .report import save_figure as _save
 
 __all__ = ["bench_sections", "scale_run", "feasibility_sweep", "fragmentation_run", "job_trace"]
 
 SIZES = (1, 2, 4, 8)
-
-
-def _md(rows: list[dict], cols: list[str]) -> str:
-    def f(v):
-        return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(f(r.get(c, "-")) for c in cols) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def _save(fig, out_dir: Path, name: str) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    write_bytes(out_dir / name, buf.getvalue())
-    return name
 
 
 # ----------------------------------------------------------------------------- scale

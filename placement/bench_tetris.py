@@ -24,15 +24,15 @@ names of the Tetris spec.
 
 from __future__ import annotations
 
-import io
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .io import write_bytes
 from .registry import BenchSection, get_problem, resolve
+from .report import markdown_table as _table
+from .report import save_figure
 from .tetris.evaluation import evaluate
 
 __all__ = ["bench_sections"]
@@ -41,18 +41,6 @@ DEFAULT_SIZE = dict(n_tables=10_000, n_jobs=20_000, n_regions=16)
 QUICK_SIZE = dict(n_tables=2_000, n_jobs=4_000, n_regions=8)
 SCALE_SIZE = dict(n_tables=100_000, n_jobs=200_000, n_regions=20)
 SAMPLE_TABLES = {"default": 20, "quick": 40, "scale": 4}
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_fmt(r.get(c, "-")) for c in cols) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def _hp_ratio(inst, ev) -> np.ndarray:
@@ -81,10 +69,7 @@ def _plot_ratio(inst, before: np.ndarray, after: np.ndarray, path: Path, title: 
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    write_bytes(path, buf.getvalue())
+    save_figure(fig, path.parent, path.name)
 
 
 def _move_cost(inst, home: np.ndarray, n_tables: int, seed: int) -> dict[str, float]:

@@ -41,6 +41,12 @@ from typing import Any
 import networkx as nx
 
 from ..errors import InstanceError
+from ..validate import as_list as _list
+from ..validate import integer as _int
+from ..validate import name as _name
+from ..validate import number as _num
+from ..validate import obj as _obj
+from ..validate import unique as _unique
 from .profiles import JobProfile
 from .topology import Link, Topology
 
@@ -128,49 +134,6 @@ class CassiniInstance:
 
 
 # ---- validation -------------------------------------------------------------------------------
-
-def _obj(doc: Any, where: str) -> dict:
-    if not isinstance(doc, dict):
-        raise InstanceError(where, f"must be an object, got {type(doc).__name__}")
-    return doc
-
-
-def _list(v: Any, where: str, *, nonempty: bool = False) -> list:
-    if not isinstance(v, list):
-        raise InstanceError(where, f"must be a list, got {type(v).__name__}")
-    if nonempty and not v:
-        raise InstanceError(where, "must not be empty")
-    return v
-
-
-def _int(v: Any, where: str, minimum: int) -> int:
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise InstanceError(where, f"must be an integer >= {minimum}, got {v!r}")
-    return v
-
-
-def _num(v: Any, where: str, *, positive: bool = False) -> float:
-    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-    if not ok or v < 0 or (positive and v == 0):
-        raise InstanceError(where, f"must be a finite number {'> 0' if positive else '>= 0'}, got {v!r}")
-    return float(v)
-
-
-def _name(v: Any, where: str) -> str:
-    if not isinstance(v, str) or not v:
-        raise InstanceError(where, f"must be a non-empty string, got {v!r}")
-    return v
-
-
-def _unique(names: list[str], where: str) -> None:
-    seen: set[str] = set()
-    for i, n in enumerate(names):
-        if n in seen:
-            raise InstanceError(f"{where}[{i}].name", f"duplicate name {n!r}")
-        seen.add(n)
-
 
 def _load_topology(doc: Any) -> Topology:
     doc = _obj(doc, "topology")

@@ -18,7 +18,6 @@ Compiled numpy arrays (index form) are built once per instance and cached.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -26,6 +25,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import InstanceError
+from ..validate import as_list, integer
+from ..validate import name as _name
+from ..validate import number as _num
+from ..validate import obj as _obj
+from ..validate import unique as _unique
 
 __all__ = ["Region", "App", "Table", "Job", "TetrisInstance", "TetrisSolution",
            "load_instance", "instance_to_json", "load_solution", "solution_to_json"]
@@ -238,52 +242,16 @@ class TetrisArrays:
 
 # ---- validation helpers ------------------------------------------------------------------
 
-def _obj(doc: Any, where: str) -> dict:
-    if not isinstance(doc, dict):
-        raise InstanceError(where, f"must be an object, got {type(doc).__name__}")
-    return doc
-
-
 def _list(doc: dict, key: str, where: str, *, required: bool = True) -> list:
     if key not in doc:
         if required:
             raise InstanceError(f"{where}{key}", "is missing")
         return []
-    v = doc[key]
-    if not isinstance(v, list):
-        raise InstanceError(f"{where}{key}", f"must be a list, got {type(v).__name__}")
-    return v
+    return as_list(doc[key], f"{where}{key}")
 
 
 def _int(v: Any, where: str, *, minimum: int = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        else:
-            raise InstanceError(where, f"must be an integer >= {minimum}, got {v!r}")
-    if v < minimum:
-        raise InstanceError(where, f"must be an integer >= {minimum}, got {v!r}")
-    return v
-
-
-def _num(v: Any, where: str, *, minimum: float = 0.0) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < minimum:
-        raise InstanceError(where, f"must be a finite number >= {minimum:g}, got {v!r}")
-    return float(v)
-
-
-def _name(v: Any, where: str) -> str:
-    if not isinstance(v, str) or not v:
-        raise InstanceError(where, f"must be a non-empty string, got {v!r}")
-    return v
-
-
-def _unique(names: list[str], where: str) -> None:
-    seen: set[str] = set()
-    for i, n in enumerate(names):
-        if n in seen:
-            raise InstanceError(f"{where}[{i}].name", f"duplicate name {n!r}")
-        seen.add(n)
+    return integer(v, where, minimum)
 
 
 def load_instance(doc: Any, name: str = "") -> TetrisInstance:

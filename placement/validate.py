@@ -1,0 +1,63 @@
+"""Small validators shared by the instance loaders.
+
+Each checks one value and raises :class:`InstanceError` naming the field and
+stating what the value must be; each returns the value (converted where noted).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .errors import InstanceError
+
+__all__ = ["obj", "as_list", "integer", "number", "name", "unique"]
+
+
+def obj(v: Any, where: str) -> dict:
+    """``v`` must be a JSON object (dict)."""
+    if not isinstance(v, dict):
+        raise InstanceError(where, f"must be an object, got {type(v).__name__}")
+    return v
+
+
+def as_list(v: Any, where: str, *, nonempty: bool = False) -> list:
+    """``v`` must be a list (non-empty when asked)."""
+    if not isinstance(v, list):
+        raise InstanceError(where, f"must be a list, got {type(v).__name__}")
+    if nonempty and not v:
+        raise InstanceError(where, "must not be empty")
+    return v
+
+
+def integer(v: Any, where: str, minimum: int = 0) -> int:
+    """``v`` must be an integer >= ``minimum`` (a float with an integral value is accepted)."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise InstanceError(where, f"must be an integer >= {minimum}, got {v!r}")
+    return v
+
+
+def number(v: Any, where: str, *, positive: bool = False) -> float:
+    """``v`` must be a finite number >= 0 (> 0 when ``positive``)."""
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+    if not ok or v < 0 or (positive and v == 0):
+        raise InstanceError(where, f"must be a finite number {'> 0' if positive else '>= 0'}, got {v!r}")
+    return float(v)
+
+
+def name(v: Any, where: str) -> str:
+    """``v`` must be a non-empty string."""
+    if not isinstance(v, str) or not v:
+        raise InstanceError(where, f"must be a non-empty string, got {v!r}")
+    return v
+
+
+def unique(names: list[str], where: str) -> None:
+    """Names must not repeat; the second occurrence is reported as ``where[i].name``."""
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            raise InstanceError(f"{where}[{i}].name", f"duplicate name {n!r}")
+        seen.add(n)
