@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InstanceError
 from .io import read_document, write_json
-from .registry import call_solver, get_problem, problem_of_document, problems
+from .registry import call_solver, get_problem, problem_of_document, problems, solver_parameters
 
 __all__ = ["main", "build_parser", "load_instance_file"]
 
@@ -35,6 +35,17 @@ def _positive_float(text: str) -> float:
     if not v > 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
     return v
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    """``key=value`` with the value read as JSON when it parses (numbers, true/false, lists), else a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"must be key=value, got {text!r}")
+    try:
+        return key.replace("-", "_"), json.loads(value)
+    except json.JSONDecodeError:
+        return key.replace("-", "_"), value
 
 
 def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
@@ -62,7 +73,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     spec, instance = load_instance_file(args.instance)
     solver = args.solver or spec.exact_solver
-    result = call_solver(spec, solver, instance, time_limit=args.time_limit, seed=args.seed)
+    extra = dict(args.option or [])
+    unknown = sorted(set(extra) - set(solver_parameters(spec, solver)))
+    if unknown:
+        raise InstanceError("--option", f"{unknown[0]!r} is not a parameter of solver {solver!r} "
+                            f"(it takes {', '.join(solver_parameters(spec, solver)) or 'none'})")
+    result = call_solver(spec, solver, instance, time_limit=args.time_limit, seed=args.seed, **extra)
     sol_json = spec.solution_to_json(instance, result.solution) if result.solution is not None else None
     print(f"problem   {spec.name}")
     print(f"solver    {result.solver}")
@@ -129,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--solver", help="solver name (default: the exact model)")
     solve.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
     solve.add_argument("--seed", type=int, default=None)
+    solve.add_argument("--option", action="append", type=_key_value, metavar="KEY=VALUE",
+                       help="a solver keyword argument, e.g. --option loops=discard (repeatable)")
     solve.add_argument("-o", "--output", help="write the result JSON here")
     solve.set_defaults(func=cmd_solve)
 

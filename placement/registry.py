@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["ProblemSpec", "BenchSection", "problems", "get_problem", "resolve", "call_solver",
+__all__ = ["ProblemSpec", "BenchSection", "problems", "get_problem", "resolve", "call_solver", "solver_parameters",
            "problem_of_document"]
 
 ENTRY_POINT_GROUP = "placement.problems"
@@ -126,6 +126,14 @@ def resolve(target: str) -> Callable[..., Any]:
     """Import ``"module:function"``."""
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def solver_parameters(spec: ProblemSpec, solver: str) -> list[str]:
+    """Keyword parameters of a solver function (after the instance)."""
+    if solver not in spec.solvers:
+        raise InstanceError("--solver", f"must be one of {sorted(spec.solvers)} for {spec.name}, got {solver!r}")
+    params = list(inspect.signature(resolve(spec.solvers[solver])).parameters.values())[1:]
+    return [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def call_solver(spec: ProblemSpec, solver: str, instance: Any, **options: Any):

@@ -62,3 +62,16 @@ def test_unknown_solver_is_bad_input(tmp_path, capsys):
     main(["generate", "tetris", "--tables", "3", "--jobs", "2", "-o", str(inst_path)])
     assert main(["solve", str(inst_path), "--solver", "magic"]) == 2
     assert "--solver" in capsys.readouterr().err
+
+
+def test_solver_options_pass_through_and_unknown_ones_are_rejected(tmp_path, capsys):
+    inst_path, one, full = tmp_path / "i.json", tmp_path / "one.json", tmp_path / "full.json"
+    main(["generate", "tetris", "--tables", "30", "--jobs", "50", "--regions", "4", "--seed", "3", "-o", str(inst_path)])
+    assert main(["solve", str(inst_path), "--solver", "hill-climb", "--option", "max_passes=1", "-o", str(one)]) == 0
+    assert main(["solve", str(inst_path), "--solver", "hill-climb", "-o", str(full)]) == 0
+    passes_one = json.loads(one.read_text())["stats"]["passes"]
+    passes_full = json.loads(full.read_text())["stats"]["passes"]
+    assert passes_one == 1 and passes_full >= passes_one
+    capsys.readouterr()
+    assert main(["solve", str(inst_path), "--solver", "hill-climb", "--option", "bogus=1"]) == 2
+    assert "--option: 'bogus' is not a parameter" in capsys.readouterr().err
