@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
@@ -35,7 +36,7 @@ from placement.hived.cells import HivedInstance
 from placement.hived.evaluation import Binding, HivedSolution, evaluate
 from placement.result import SolveResult, Status
 
-__all__ = ["build", "solve"]
+__all__ = ["build", "solve", "structure", "Structure", "pinned_bindings"]
 
 
 def _blocked(inst: HivedInstance, c: int) -> tuple[set[tuple[int, int]], list]:
@@ -52,16 +53,31 @@ def _blocked(inst: HivedInstance, c: int) -> tuple[set[tuple[int, int]], list]:
     return out, pins
 
 
-def _pinned_bindings(inst: HivedInstance) -> list[Binding]:
+def pinned_bindings(inst: HivedInstance) -> list[Binding]:
     return [Binding(inst.vc_index[inst.used_pins[p.id]], p.chain, p.level, p.index, p.id)
             for p in inst.pinned.values() if p.id in inst.used_pins]
 
 
-def build(inst: HivedInstance, form: str = "max") -> pyo.ConcreteModel:
-    """The declarative model (see the module docstring); ``form`` is ``"max"`` or ``"feasibility"``."""
-    if form not in ("max", "feasibility"):
-        raise ValueError("form must be 'max' or 'feasibility'")
-    m = pyo.ConcreteModel(name=f"hived-{inst.name}")
+@dataclass
+class Structure:
+    """The model's index sets, shared by the Pyomo model and its PuLP twin (models/hived_pulp.py).
+
+    ``index``: one ``(t, c, k, i)`` per (VC, free physical cell) pair; ``cover``: the
+    disjointness rows, each a list of ``index`` keys; ``reservations``: ``(t, c, k, r)``
+    with ``r > 0``; ``groups``: ``(t, c, k)`` -> its ``index`` keys; ``n_pins``: pinned
+    cells bound by construction; ``empty``: reservations that no free cell can take.
+    """
+
+    index: list[tuple[int, int, int, int]]
+    cover: list[list[tuple[int, int, int, int]]]
+    reservations: list[tuple[int, int, int, int]]
+    groups: dict[tuple[int, int, int], list[tuple[int, int, int, int]]]
+    n_pins: int
+    empty: list[tuple[int, int, int, int]]
+
+
+def structure(inst: HivedInstance) -> Structure:
+    """Index sets and disjointness rows of the feasibility model (see the module docstring)."""
     index: list[tuple[int, int, int, int]] = []
     cover: list[list[tuple[int, int, int, int]]] = []
     n_pins = 0
@@ -86,28 +102,38 @@ def build(inst: HivedInstance, form: str = "max") -> pyo.ConcreteModel:
             row = [(t, c, k, ch.ancestor(lmin, q, k)) for k, vcs in by_level.items() for t in vcs
                    if (k, ch.ancestor(lmin, q, k)) not in blocked]
             cover.append(row)
-    m.I = pyo.Set(initialize=index, dimen=4, ordered=True)
-    m.x = pyo.Var(m.I, domain=pyo.Binary)
-    m.pinned = pyo.Param(initialize=n_pins, mutable=False)
-    m.C = pyo.RangeSet(0, len(cover) - 1) if cover else pyo.Set(initialize=[])
-    m.disjoint = pyo.Constraint(m.C, rule=lambda m, n: sum(m.x[key] for key in cover[n]) <= 1)
     groups: dict[tuple[int, int, int], list] = {}
     for key in index:
         groups.setdefault(key[:3], []).append(key)
     reservations = [(t, c, k, n) for t, v in enumerate(inst.vcs) for (c, k), n in v.reserved.items() if n > 0]
-    m.R = pyo.RangeSet(0, len(reservations) - 1) if reservations else pyo.Set(initialize=[])
+    return Structure(index, cover, reservations, groups, n_pins,
+                     [q for q in reservations if q[:3] not in groups])
+
+
+def build(inst: HivedInstance, form: str = "max") -> pyo.ConcreteModel:
+    """The declarative model (see the module docstring); ``form`` is ``"max"`` or ``"feasibility"``."""
+    if form not in ("max", "feasibility"):
+        raise ValueError("form must be 'max' or 'feasibility'")
+    st = structure(inst)
+    m = pyo.ConcreteModel(name=f"hived-{inst.name}")
+    m.I = pyo.Set(initialize=st.index, dimen=4, ordered=True)
+    m.x = pyo.Var(m.I, domain=pyo.Binary)
+    m.pinned = pyo.Param(initialize=st.n_pins, mutable=False)
+    m.C = pyo.RangeSet(0, len(st.cover) - 1) if st.cover else pyo.Set(initialize=[])
+    m.disjoint = pyo.Constraint(m.C, rule=lambda m, n: sum(m.x[key] for key in st.cover[n]) <= 1)
+    m.R = pyo.RangeSet(0, len(st.reservations) - 1) if st.reservations else pyo.Set(initialize=[])
 
     def _res(m, n):
-        t, c, k, r = reservations[n]
-        terms = groups.get((t, c, k), [])
-        lhs = sum(m.x[key] for key in terms)
+        t, c, k, r = st.reservations[n]
+        terms = st.groups.get((t, c, k), [])
         if not terms:  # no physical cell can take it: see m.empty_reservations
             return pyo.Constraint.Skip
+        lhs = sum(m.x[key] for key in terms)
         return (lhs == r) if form == "feasibility" else (lhs <= r)
 
     m.reserve = pyo.Constraint(m.R, rule=_res)
-    m.empty_reservations = [q for q in reservations if q[:3] not in groups]
-    m.obj = pyo.Objective(expr=sum(m.x[key] for key in index) + n_pins, sense=pyo.maximize)
+    m.empty_reservations = st.empty
+    m.obj = pyo.Objective(expr=sum(m.x[key] for key in st.index) + st.n_pins, sense=pyo.maximize)
     return m
 
 
@@ -134,7 +160,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
         return SolveResult(Status.INFEASIBLE, "exact", wall_time_s=time.perf_counter() - t0, stats=stats,
                            sense="max", message="a reservation has no physical cell outside the pinned cells")
     if len(m.I) == 0:  # nothing to decide: the pinned cells are the whole answer
-        sol = HivedSolution(tuple(_pinned_bindings(inst)))
+        sol = HivedSolution(tuple(pinned_bindings(inst)))
         ev = evaluate(inst, sol)
         stats["feasible"] = ev.honoured == inst.n_reserved
         return SolveResult(Status.OPTIMAL, "exact", solution=sol, objective=ev.objective, bound=ev.objective,
@@ -160,7 +186,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
                            message=str(tc))
     res.solution_loader.load_vars()
     bindings = [Binding(t, c, k, i) for (t, c, k, i) in m.I if m.x[t, c, k, i].value > 0.5]
-    bindings += _pinned_bindings(inst)
+    bindings += pinned_bindings(inst)
     sol = HivedSolution(tuple(bindings))
     ev = evaluate(inst, sol)
     bound = res.objective_bound if res.objective_bound is not None and math.isfinite(res.objective_bound) else None

@@ -1,0 +1,86 @@
+"""The HiveD VC-assignment model of :mod:`models.hived`, written a second time in PuLP.
+
+Same index sets (:func:`models.hived.structure`), same rows, built with PuLP and
+solved by HiGHS through ``pulp.HiGHS`` (the highspy API). It exists as an
+independent modelling-layer check: the tests require both to reach the same
+optimum on generated hierarchies and on the real HiveD configs, and the
+benchmark can time the two layers side by side.
+
+PuLP facts this module relies on (TOOLING.md): on a time limit PuLP reports
+``status == 1``, so the solution status is read from ``prob.sol_status``
+(1 optimal, 2 feasible only); infeasible is status -1 without an exception; for
+a maximization HiGHS's ``mip_dual_bound`` comes back negated.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pulp
+
+from placement.hived.cells import HivedInstance
+from placement.hived.evaluation import Binding, HivedSolution, evaluate
+from placement.result import SolveResult, Status
+
+from .hived import pinned_bindings, structure
+
+__all__ = ["build", "solve"]
+
+SOLVER = "exact-pulp"
+
+
+def build(inst: HivedInstance, form: str = "max") -> tuple[pulp.LpProblem, dict]:
+    """The PuLP model and its variables by ``(t, c, k, i)`` key (see :mod:`models.hived`)."""
+    if form not in ("max", "feasibility"):
+        raise ValueError("form must be 'max' or 'feasibility'")
+    st = structure(inst)
+    prob = pulp.LpProblem(f"hived_{inst.name or 'instance'}", pulp.LpMaximize)
+    x = {key: prob.add_variable("x_" + "_".join(map(str, key)), cat=pulp.LpBinary) for key in st.index}
+    prob += pulp.lpSum(x.values()) + st.n_pins
+    for n, row in enumerate(st.cover):
+        prob += pulp.lpSum(x[key] for key in row) <= 1, f"disjoint_{n}"
+    for n, (t, c, k, r) in enumerate(st.reservations):
+        terms = st.groups.get((t, c, k))
+        if terms:
+            lhs = pulp.lpSum(x[key] for key in terms)
+            prob += (lhs == r) if form == "feasibility" else (lhs <= r), f"reserve_{n}"
+    return prob, x
+
+
+def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
+          form: str = "max") -> SolveResult:
+    """Solve with PuLP + HiGHS; statuses and objective as :func:`models.hived.solve`."""
+    t0 = time.perf_counter()
+    st = structure(inst)
+    stats = {"form": form, "binaries": len(st.index), "layer": "pulp"}
+    if form == "feasibility" and st.empty:
+        return SolveResult(Status.INFEASIBLE, SOLVER, wall_time_s=time.perf_counter() - t0, stats=stats,
+                           sense="max", message="a reservation has no physical cell outside the pinned cells")
+    if not st.index:
+        sol = HivedSolution(tuple(pinned_bindings(inst)))
+        ev = evaluate(inst, sol)
+        return SolveResult(Status.OPTIMAL, SOLVER, solution=sol, objective=ev.objective, bound=ev.objective,
+                           wall_time_s=time.perf_counter() - t0, stats=stats, sense="max")
+    prob, x = build(inst, form)
+    stats["build_s"] = time.perf_counter() - t0
+    status = prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=mip_gap, threads=1))
+    stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
+    if status == pulp.LpStatusInfeasible:
+        return SolveResult(Status.INFEASIBLE, SOLVER, wall_time_s=time.perf_counter() - t0, stats=stats,
+                           sense="max", message="no one-to-one mapping of all reserved cells exists")
+    if prob.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+        return SolveResult(Status.TIME_LIMIT if prob.sol_status == pulp.LpSolutionNoSolutionFound else Status.ERROR,
+                           SOLVER, wall_time_s=time.perf_counter() - t0, stats=stats, sense="max",
+                           message=pulp.LpSolution[prob.sol_status])
+    bindings = [Binding(*key) for key, var in x.items() if (var.value() or 0) > 0.5]
+    sol = HivedSolution(tuple(bindings + pinned_bindings(inst)))
+    ev = evaluate(inst, sol)
+    proven = prob.sol_status == pulp.LpSolutionOptimal
+    dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (TOOLING.md)
+    bound = min(float(inst.n_reserved), math.floor(dual + st.n_pins + 1e-6)) if math.isfinite(dual) else None
+    if proven:
+        bound = ev.objective if bound is None else max(min(bound, float(inst.n_reserved)), ev.objective)
+    return SolveResult(Status.OPTIMAL if proven else Status.TIME_LIMIT, SOLVER, solution=sol,
+                       objective=ev.objective, bound=bound, wall_time_s=time.perf_counter() - t0, stats=stats,
+                       sense="max")
