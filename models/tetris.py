@@ -11,6 +11,7 @@ R(job), ML jobs (AND)
     (``a`` may stay continuous). NULL jobs are those with ``sum_r a[j,r] = 0``.
     A single-table job uses ``x`` directly.
 R(job), analytics jobs (majority)
+    A job whose tables all have size 0 is in region 0 (every load ties at 0).
     (1) only needs the largest per-region load ``m_j = max_r L[j,r]``:
     ``m_j <= L[j,r] + size_j (1 - b[j,r])`` with one-hot ``b`` (minimization drives
     ``m_j`` up to the max). Where the job's app has a CPU limit (5), the region must
@@ -138,7 +139,7 @@ def build(inst: TetrisInstance, *, product: str = "disaggregated") -> pyo.Concre
         return sum(size[t] * m.x[t, r] for t in tables_of[j])
 
     # R(job) for analytics jobs: local bytes m[j] = max_r L[j, r]; exact argmax where (5) needs it.
-    multi_an = [j for j in an if len(tables_of[j]) > 1]
+    multi_an = [j for j in an if len(tables_of[j]) > 1 and A.job_size[j] > 0]
     exact_an = [j for j in multi_an if A.job_app[j] in cpu_apps]
     m.b = pyo.Var(multi_an, m.R, domain=pyo.Binary)
     m.m = pyo.Var(multi_an, bounds=lambda m, j: (0, int(A.job_size[j])))
@@ -151,6 +152,8 @@ def build(inst: TetrisInstance, *, product: str = "disaggregated") -> pyo.Concre
             1 - m.b[j, r]))
 
     def region_of_analytics(j, r):
+        if A.job_size[j] == 0:  # all loads are 0: the argmax tie goes to region 0
+            return 1 if r == 0 else 0
         return m.x[tables_of[j][0], r] if len(tables_of[j]) == 1 else m.b[j, r]
 
     # (1) cross-region bytes.
@@ -263,7 +266,8 @@ def _home_of(m: pyo.ConcreteModel, inst: TetrisInstance) -> np.ndarray:
 
 def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e-6,
           max_rounds: int = 200, tol: float = 1e-9, product: str = "disaggregated",
-          highs_options: dict | None = None) -> SolveResult:
+          highs_options: dict | None = None,
+          fix_home: TetrisSolution | np.ndarray | None = None) -> SolveResult:
     """Solve Figure 4 exactly with HiGHS (lazy secant rounds; see the module docstring).
 
     Parameters
@@ -279,6 +283,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     highs_options : dict, optional
         Extra HiGHS options, merged over ``DEFAULT_HIGHS_OPTIONS`` (presolve off:
         see the note at that constant).
+    fix_home : TetrisSolution or array, optional
+        Fix every home and solve only for the auxiliary variables: the model's
+        value of one given placement (``infeasible`` if it breaks a hard constraint).
 
     Returns
     -------
@@ -289,6 +296,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     """
     t0 = time.perf_counter()
     m = build(inst, product=product)
+    if fix_home is not None:
+        home = np.asarray(fix_home.home if isinstance(fix_home, TetrisSolution) else fix_home, dtype=np.int64)
+        for t in range(inst.n_tables):
+            for r in range(inst.n_regions):
+                m.x[t, r].fix(1 if home[t] == r else 0)
     build_s = time.perf_counter() - t0
     stats: dict = {"product": product, "build_s": build_s, "rounds": 0, "lazy_cuts": 0,
                    "binaries": sum(1 for v in m.component_data_objects(pyo.Var) if v.is_binary()),
