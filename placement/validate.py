@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["obj", "as_list", "integer", "number", "name", "unique"]
+__all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER"]
 
 
 def obj(v: Any, where: str) -> dict:
@@ -30,13 +30,26 @@ def as_list(v: Any, where: str, *, nonempty: bool = False) -> list:
     return v
 
 
-def integer(v: Any, where: str, minimum: int = 0) -> int:
-    """``v`` must be an integer >= ``minimum`` (a float with an integral value is accepted)."""
+MAX_INTEGER = 2**53  # every integer up to here is exact in a double, so sums stay exact in int64
+
+
+def integer(v: Any, where: str, minimum: int = 0, maximum: int = MAX_INTEGER) -> int:
+    """``v`` must be an integer in ``[minimum, maximum]`` (a float with an integral value is accepted)."""
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
         raise InstanceError(where, f"must be an integer >= {minimum}, got {v!r}")
+    if v > maximum:
+        raise InstanceError(where, f"must be at most {maximum}, got {v!r}")
     return v
+
+
+def total(values, where: str, maximum: int = MAX_INTEGER) -> int:
+    """The sum of already validated integers must stay at most ``maximum`` (exact arithmetic)."""
+    s = sum(values)
+    if s > maximum:
+        raise InstanceError(where, f"total must be at most {maximum} for exact arithmetic, got {s}")
+    return s
 
 
 def number(v: Any, where: str, *, positive: bool = False) -> float:

@@ -131,6 +131,9 @@ BAD = [
     (("regions",), [], "regions"),
     (("tables",), KeyError, "tables"),
     (("move_quota",), -1, "move_quota"),
+    (("tables", 0, "size"), 10**30, "tables[0].size"),
+    (("tables",), [{"name": "clicks", "size": 2**53, "home": "east"}, {"name": "views", "size": 2**53, "home": "west"}],
+     "tables[].size"),
 ]
 
 

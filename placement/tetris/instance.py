@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InstanceError
-from ..validate import as_list, integer
+from ..validate import as_list, integer, total
 from ..validate import name as _name
 from ..validate import number as _num
 from ..validate import obj as _obj
@@ -369,8 +369,15 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
         if key not in ("w1", "w2", "w3"):
             raise InstanceError(f"weights.{key}", "is not one of w1, w2, w3")
     w1, w2, w3 = (_num(weights.get(k, 1.0), f"weights.{k}") for k in ("w1", "w2", "w3"))
-    if sum(r.storage_capacity for r in regions) <= 0:
+    if total((r.storage_capacity for r in regions), "regions[].storage_capacity") <= 0:
         raise InstanceError("regions", "total storage_capacity must be positive")
+    total((t.size for t in tables), "tables[].size")
+    total((j.gpu_hours for j in jobs), "jobs[].gpu_hours")
+    total((j.cpu_hours for j in jobs), "jobs[].cpu_hours")
+    for g in supply_types:
+        total((r.gpu_supply.get(g, 0) for r in regions), f"regions[].gpu_supply.{g}")
+    for i, a in enumerate(apps):
+        total(a.cpu_capacity.values(), f"apps[{i}].cpu_capacity")
     quota = doc.get("move_quota")
     return TetrisInstance(
         regions=tuple(regions), apps=tuple(apps), tables=tuple(tables), jobs=tuple(jobs),
