@@ -29,15 +29,44 @@ def read_document(path: str | os.PathLike) -> Any:
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
+        except InstanceError as exc:
+            raise InstanceError(f"{p} {exc.field}", exc.message) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark is not None else ""
             raise InstanceError(str(p), f"is not valid YAML{where}") from None
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise InstanceError(str(p), f"repeats the key {key!r} in one object (the first would be lost)")
+            out[key] = value
+        return out
+
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise InstanceError(str(p), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+
+
+def _unique_key_loader():
+    """A ``yaml.SafeLoader`` that rejects a mapping repeating a key (plain YAML keeps the last)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise InstanceError(f"line {key_node.start_mark.line + 1}",
+                                        f"repeats the key {key!r} in one mapping (the first would be lost)")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -75,3 +75,14 @@ def test_solver_options_pass_through_and_unknown_ones_are_rejected(tmp_path, cap
     capsys.readouterr()
     assert main(["solve", str(inst_path), "--solver", "hill-climb", "--option", "bogus=1"]) == 2
     assert "--option: 'bogus' is not a parameter" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name,content,expect", [
+    ("dup.json", '{"problem": "tetris", "move_quota": 1, "move_quota": 2}', "repeats the key 'move_quota'"),
+    ("dup.yaml", "physicalCluster: {}\nvirtualClusters:\n  vc1: {}\n  vc1: {}\n", "line 4: repeats the key 'vc1'"),
+])
+def test_duplicate_keys_are_bad_input(tmp_path, capsys, name, content, expect):
+    path = tmp_path / name
+    path.write_text(content)
+    assert main(["solve", str(path)]) == 2
+    assert expect in capsys.readouterr().err
