@@ -59,3 +59,14 @@ def test_bottom_up_buddy_attains_the_exact_optimum(inst):
     argument: swapping an honoured cell for a smaller one keeps the set packable); the exact model
     confirms it on every generated assignment, feasible or not."""
     assert buddy_solve(inst).objective == exact_solve(inst).objective
+
+
+@given(instances)
+def test_over_binding_never_scores_above_the_optimum(inst):
+    """Review finding: duplicated bindings must not raise the reference objective."""
+    from placement.hived.evaluation import HivedSolution
+
+    best = exact_solve(inst, time_limit=60)
+    bu = buddy_solve(inst)
+    padded = HivedSolution(bu.solution.bindings + bu.solution.bindings)
+    assert evaluate(inst, padded).objective == evaluate(inst, bu.solution).objective <= best.objective

@@ -7,7 +7,8 @@ twice), binds no VC more level-``k`` cells than it reserves, and binds each
 pinned cell only to the VC that lists it.
 
 Objective (what ``placement solve`` reports, maximized): the number of
-*honoured* logical cells = bindings, pinned cells included. The assignment is
+*honoured* logical cells = distinct bindings counted up to each (VC, chain, level)
+reservation, plus the VC's own pinned cells bound to the right physical cell. The assignment is
 feasible exactly when the optimum equals ``instance.n_reserved``; the
 difference is the smallest number of reserved cells to drop to make it
 feasible.
@@ -79,13 +80,16 @@ def evaluate(inst: HivedInstance, sol: HivedSolution) -> HivedEvaluation:
     for c, k, i in inst.bad:
         bad_leaf.setdefault(c, set()).update(inst.chains[c].leaves(k, i))
     bad = 0
-    for b in sol.bindings:
+    for b in dict.fromkeys(sol.bindings):  # a binding listed twice counts once
         ch = inst.chains[b.chain]
         gpus += ch.gpus[b.level]
         if b.chain in bad_leaf:
             bad += sum(1 for g in ch.leaves(b.level, b.index) if g in bad_leaf[b.chain])
         if b.pinned is not None:
-            pins_bound.add(b.pinned)
+            p = inst.pinned.get(b.pinned)
+            if p is not None and inst.used_pins.get(b.pinned) == inst.vcs[b.vc].name and \
+                    (p.chain, p.level, p.index) == (b.chain, b.level, b.index):
+                pins_bound.add(b.pinned)
         else:
             got[(b.vc, b.chain, b.level)] = got.get((b.vc, b.chain, b.level), 0) + 1
     missing = {}
@@ -97,7 +101,10 @@ def evaluate(inst: HivedInstance, sol: HivedSolution) -> HivedEvaluation:
         for p in v.pinned:
             if p not in pins_bound:
                 missing[f"{v.name}/pinned/{p}"] = 1
-    return HivedEvaluation(len(sol.bindings), inst.n_reserved, gpus, _reserved_gpus(inst), bad, missing)
+    # Honoured = bindings up to each reservation, plus the VCs' own pinned cells: a solver that
+    # binds more than reserved (a violation) cannot score above the optimum.
+    honoured = sum(min(n, inst.vcs[t].reserved.get((c, k), 0)) for (t, c, k), n in got.items()) + len(pins_bound)
+    return HivedEvaluation(honoured, inst.n_reserved, gpus, _reserved_gpus(inst), bad, missing)
 
 
 def violations(inst: HivedInstance, sol: HivedSolution) -> list[str]:
