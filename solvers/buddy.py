@@ -490,14 +490,17 @@ def solve(inst: HivedInstance, order: str = "bottom-up", seed: int | None = None
     for t, v in enumerate(inst.vcs):
         for pid in v.pinned:
             alloc.allocate_pinned(t, pid)
-    reqs = [(t, c, k) for t, v in enumerate(inst.vcs) for (c, k), n in v.reserved.items() for _ in range(n)]
+    # A VC cannot get more level-k cells than the chain has: those requests fail without being tried.
+    reqs = [(t, c, k) for t, v in enumerate(inst.vcs) for (c, k), n in v.reserved.items()
+            for _ in range(min(n, inst.chains[c].count[k]))]
+    hopeless = sum(max(0, n - inst.chains[c].count[k]) for v in inst.vcs for (c, k), n in v.reserved.items())
     if order == "random":
         import random
 
         random.Random(seed).shuffle(reqs)
     else:
         reqs.sort(key=lambda q: (-q[2] if order == "top-down" else q[2], q[1], q[0]))
-    failed = 0
+    failed = hopeless
     t_req = time.perf_counter()
     for t, c, k in reqs:
         if alloc.allocate(t, c, k) is None:

@@ -146,6 +146,8 @@ def test_pinned_cells_make_the_exact_difference():
     doc = _basic()
     doc["physicalCluster"]["physicalCells"].append(copy.deepcopy(doc["physicalCluster"]["physicalCells"][0]))
     cells = doc["physicalCluster"]["physicalCells"]
+    for child in cells[1]["cellChildren"]:  # a second cell needs nodes of its own
+        child["cellAddress"] = "copy-" + child["cellAddress"]
     cells[0]["cellChildren"][1].pop("pinnedCellId")
     cells[0]["cellChildren"][0]["cellChildren"] = [{"pinnedCellId": "P1"}, {}]
     cells[1]["cellChildren"][0]["cellChildren"] = [{"pinnedCellId": "P2"}, {}]
@@ -219,3 +221,43 @@ def test_hived_form_as_json_through_the_cli(tmp_path, capsys):
     assert main(["check-cells", str(p)]) == 0
     assert main(["solve", str(p), "--solver", "buddy"]) == 0
     assert "objective 15.0" in capsys.readouterr().out
+
+
+def test_a_node_listed_twice_in_one_cell_is_rejected():
+    """Review finding: a repeated node would count its GPUs twice."""
+    doc = _basic()
+    children = doc["physicalCluster"]["physicalCells"][0]["cellChildren"]
+    children[-1]["cellAddress"] = children[0]["cellAddress"]
+    with pytest.raises(InstanceError, match="repeats the node address"):
+        load_instance(doc)
+
+
+def test_figure4_ranges_that_overlap_are_rejected():
+    doc = yaml.safe_load("""
+cellHierarchy:
+  - name: V100-chain
+    hierarchy:
+      - cellType: V100
+      - {cellType: V100-SWITCH, splitFactor: 2}
+      - {cellType: V100-NODE, splitFactor: 4}
+      - {cellType: V100-RACK, splitFactor: 2}
+physicalCluster:
+  - topLevelCellType: V100-RACK
+    topLevelCellAddresses: ["10.0.1.0~1", "10.0.1.1~2"]
+vcAssignment:
+  - vc: A
+    cells: [{subCluster: V100-chain, cellType: V100-NODE, cellNumber: 2}]
+""")
+    with pytest.raises(InstanceError, match="physicalCluster\\[0\\].topLevelCellAddresses\\[1\\]"):
+        load_instance(doc)
+
+
+@pytest.mark.parametrize("path,value", [
+    (("physicalCluster", "cellTypes", "3-K80-NODE", "childCellNumber"), 10**20),
+    (("virtualClusters", "VC1", "virtualCells", 0, "cellNumber"), 10**30),
+])
+def test_huge_numbers_are_bad_input_not_a_crash(path, value):
+    doc = _basic()
+    _set(doc, path, value)
+    with pytest.raises(InstanceError, match="must be at most"):
+        load_instance(doc)

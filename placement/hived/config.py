@@ -80,9 +80,14 @@ def _list(v: Any, field: str, allow_none: bool = False) -> list:
     return v
 
 
+MAX_GPUS_PER_CHAIN = 2**22  # 4,194,304 GPUs: 16x the largest cluster of the benchmarks
+
+
 def _pos_int(v: Any, field: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise InstanceError(field, f"must be a positive integer, got {v!r}")
+    if v > MAX_GPUS_PER_CHAIN:
+        raise InstanceError(field, f"must be at most {MAX_GPUS_PER_CHAIN}, got {v!r}")
     return v
 
 
@@ -107,6 +112,35 @@ class _Builder:
         self.addresses: dict[tuple[int, int, int], str] = {}
         self.pinned: dict[str, PinnedCell] = {}
         self.bad: set[tuple[int, int, int]] = set()
+        self.node_address_field: dict[tuple[int, int, str], str] = {}
+
+    def address(self, key: tuple[int, int, int], addr: str, field: str, *, whole_chain: bool = False) -> None:
+        """Record a cell's address; node-level addresses must not repeat.
+
+        The scope is the top-level cell (addresses may be relative to it, as the
+        default rule makes them), or the whole chain for the Figure 4 form, whose
+        node addresses are IP ranges. Several chains may share a node.
+        """
+        c, k, i = key
+        ch = self.chains[c]
+        if k == ch.node_level:
+            scope = (c, -1 if whole_chain else ch.ancestor(k, i, ch.top), addr)
+            other = self.node_address_field.get(scope)
+            if other is not None and self.addresses.get(key) != addr:
+                where = f"chain {ch.name}" if whole_chain else f"one {ch.types[-1]} cell of chain {ch.name}"
+                raise InstanceError(field, f"repeats the node address {addr!r} within {where} (also at {other})")
+            self.node_address_field[scope] = field
+        self.addresses[key] = addr
+
+    def check_sizes(self) -> None:
+        """Every chain must stay within MAX_GPUS_PER_CHAIN GPUs (cells are enumerated per level)."""
+        for ch in self.chains:
+            gpus = 1
+            for h in ch.split:
+                gpus *= h
+            if gpus * ch.n_top > MAX_GPUS_PER_CHAIN:
+                raise InstanceError(f"chain {ch.name}", f"has {gpus * ch.n_top} GPUs; at most "
+                                    f"{MAX_GPUS_PER_CHAIN} per chain are supported")
 
     def pin(self, pid: str, c: int, k: int, i: int, field: str) -> None:
         if pid in self.pinned:
@@ -245,6 +279,7 @@ def _load_hived_yaml(doc: dict, name: str) -> HivedInstance:
             p = _obj(p, f"{f}.pinnedCells[{j}]")
             pins.append(_name(p.get("pinnedCellId"), f"{f}.pinnedCells[{j}].pinnedCellId"))
         vc_docs.append((str(vname), entries, pins, f))
+    b.check_sizes()
     return HivedInstance(name=name or str(doc.get("name", "hived-config")), chains=tuple(b.chains),
                          vcs=b.vcs(vc_docs), pinned=b.pinned, addresses=b.addresses, bad=frozenset(b.bad))
 
@@ -253,9 +288,9 @@ def _walk_cell(b: _Builder, ch: Chain, c: int, k: int, i: int, cd: dict, f: str,
                default_address: str | None = None) -> None:
     """Record address, pin and health of cell ``(k, i)`` and recurse into ``cellChildren``."""
     if cd.get("cellAddress") is not None:
-        b.addresses[(c, k, i)] = _name(cd["cellAddress"], f"{f}.cellAddress")
+        b.address((c, k, i), _name(cd["cellAddress"], f"{f}.cellAddress"), f"{f}.cellAddress")
     elif default_address is not None:
-        b.addresses[(c, k, i)] = default_address
+        b.address((c, k, i), default_address, f)
     if k == ch.node_level and (c, k, i) not in b.addresses:
         raise InstanceError(f"{f}.cellAddress", "is required for a node-level cell (its Kubernetes node name)")
     if cd.get("pinnedCellId") is not None:
@@ -351,14 +386,14 @@ def _load_figure4(doc: dict, name: str) -> HivedInstance:
         ch = b.chains[c]
         i = counts[c]
         counts[c] += 1
-        b.addresses[(c, ch.top, i)] = entry
+        b.address((c, ch.top, i), entry, f)
         if "~" in entry:
             per = ch.gpus[ch.top] // ch.gpus[ch.node_level]
             if len(expanded) != per:
                 raise InstanceError(f, f"{entry!r} expands to {len(expanded)} addresses but a {ch.name} cell "
                                     f"holds {per} {ch.types[ch.node_level - 1]} cells")
             for j, a in enumerate(expanded):
-                b.addresses[(c, ch.node_level, i * per + j)] = a
+                b.address((c, ch.node_level, i * per + j), a, f, whole_chain=True)
     for c, ch in enumerate(b.chains):
         b.chains[c] = Chain(ch.name, ch.types, ch.split, ch.node_level, counts[c])
     if not b.chains:
@@ -387,6 +422,7 @@ def _load_figure4(doc: dict, name: str) -> HivedInstance:
     names = [v[0] for v in vc_docs]
     if len(set(names)) != len(names):
         raise InstanceError("vcAssignment", "names a VC more than once")
+    b.check_sizes()
     return HivedInstance(name=name or str(doc.get("name", "hived-figure4")), chains=tuple(b.chains),
                          vcs=b.vcs(vc_docs), pinned={}, addresses=b.addresses)
 
@@ -442,7 +478,7 @@ def _load_canonical(doc: dict, name: str) -> HivedInstance:
         a = _list(a, f"addresses[{n}]")
         if len(a) != 4:
             raise InstanceError(f"addresses[{n}]", "must be [chain, cellType, index, address]")
-        b.addresses[_cell_ref(b, a[:3], f"addresses[{n}]")] = _name(a[3], f"addresses[{n}][3]")
+        b.address(_cell_ref(b, a[:3], f"addresses[{n}]"), _name(a[3], f"addresses[{n}][3]"), f"addresses[{n}][3]")
     for pid, ref in _obj(doc.get("pinnedCells", {}), "pinnedCells").items():
         b.pin(str(pid), *_cell_ref(b, ref, f"pinnedCells.{pid}"), f"pinnedCells.{pid}")
     for n, ref in enumerate(_list(doc.get("badCells", []), "badCells")):
@@ -465,6 +501,7 @@ def _load_canonical(doc: dict, name: str) -> HivedInstance:
             entries.append((c, b.chains[c].level_of(t), _pos_int(e.get("cellNumber"), f"{fe}.cellNumber"), fe))
         pins = [_name(p, f"{f}.pinnedCells") for p in _list(vd.get("pinnedCells", []), f"{f}.pinnedCells")]
         vc_docs.append((str(vname), entries, pins, f))
+    b.check_sizes()
     return HivedInstance(name=name or str(doc.get("name", "hived")), chains=tuple(b.chains), vcs=b.vcs(vc_docs),
                          pinned=b.pinned, addresses=b.addresses, bad=frozenset(b.bad))
 
