@@ -159,3 +159,14 @@ def test_adding_a_job_to_a_link_never_makes_the_others_faster(specs, data):
     with_all = iteration_times(links_instance({"l": names}, jobs, 50.0), "c0", shifts)
     for n in names[:-1]:
         assert with_all[n] >= without[n] - 1e-9
+
+
+def test_circle_bounds_are_capped_and_generator_errors_name_the_option(capsys):
+    """Review findings: an unbounded max_perimeter let a circle exhaust memory; --precision was blamed on --jobs."""
+    doc = _doc()
+    doc["max_perimeter"] = 10**12
+    with pytest.raises(InstanceError) as err:
+        load_instance(doc)
+    assert err.value.field == "max_perimeter"
+    assert main(["generate", "cassini", "--precision", "7"]) == 2
+    assert capsys.readouterr().err.startswith("error: --precision:")

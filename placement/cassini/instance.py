@@ -53,6 +53,7 @@ from .topology import Link, Topology
 __all__ = ["Candidate", "CassiniInstance", "CassiniSolution", "load_instance", "instance_to_json",
            "load_solution", "solution_to_json", "build_instance", "lcm"]
 
+MAX_PERIMETER = 10**7  # time units of one unified circle at most
 FORMAT_VERSION = 1
 
 
@@ -225,8 +226,9 @@ def load_instance(doc: Any, name: str = "") -> CassiniInstance:
     n_angles = 360.0 / precision
     if precision > 360 or abs(n_angles - round(n_angles)) > 1e-9:
         raise InstanceError("precision_deg", f"must divide 360 degrees into a whole number of angles, got {precision!r}")
-    max_angles = _int(doc.get("max_angles", 720), "max_angles", 1)
-    max_perimeter = _int(doc.get("max_perimeter", 1_000_000), "max_perimeter", 1)
+    # Bounds keep every circle array in memory (the perimeter is materialized on the integer grid).
+    max_angles = _int(doc.get("max_angles", 720), "max_angles", 1, MAX_PERIMETER)
+    max_perimeter = _int(doc.get("max_perimeter", 1_000_000), "max_perimeter", 1, MAX_PERIMETER)
     topo = _load_topology(doc.get("topology"))
     jobs = [_load_job(j, i) for i, j in enumerate(_list(doc.get("jobs"), "jobs", nonempty=True))]
     _unique([j.name for j in jobs], "jobs")

@@ -66,6 +66,9 @@ def _generate(args: argparse.Namespace) -> CassiniInstance:
         return generate_cassini(args.jobs, args.candidates, seed=args.seed, topology=args.topology, pods=args.pods,
                                 tors_per_pod=args.tors_per_pod, servers_per_tor=args.servers_per_tor,
                                 fragmentation=args.fragmentation, precision_deg=args.precision)
+    except InstanceError as exc:  # a field of the generated document: name the option that set it
+        option = {"precision_deg": "--precision"}.get(exc.field)
+        raise InstanceError(option, exc.message) if option else exc from None
     except ValueError as exc:
         raise InstanceError("--jobs", str(exc)) from None
 
