@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from .errors import InstanceError
-from .io import read_document, write_json
+from .io import check_output_path, read_document, write_json
 from .registry import call_solver, get_problem, problem_of_document, problems, solver_parameters
 
 __all__ = ["main", "build_parser", "load_instance_file"]
@@ -59,6 +59,8 @@ def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     spec = get_problem(args.problem)
+    if args.output:
+        check_output_path(args.output)
     instance = spec.generate(args)
     doc = spec.instance_to_json(instance)
     if args.output:
@@ -71,6 +73,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output)
     spec, instance = load_instance_file(args.instance)
     solver = args.solver or spec.exact_solver
     extra = dict(args.option or [])

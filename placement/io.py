@@ -10,7 +10,7 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["read_document", "write_json", "write_text", "write_bytes"]
+__all__ = ["read_document", "write_json", "write_text", "write_bytes", "check_output_path"]
 
 
 def read_document(path: str | os.PathLike) -> Any:
@@ -69,14 +69,35 @@ def _unique_key_loader():
     return UniqueKeyLoader
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file + rename)."""
+def check_output_path(path: str | os.PathLike, option: str = "-o") -> None:
+    """An output file must name a file in an existing folder; checked before any work is done."""
     p = Path(path)
+    if p.is_dir():
+        raise InstanceError(option, f"{str(p)!r} is a folder; give a file name")
+    if not p.parent.is_dir():
+        raise InstanceError(option, f"folder {str(p.parent)!r} does not exist")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file + rename), creating its folder.
+
+    The file gets the permissions a plain ``open(path, "w")`` would (0666 less the umask).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InstanceError(str(p), "is a folder; give a file name")
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
     except BaseException:
         try:

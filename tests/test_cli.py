@@ -86,3 +86,14 @@ def test_duplicate_keys_are_bad_input(tmp_path, capsys, name, content, expect):
     path.write_text(content)
     assert main(["solve", str(path)]) == 2
     assert expect in capsys.readouterr().err
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
+    inst_path = tmp_path / "i.json"
+    main(["generate", "tetris", "--tables", "3", "--jobs", "2", "-o", str(inst_path)])
+    capsys.readouterr()
+    assert main(["solve", str(inst_path), "-o", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert main(["generate", "tetris", "-o", str(tmp_path / "missing" / "x.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "missing").exists()

@@ -132,6 +132,8 @@ BAD = [
     (("tables",), KeyError, "tables"),
     (("move_quota",), -1, "move_quota"),
     (("tables", 0, "size"), 10**30, "tables[0].size"),
+    (("move_qouta",), 5, "move_qouta"),
+    (("jobs", 0, "gpu_typ"), "A100", "jobs[0].gpu_typ"),
     (("tables",), [{"name": "clicks", "size": 2**53, "home": "east"}, {"name": "views", "size": 2**53, "home": "west"}],
      "tables[].size"),
 ]

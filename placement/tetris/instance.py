@@ -250,6 +250,24 @@ def _list(doc: dict, key: str, where: str, *, required: bool = True) -> list:
     return as_list(doc[key], f"{where}{key}")
 
 
+_KEYS = {
+    "": {"problem", "version", "name", "description", "regions", "apps", "tables", "jobs", "priority_weights",
+         "high_priorities", "weights", "home_threshold", "move_quota"},
+    "regions": {"name", "storage_capacity", "gpu_supply"},
+    "apps": {"name", "cpu_capacity"},
+    "tables": {"name", "size", "home"},
+    "jobs": {"name", "kind", "tables", "gpu_type", "gpu_hours", "cpu_hours", "priority", "app"},
+}
+
+
+def _known_keys(d: dict, kind: str, where: str) -> dict:
+    """A misspelt key (``move_qouta``) would silently drop a constraint: reject unknown keys."""
+    for key in d:
+        if key not in _KEYS[kind]:
+            raise InstanceError(f"{where}{key}", f"is not a known field (expected one of {sorted(_KEYS[kind])})")
+    return d
+
+
 def _int(v: Any, where: str, *, minimum: int = 0) -> int:
     return integer(v, where, minimum)
 
@@ -262,7 +280,7 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     InstanceError
         Naming the first offending field (e.g. ``jobs[4].gpu_type``).
     """
-    doc = _obj(doc, "instance")
+    doc = _known_keys(_obj(doc, "instance"), "", "")
     if doc.get("problem", "tetris") != "tetris":
         raise InstanceError("problem", f"must be 'tetris', got {doc.get('problem')!r}")
     version = doc.get("version", FORMAT_VERSION)
@@ -272,7 +290,7 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     regions = []
     for i, rd in enumerate(_list(doc, "regions", "")):
         w = f"regions[{i}]"
-        rd = _obj(rd, w)
+        rd = _known_keys(_obj(rd, w), "regions", w + ".")
         supply = _obj(rd.get("gpu_supply", {}), f"{w}.gpu_supply")
         regions.append(Region(
             name=_name(rd.get("name"), f"{w}.name"),
@@ -287,7 +305,7 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     apps = []
     for i, ad in enumerate(_list(doc, "apps", "", required=False)):
         w = f"apps[{i}]"
-        ad = _obj(ad, w)
+        ad = _known_keys(_obj(ad, w), "apps", w + ".")
         caps = _obj(ad.get("cpu_capacity", {}), f"{w}.cpu_capacity")
         for rn in caps:
             if rn not in rnames:
@@ -300,7 +318,7 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     tables = []
     for i, td in enumerate(_list(doc, "tables", "")):
         w = f"tables[{i}]"
-        td = _obj(td, w)
+        td = _known_keys(_obj(td, w), "tables", w + ".")
         home = _name(td.get("home"), f"{w}.home")
         if home not in rnames:
             raise InstanceError(f"{w}.home", f"names an unknown region {home!r}")
@@ -327,7 +345,7 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     jobs = []
     for i, jd in enumerate(_list(doc, "jobs", "")):
         w = f"jobs[{i}]"
-        jd = _obj(jd, w)
+        jd = _known_keys(_obj(jd, w), "jobs", w + ".")
         kind = jd.get("kind")
         if kind not in ("ml", "analytics"):
             raise InstanceError(f"{w}.kind", f"must be 'ml' or 'analytics', got {kind!r}")
