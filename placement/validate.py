@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER"]
+__all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER", "option_counts"]
 
 
 def obj(v: Any, where: str) -> dict:
@@ -74,3 +74,13 @@ def unique(names: list[str], where: str) -> None:
         if n in seen:
             raise InstanceError(f"{where}[{i}].name", f"duplicate name {n!r}")
         seen.add(n)
+
+
+def option_counts(args: Any, *, positive: tuple[str, ...] = (), non_negative: tuple[str, ...] = ()) -> None:
+    """Command-line counts of ``placement generate``: named as the option (``--top-cells``)."""
+    for attr in positive:
+        if getattr(args, attr) < 1:
+            raise InstanceError(f"--{attr.replace('_', '-')}", "must be a positive integer")
+    for attr in non_negative:
+        if getattr(args, attr) < 0:
+            raise InstanceError(f"--{attr.replace('_', '-')}", "must be a non-negative integer")

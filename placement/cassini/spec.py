@@ -18,6 +18,7 @@ import argparse
 from ..errors import InstanceError
 from ..io import read_document
 from ..registry import ProblemSpec
+from ..validate import option_counts
 from .evaluation import evaluate, violations
 from .instance import (
     CassiniInstance,
@@ -55,9 +56,7 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
 def _generate(args: argparse.Namespace) -> CassiniInstance:
     from instances import generate_cassini
 
-    for f in ("jobs", "candidates", "pods", "tors_per_pod", "servers_per_tor"):
-        if getattr(args, f) < 1:
-            raise InstanceError(f"--{f.replace('_', '-')}", "must be a positive integer")
+    option_counts(args, positive=("jobs", "candidates", "pods", "tors_per_pod", "servers_per_tor"))
     if not 0.0 <= args.fragmentation <= 1.0:
         raise InstanceError("--fragmentation", "must be in [0, 1]")
     if args.precision <= 0:

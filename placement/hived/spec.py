@@ -12,6 +12,7 @@ import argparse
 
 from ..io import read_document
 from ..registry import ProblemSpec
+from ..validate import option_counts
 from .cells import HivedInstance
 from .config import claims, instance_to_json, load_instance
 from .evaluation import evaluate, load_solution, solution_to_json, violations
@@ -71,14 +72,8 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
 def _generate(args: argparse.Namespace) -> HivedInstance:
     from instances import generate_hived
 
-    from ..errors import InstanceError
 
-    for flag in ("chains", "levels", "top_cells", "vcs"):
-        if getattr(args, flag) < 1:
-            raise InstanceError(f"--{flag.replace('_', '-')}", "must be a positive integer")
-    for flag in ("overload", "pinned", "bad"):
-        if getattr(args, flag) < 0:
-            raise InstanceError(f"--{flag}", "must be a non-negative integer")
+    option_counts(args, positive=("chains", "levels", "top_cells", "vcs"), non_negative=("overload", "pinned", "bad"))
     return generate_hived(args.chains, args.levels, args.top_cells, args.vcs, seed=args.seed,
                           overload=args.overload, n_pinned=args.pinned, n_bad=args.bad)
 

@@ -6,6 +6,7 @@ import argparse
 
 from ..io import read_document
 from ..registry import ProblemSpec
+from ..validate import option_counts
 from .evaluation import evaluate, violations
 from .instance import (
     TetrisInstance,
@@ -38,11 +39,7 @@ def _generate(args: argparse.Namespace) -> TetrisInstance:
 
     from ..errors import InstanceError
 
-    for field in ("tables", "regions", "gpu_types", "priorities"):
-        if getattr(args, field) < 1:
-            raise InstanceError(f"--{field.replace('_', '-')}", "must be a positive integer")
-    if args.jobs < 0:
-        raise InstanceError("--jobs", "must be a non-negative integer")
+    option_counts(args, positive=("tables", "regions", "gpu_types", "priorities"), non_negative=("jobs",))
     if args.gpu_types > 8:
         raise InstanceError("--gpu-types", "must be at most 8")
     return generate_tetris(args.tables, args.jobs, args.regions, seed=args.seed,
