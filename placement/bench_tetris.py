@@ -16,6 +16,10 @@ Called by ``placement bench`` through ``SPEC.bench_extra``. Sections:
   pass (MAST's daily run), passes to convergence (the default), job moves --
   gap per instance, median and max, measured in the same run (the ILS extension
   runs as the solver ``hill-climb-ils`` in the main table).
+* **Exact model, two exact products** for (7)x(8) (disaggregated vs McCormick),
+  time side by side on the smallest stored instances (all with ``--scale``).
+* With ``--scale``: the largest generated instance the exact model proves
+  optimal within 60 s (a growing size sweep).
 * **Replicas** (§3.5) on the hill-climbing placement: collocation rate before and
   after, storage overhead, DR coverage.
 
@@ -293,6 +297,44 @@ def _formulations(quick: bool, scale: bool, progress, task) -> BenchSection:
                         rows=rows, summary=summary)
 
 
+EXACT_SWEEP = [(10, 15, 3), (15, 25, 4), (20, 40, 4), (30, 60, 5), (40, 80, 5), (60, 120, 6), (80, 160, 6),
+               (120, 240, 8)]
+
+
+def _exact_sweep(seed: int, progress, task, limit: float = 60.0) -> BenchSection:
+    """The largest generated instance the exact model proves optimal within ``limit`` seconds.
+
+    Sizes grow along ``EXACT_SWEEP`` (tables, jobs, regions; 2 GPU types, 3
+    priorities) with two seeds each; the sweep stops after the first size where
+    neither seed is proven.
+    """
+    from instances import generate_tetris
+
+    spec = get_problem("tetris")
+    exact = resolve(spec.solvers[spec.exact_solver])
+    rows, largest = [], None
+    for T, J, R in EXACT_SWEEP:
+        proven = 0
+        for s in (seed, seed + 1):
+            progress.update(task, description=f"tetris exact sweep: {T}x{J}x{R} seed {s}")
+            res = exact(generate_tetris(T, J, R, seed=s), time_limit=limit)
+            proven += res.status == "optimal"
+            rows.append({"tables": T, "jobs": J, "regions": R, "seed": s, "status": str(res.status),
+                         "wall_time_s": res.wall_time_s, "gap": res.gap, "binaries": res.stats.get("binaries")})
+        if proven == 2:
+            largest = (T, J, R)
+        if proven == 0:
+            break
+    what = "none" if largest is None else f"{largest[0]} tables x {largest[1]} jobs x {largest[2]} regions"
+    md = [f"Exact model on generated instances of growing size, {limit:.0f} s each, two seeds per size; "
+          f"largest size proven optimal for both seeds: **{what}**.", "",
+          _table(rows, ["tables", "jobs", "regions", "seed", "status", "wall_time_s", "gap", "binaries"])]
+    return BenchSection(title="Tetris exact model: largest instance proven optimal within 60 s",
+                        markdown="\n".join(md), rows=rows,
+                        summary=[f"tetris exact model: largest generated size proven optimal within {limit:.0f} s "
+                                 f"(both seeds): {what}"])
+
+
 def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed: int = 0,
                    progress=None, rows: list[dict[str, Any]] | None = None) -> list[BenchSection]:
     """Tetris sections of ``placement bench`` (see the module docstring)."""
@@ -312,6 +354,8 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
         variants, _ = _variants(quick, seed, progress, task, rows)
         formulations = _formulations(quick, scale, progress, task)
         sections: list[BenchSection] = [variants, formulations]
+        if scale:
+            sections.append(_exact_sweep(seed, progress, task))
         for label, sizes, limit in runs:
             secs, summary = _run(label, sizes, seed, out_dir, progress, task, limit)
             secs[0].summary = summary
