@@ -78,10 +78,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     spec, instance = load_instance_file(args.instance)
     solver = args.solver or spec.exact_solver
     extra = dict(args.option or [])
-    unknown = sorted(set(extra) - set(solver_parameters(spec, solver)))
+    accepted = solver_parameters(spec, solver)
+    unknown = sorted(set(extra) - set(accepted))
     if unknown:
         raise InstanceError("--option", f"{unknown[0]!r} is not a parameter of solver {solver!r} "
-                            f"(it takes {', '.join(solver_parameters(spec, solver)) or 'none'})")
+                            f"(it takes {', '.join(accepted) or 'none'})")
     result = call_solver(spec, solver, instance, time_limit=args.time_limit, seed=args.seed, **extra)
     sol_json = spec.solution_to_json(instance, result.solution) if result.solution is not None else None
     print(f"problem   {spec.name}")

@@ -97,6 +97,14 @@ def _name(v: Any, field: str) -> str:
     return str(v)
 
 
+def _reservation(b: _Builder, c: int, e: dict, fe: str, chain_label: str) -> tuple[int, int, int, str]:
+    """One VC entry naming a ``cellType`` of chain ``c`` and a ``cellNumber``: (chain, level, count, field)."""
+    t = _name(e.get("cellType"), f"{fe}.cellType")
+    if t not in b.chains[c].types:
+        raise InstanceError(f"{fe}.cellType", f"{t!r} is not a cell type of {chain_label}")
+    return c, b.chains[c].level_of(t), _pos_int(e.get("cellNumber"), f"{fe}.cellNumber"), fe
+
+
 def _bool(v: Any, field: str) -> bool:
     if not isinstance(v, bool):
         raise InstanceError(field, f"must be true or false, got {v!r}")
@@ -411,11 +419,7 @@ def _load_figure4(doc: dict, name: str) -> HivedInstance:
             top = hier[sub].name if sub in hier else sub
             if top not in b.chain_of:
                 raise InstanceError(f"{fe}.subCluster", f"names an unknown chain {sub!r}")
-            c = b.chain_of[top]
-            t = _name(e.get("cellType"), f"{fe}.cellType")
-            if t not in b.chains[c].types:
-                raise InstanceError(f"{fe}.cellType", f"{t!r} is not a cell type of {sub!r}")
-            entries.append((c, b.chains[c].level_of(t), _pos_int(e.get("cellNumber"), f"{fe}.cellNumber"), fe))
+            entries.append(_reservation(b, b.chain_of[top], e, fe, repr(sub)))
         pins = [_name(p, f"{f}.pinnedCells") for p in _list(vd.get("pinnedCells"), f"{f}.pinnedCells",
                                                              allow_none=True)]
         vc_docs.append((vname, entries, pins, f))
@@ -494,11 +498,7 @@ def _load_canonical(doc: dict, name: str) -> HivedInstance:
             chain = _name(e.get("chain"), f"{fe}.chain")
             if chain not in b.chain_of:
                 raise InstanceError(f"{fe}.chain", f"names an unknown chain {chain!r}")
-            c = b.chain_of[chain]
-            t = _name(e.get("cellType"), f"{fe}.cellType")
-            if t not in b.chains[c].types:
-                raise InstanceError(f"{fe}.cellType", f"{t!r} is not a cell type of chain {chain!r}")
-            entries.append((c, b.chains[c].level_of(t), _pos_int(e.get("cellNumber"), f"{fe}.cellNumber"), fe))
+            entries.append(_reservation(b, b.chain_of[chain], e, fe, f"chain {chain!r}"))
         pins = [_name(p, f"{f}.pinnedCells") for p in _list(vd.get("pinnedCells", []), f"{f}.pinnedCells")]
         vc_docs.append((str(vname), entries, pins, f))
     b.check_sizes()
