@@ -6,7 +6,7 @@ entry-point group ``placement.problems``. The CLI and the benchmark harness
 only ever talk to specs, so a new family plugs in without editing the core.
 
 Solvers are named by ``"module:function"`` strings and imported lazily by the
-app layer, so that nothing in ``placement/`` outside ``cli.py``/``bench.py``
+app layer (``placement/app/``), so that nothing in ``placement/`` outside it
 imports ``models/`` or ``solvers/``.
 """
 
@@ -66,7 +66,7 @@ class ProblemSpec:
     bench_solvers : list of solver names run on each benchmark instance.
     bench_options : dict solver name -> extra keyword arguments in benchmarks.
     bench_extra : str
-        ``"module:function"`` of an app-layer module (``placement/bench_<name>.py``),
+        ``"module:function"`` of an app-layer module (``placement/app/bench_<name>.py``),
         called as ``fn(out_dir=..., quick=..., scale=..., seed=..., progress=...)`` (plus
         ``rows=``, the family's rows of the main exact-vs-heuristic table, when it takes
         that parameter) and returning a list of :class:`BenchSection`.

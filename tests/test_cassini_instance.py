@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from instances import stored, stored_path
 from instances.cassini import cassini_document, figure5_instance, generate_cassini, links_instance
+from placement.app.cli import main
 from placement.cassini.evaluation import evaluate, iteration_times
 from placement.cassini.instance import (
     CassiniSolution,
@@ -18,7 +19,6 @@ from placement.cassini.instance import (
 )
 from placement.cassini.profiles import SYNTHETIC_KINDS, JobProfile
 from placement.cassini.topology import testbed_topology as paper_testbed
-from placement.cli import main
 from placement.errors import InstanceError
 from placement.io import read_document
 

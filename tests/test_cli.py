@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from placement.cli import main
+from placement.app.cli import main
 from placement.tetris import evaluate, load_instance, load_solution
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from instances import generate_hived
 from models.hived import solve as exact_solve
-from placement.cli import main
+from placement.app.cli import main
 from placement.errors import InstanceError
 from placement.hived import instance_to_json, load_instance
 from placement.hived.config import instance_to_hived

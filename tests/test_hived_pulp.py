@@ -7,7 +7,7 @@ from hypothesis import given
 
 from instances import stored, stored_path
 from models import hived, hived_pulp
-from placement.cli import load_instance_file
+from placement.app.cli import load_instance_file
 from placement.hived.evaluation import violations
 from tests.test_hived_feasibility import instances
 

@@ -102,5 +102,5 @@ SPEC = ProblemSpec(
     bench_instances=_bench_instances,
     bench_solvers=["exact", "affinity", "rotation"],
     bench_options={"exact": {"time_limit": 8.0}},
-    bench_extra="placement.bench_cassini:bench_sections",
+    bench_extra="placement.app.bench_cassini:bench_sections",
 )

@@ -13,9 +13,9 @@ import os
 import sys
 from typing import Any
 
-from .errors import InstanceError
-from .io import check_output_path, read_document, write_json
-from .registry import call_solver, get_problem, problem_of_document, problems, solver_parameters
+from ..errors import InstanceError
+from ..io import check_output_path, read_document, write_json
+from ..registry import call_solver, get_problem, problem_of_document, problems, solver_parameters
 
 __all__ = ["main", "build_parser", "load_instance_file"]
 

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from .io import write_bytes
+from ..io import write_bytes
 
 __all__ = ["fmt", "markdown_table", "save_figure"]
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .hived.feasibility import is_feasible
-from .registry import BenchSection, resolve
+from ..hived.feasibility import is_feasible
+from ..registry import BenchSection, resolve
 from .report import markdown_table as _md
 from .report import save_figure as _save
 
