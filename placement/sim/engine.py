@@ -1,0 +1,284 @@
+"""The event loop (DESIGN.md, "Online scheduling: the trace-driven simulator").
+
+Heap-based and incremental: arrivals are read from the submit-ordered trace with a cursor, the
+heap holds only finishes, timers and scans; free GPUs are a numpy bool mask updated in place.
+Ties are broken by (time, event kind, sequence number) with kinds ordered finish < submit <
+timer < scan, so GPUs freed at time t are free for jobs arriving at t. All events at one time
+form one batch, then the policy is called once.
+
+Work model: a job needs ``duration`` work; on GPUs spanning tier T it progresses at
+``perf.rate(job, T)`` (:mod:`placement.sim.perf`). A preempted job keeps its work up to its last
+checkpoint: with ``checkpoint_interval`` C seconds, checkpoints are taken every C seconds of the
+attempt's run time; with None (default, our choice) all progress is kept.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time as _time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .cluster import Cluster
+from .log import EventLog, LogRow
+from .perf import DallyPerf, PerfModel
+from .policy import Event, History, Policy, PolicyError, Preempt, SimView, Start, Timer
+from .trace import Job, Trace
+
+__all__ = ["simulate", "SimResult", "KIND_ORDER"]
+
+KIND_ORDER = {"finish": 0, "submit": 1, "timer": 2, "scan": 3}
+SAME_TIME_LIMIT = 100_000  # batches at one instant before the loop calls it a livelock
+
+
+@dataclass
+class SimResult:
+    """Outcome of :func:`simulate`: the log (the record to judge), statistics, and jobs left
+    pending or running when the loop ran out of events (a policy that stopped starting jobs)."""
+
+    trace: str
+    cluster: str
+    policy: str
+    log: EventLog
+    end_time: float
+    unfinished: tuple[str, ...]
+    stats: dict[str, Any] = field(default_factory=dict)
+    policy_stats: dict[str, Any] = field(default_factory=dict)
+
+
+class _Run:
+    __slots__ = ("gpus", "start", "left", "rate", "tier", "attempt")
+
+    def __init__(self, gpus, start, left, rate, tier, attempt):
+        self.gpus, self.start, self.left, self.rate, self.tier, self.attempt = (
+            gpus, start, left, rate, tier, attempt)
+
+
+class _State:
+    def __init__(self, trace: Trace, cluster: Cluster, perf: PerfModel, seed: int):
+        self.cluster, self.perf, self.seed = cluster, perf, seed
+        self.jobs: dict[str, Job] = {j.id: j for j in trace.jobs}
+        self.index = {j.id: i for i, j in enumerate(trace.jobs)}
+        self.now = trace.jobs[0].submit if trace.jobs else 0.0
+        self.free = np.ones(cluster.n_gpus, dtype=bool)
+        self.free_ro = self.free.view()
+        self.free_ro.flags.writeable = False
+        self.n_free = cluster.n_gpus
+        self.pending: dict[str, Job] = {}
+        self.pending_dirty = False
+        self.running: dict[str, _Run] = {}
+        self.work: dict[str, float] = {}        # kept work of jobs not running
+        self.attempts: dict[str, int] = {}
+        self.preemptions: dict[str, int] = {}
+        self.first_start: dict[str, float] = {}
+        self.last_stop: dict[str, float] = {}
+        self.completed: dict[str, float] = {}
+        self.unschedulable: dict[str, float] = {}
+
+    def pending_jobs(self):
+        if self.pending_dirty:
+            idx = self.index
+            self.pending = dict(sorted(self.pending.items(), key=lambda kv: idx[kv[0]]))
+            self.pending_dirty = False
+        return self.pending.values()
+
+    def history(self, job_id: str) -> History:
+        if job_id not in self.jobs:
+            raise KeyError(job_id)
+        w = self.work.get(job_id, 0.0)
+        r = self.running.get(job_id)
+        if r is not None:
+            w = self.jobs[job_id].duration - max(0.0, r.left - r.rate * (self.now - r.start))
+        return History(self.attempts.get(job_id, 0), self.preemptions.get(job_id, 0), w,
+                       self.first_start.get(job_id), self.last_stop.get(job_id,
+                                                                     self.jobs[job_id].submit))
+
+
+def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | None = None,
+             seed: int = 0, scan_interval: float | None = None,
+             checkpoint_interval: float | None = None,
+             progress: Callable[[int, int, float], None] | None = None) -> SimResult:
+    """Run ``policy`` on ``trace`` over ``cluster``; return the log and statistics.
+
+    ``perf`` defaults to :class:`DallyPerf`. ``scan_interval`` (s) adds a periodic ``scan`` event
+    while jobs remain. ``progress(done, total, now)`` is called now and then.
+    Raises :class:`PolicyError` on an invalid decision.
+    """
+    perf = DallyPerf() if perf is None else perf
+    if scan_interval is not None and not (math.isfinite(scan_interval) and scan_interval > 0):
+        raise ValueError("scan_interval must be a positive number of seconds")
+    if checkpoint_interval is not None and not (math.isfinite(checkpoint_interval)
+                                                and checkpoint_interval > 0):
+        raise ValueError("checkpoint_interval must be a positive number of seconds")
+    s = _State(trace, cluster, perf, seed)
+    view = SimView(s)
+    log = EventLog()
+    jobs = trace.jobs
+    n = len(jobs)
+    heap: list = []
+    seq = 0
+    cursor = 0
+    stats = {"batches": 0, "events": 0, "starts": 0, "preemptions": 0, "timers": 0, "scans": 0,
+             "decisions": 0, "peak_pending": 0, "unschedulable": 0}
+    free = s.free
+    cap = {t: cluster.type_count[t] for t in cluster.types}
+    t_wall = _time.perf_counter()
+    if scan_interval is not None and n:
+        heapq.heappush(heap, (jobs[0].submit, KIND_ORDER["scan"], seq, "scan", None))
+        seq += 1
+    policy.setup(view, seed)
+    same_time, last_t = 0, None
+    done_count = 0
+
+    while cursor < n or heap:
+        t_arr = jobs[cursor].submit if cursor < n else math.inf
+        t = min(t_arr, heap[0][0]) if heap else t_arr
+        s.now = t
+        same_time = same_time + 1 if t == last_t else 0
+        last_t = t
+        if same_time > SAME_TIME_LIMIT:
+            raise PolicyError(f"no progress: over {SAME_TIME_LIMIT} event batches at time {t!r} "
+                              "(a timer set for 'now' over and over?)")
+        events: list[Event] = []
+        # finishes (kind 0) first
+        while heap and heap[0][0] == t and heap[0][1] == 0:
+            _, _, _, _, (jid, attempt) = heapq.heappop(heap)
+            r = s.running.get(jid)
+            if r is None or r.attempt != attempt:
+                continue  # stale: the job was preempted
+            del s.running[jid]
+            free[list(r.gpus)] = True
+            s.n_free += len(r.gpus)
+            job = s.jobs[jid]
+            s.completed[jid] = t
+            s.work[jid] = job.duration
+            log.append(LogRow(t, "finish", jid, r.gpus, job.duration))
+            events.append(Event("finish", t, jid))
+            done_count += 1
+        # arrivals (kind 1)
+        while cursor < n and jobs[cursor].submit == t:
+            job = jobs[cursor]
+            cursor += 1
+            log.append(LogRow(t, "submit", job.id))
+            if job.gpus > (cluster.n_gpus if job.gpu_type is None else cap.get(job.gpu_type, 0)):
+                s.unschedulable[job.id] = t
+                stats["unschedulable"] += 1
+                done_count += 1
+                log.append(LogRow(t, "unschedulable", job.id, (), 0.0,
+                                  f"needs {job.gpus} GPUs of type {job.gpu_type or 'any'}"))
+                continue
+            s.pending[job.id] = job
+            s.work[job.id] = 0.0
+            events.append(Event("submit", t, job.id))
+        # timers and scans
+        rescan = False
+        while heap and heap[0][0] == t:
+            _, kind, _, name, payload = heapq.heappop(heap)
+            if name == "timer":
+                events.append(Event("timer", t, None, payload))
+                stats["timers"] += 1
+            else:
+                events.append(Event("scan", t))
+                stats["scans"] += 1
+                rescan = True
+        if not events:
+            continue
+        stats["batches"] += 1
+        stats["events"] += len(events)
+        if len(s.pending) > stats["peak_pending"]:
+            stats["peak_pending"] = len(s.pending)
+        decisions = policy.schedule(view, events)
+        if decisions is None:
+            decisions = ()
+        made = False
+        for d in decisions:
+            made = True
+            stats["decisions"] += 1
+            if isinstance(d, Start):
+                job = s.jobs.get(d.job_id) if isinstance(d.job_id, str) else None
+                if job is None:
+                    raise PolicyError(f"Start of unknown job {d.job_id!r} at {t!r}")
+                if d.job_id not in s.pending:
+                    state = ("running" if d.job_id in s.running else "finished" if d.job_id in
+                             s.completed else "unschedulable" if d.job_id in s.unschedulable
+                             else "not yet submitted")
+                    raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: it is {state}")
+                try:
+                    g = np.asarray(d.gpus, dtype=np.int64).reshape(-1)
+                except (TypeError, ValueError):
+                    raise PolicyError(f"Start of job {d.job_id!r}: gpus must be GPU ids") from None
+                if len(g) != job.gpus or len(set(g.tolist())) != len(g):
+                    raise PolicyError(f"Start of job {d.job_id!r}: needs {job.gpus} distinct GPUs, "
+                                      f"got {tuple(d.gpus)}")
+                if len(g) and (g.min() < 0 or g.max() >= cluster.n_gpus):
+                    raise PolicyError(f"Start of job {d.job_id!r}: GPU id out of range 0..{cluster.n_gpus - 1}")
+                if not free[g].all():
+                    raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: GPU(s) "
+                                      f"{g[~free[g]].tolist()} are busy")
+                if job.gpu_type is not None and not (cluster.gpu_type[g] == job.gpu_type).all():
+                    raise PolicyError(f"Start of job {d.job_id!r}: needs GPUs of type {job.gpu_type!r}")
+                gpus = tuple(sorted(g.tolist()))
+                tier = cluster.tier(g)
+                rate = float(perf.rate(job, tier))
+                if not (math.isfinite(rate) and rate > 0):
+                    raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
+                del s.pending[job.id]
+                free[g] = False
+                s.n_free -= len(g)
+                done = s.work[job.id]
+                left = max(0.0, job.duration - done)
+                att = s.attempts.get(job.id, 0) + 1
+                s.attempts[job.id] = att
+                s.first_start.setdefault(job.id, t)
+                s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
+                heapq.heappush(heap, (t + left / rate, 0, seq, "finish", (job.id, att)))
+                seq += 1
+                stats["starts"] += 1
+                log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
+            elif isinstance(d, Preempt):
+                r = s.running.get(d.job_id) if isinstance(d.job_id, str) else None
+                if r is None:
+                    raise PolicyError(f"Preempt of job {d.job_id!r} at {t!r}: it is not running")
+                job = s.jobs[d.job_id]
+                elapsed = t - r.start
+                if checkpoint_interval is not None:
+                    elapsed = math.floor(elapsed / checkpoint_interval) * checkpoint_interval
+                progressed = min(r.left, r.rate * elapsed)
+                kept = job.duration - r.left + progressed
+                del s.running[job.id]
+                free[list(r.gpus)] = True
+                s.n_free += len(r.gpus)
+                s.work[job.id] = kept
+                s.preemptions[job.id] = s.preemptions.get(job.id, 0) + 1
+                s.last_stop[job.id] = t
+                s.pending[job.id] = job
+                s.pending_dirty = True
+                stats["preemptions"] += 1
+                log.append(LogRow(t, "preempt", job.id, r.gpus, kept))
+            elif isinstance(d, Timer):
+                try:
+                    at = float(d.at)
+                except (TypeError, ValueError):
+                    at = math.nan
+                if not (math.isfinite(at) and at >= t):
+                    raise PolicyError(f"Timer at {d.at!r} is not a finite time >= now ({t!r})")
+                heapq.heappush(heap, (at, 2, seq, "timer", d.key))
+                seq += 1
+            else:
+                raise PolicyError(f"unknown decision {d!r} (expected Start, Preempt or Timer)")
+        if rescan and (cursor < n or s.running or (s.pending and made)):
+            heapq.heappush(heap, (t + scan_interval, 3, seq, "scan", None))
+            seq += 1
+        if progress is not None and stats["batches"] % 2000 == 0:
+            progress(done_count, n, t)
+    if progress is not None:
+        progress(done_count, n, s.now)
+    unfinished = tuple(j.id for j in jobs if j.id in s.pending or j.id in s.running)
+    stats["wall_s"] = round(_time.perf_counter() - t_wall, 3)
+    return SimResult(trace=trace.name, cluster=cluster.name, policy=getattr(policy, "name", "policy"),
+                     log=log, end_time=s.now, unfinished=unfinished, stats=stats,
+                     policy_stats=dict(policy.stats()))

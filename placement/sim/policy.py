@@ -1,0 +1,186 @@
+"""The policy seam: what a scheduling policy sees and what it may decide (/work/notes/sim-api.md).
+
+The engine (:mod:`placement.sim.engine`) calls ``policy.schedule(view, events)`` after each batch
+of simultaneous events and applies the returned decisions in order, validating each one: a
+decision that does not fit the state raises :class:`PolicyError` (never skipped).
+
+Decisions: :class:`Start` (run a pending job on exactly ``job.gpus`` free GPUs of its type),
+:class:`Preempt` (stop a running job; it returns to the pending queue keeping its work up to the
+last checkpoint), :class:`Timer` (call me back at ``at`` with an event carrying ``key``).
+
+Events: :class:`Event` with ``kind`` in ``"finish"``, ``"submit"``, ``"timer"``, ``"scan"`` (the
+periodic scan, every ``scan_interval`` simulated seconds), delivered in that order within a batch.
+Jobs that can never fit the cluster are logged ``unschedulable`` at arrival and never reach the
+policy (they are listed in ``view.unschedulable``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cluster import Cluster
+    from .trace import Job
+
+__all__ = ["Policy", "Start", "Preempt", "Timer", "Event", "PolicyError", "Running", "History",
+           "SimView"]
+
+
+class PolicyError(RuntimeError):
+    """A policy returned a decision that does not fit the simulator's state (a policy bug)."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """Start pending job ``job_id`` on ``gpus`` (exactly ``job.gpus`` distinct free GPU ids)."""
+
+    job_id: str
+    gpus: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Preempt:
+    """Stop running job ``job_id``; it returns to the pending queue."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class Timer:
+    """Wake the policy at simulated time ``at`` (>= now) with ``Event("timer", at, key=key)``."""
+
+    at: float
+    key: Hashable = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened: ``kind`` is ``finish``/``submit`` (with ``job_id``), ``timer``
+    (with the timer's ``key``) or ``scan``."""
+
+    kind: str
+    time: float
+    job_id: str | None = None
+    key: Hashable = None
+
+
+class Running(NamedTuple):
+    """A running job as the view shows it: its GPUs, when this attempt started, the work it still
+    needs now (s at rate 1.0), its progress rate on these GPUs, and the tier they span."""
+
+    gpus: tuple[int, ...]
+    start: float
+    remaining: float
+    rate: float
+    tier: str
+
+
+class History(NamedTuple):
+    """A job's past: attempts started, preemptions, work kept so far (s at rate 1.0, up to the
+    last checkpoint; includes the running attempt's progress when running), first start time
+    (None before), and when it last stopped (preempted) or was submitted."""
+
+    attempts: int
+    preemptions: int
+    work_done: float
+    first_start: float | None
+    last_stop: float
+
+
+class Policy:
+    """Base class of scheduling policies (one per module in ``solvers/``).
+
+    Subclasses implement :meth:`schedule`; :meth:`setup` is called once before the first event;
+    :meth:`stats` reports the policy's own statistics (JSON-able values).
+    """
+
+    name = "policy"
+
+    def setup(self, view: SimView, seed: int) -> None:
+        """Called once before the first event (``view.now`` is the first event's time)."""
+
+    def schedule(self, view: SimView, events: list[Event]) -> list:
+        raise NotImplementedError
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+
+class _RunningMap(Mapping):
+    """Live read-only mapping job id -> :class:`Running` (remaining work computed at ``now``)."""
+
+    def __init__(self, state):
+        self._s = state
+
+    def __getitem__(self, job_id: str) -> Running:
+        r = self._s.running[job_id]
+        left = max(0.0, r.left - r.rate * (self._s.now - r.start))
+        return Running(r.gpus, r.start, left, r.rate, r.tier)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._s.running)
+
+    def __len__(self) -> int:
+        return len(self._s.running)
+
+    def __contains__(self, job_id) -> bool:
+        return job_id in self._s.running
+
+
+class SimView:
+    """Read-only state handed to :meth:`Policy.schedule` (live: valid during the call).
+
+    Attributes: ``now``, ``cluster``, ``perf``, ``seed``, ``free`` (read-only numpy bool mask per
+    GPU), ``n_free``, ``pending`` (the pending :class:`Job` objects in (submit, id) order, an
+    iterable with ``len``), ``running`` (job id -> :class:`Running`), ``completed`` and
+    ``unschedulable`` (sets of job ids, live views). Methods: ``job(id)``, ``history(id)``,
+    ``rate(job, gpus)``, ``is_pending(id)``.
+    """
+
+    def __init__(self, state):
+        self._s = state
+        self.cluster: Cluster = state.cluster
+        self.perf = state.perf
+        self.seed: int = state.seed
+        self.running = _RunningMap(state)
+
+    @property
+    def now(self) -> float:
+        return self._s.now
+
+    @property
+    def free(self) -> np.ndarray:
+        return self._s.free_ro
+
+    @property
+    def n_free(self) -> int:
+        return self._s.n_free
+
+    @property
+    def pending(self):
+        return self._s.pending_jobs()
+
+    def is_pending(self, job_id: str) -> bool:
+        return job_id in self._s.pending
+
+    @property
+    def completed(self):
+        return self._s.completed.keys()
+
+    @property
+    def unschedulable(self):
+        return self._s.unschedulable.keys()
+
+    def job(self, job_id: str) -> Job:
+        return self._s.jobs[job_id]
+
+    def history(self, job_id: str) -> History:
+        return self._s.history(job_id)
+
+    def rate(self, job: Job, gpus) -> float:
+        """The job's progress rate on these GPUs under the simulation's performance model."""
+        return self._s.perf.rate(job, self._s.cluster.tier(gpus))

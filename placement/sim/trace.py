@@ -1,0 +1,452 @@
+"""Traces: the simulator's instances (DESIGN.md, "Online scheduling: the trace-driven simulator").
+
+A :class:`Trace` is an immutable, submit-ordered tuple of :class:`Job`. Loaders read the real
+traces as they are (the Philly per-job CSV, the Alibaba openb pod list), our own CSV v1, or draw a
+seeded synthetic trace. Every row is validated; a bad row is one :class:`InstanceError` naming the
+file, the row (its line number in the file) and the column.
+
+What a trace lacks is assigned by a seeded rule and named in ``Job.synthetic``:
+
+- ``model``: drawn uniformly from Dally Table 1's models (:data:`placement.sim.perf.DALLY_MODELS`).
+  No trace names the model a job trains (traces README).
+- ``priority`` (Philly, synthetic traces): 0 (high) / 1 / 2 (low) with probabilities
+  :data:`PRIORITY_WEIGHTS`. Philly has no priority column; this split is our choice.
+
+The draws are made per row of the whole file with ``numpy.random.default_rng(seed)`` before any
+windowing, so a job's synthetic fields do not depend on the window or the sample.
+
+Durations are ideal run times in seconds: the work a job needs at progress rate 1.0
+(:mod:`placement.sim.perf`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InstanceError
+
+__all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv",
+           "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
+           "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS"]
+
+MAX_TRACE_BYTES = 256 * 2**20   # refuse larger trace files before reading them
+MAX_TRACE_ROWS = 2_000_000      # and stop reading beyond this many rows
+PRIORITY_WEIGHTS = (0.2, 0.3, 0.5)  # P(priority 0, 1, 2) where a trace has none (our choice)
+# GPUs per job in philly.csv (traces README, measured): the synthetic size distribution.
+PHILLY_GPU_HISTOGRAM = {1: 76627, 2: 1818, 4: 1870, 8: 1643, 16: 199, 32: 67}
+# log(duration s) on philly.csv: mean 6.79, standard deviation 2.16 (measured): synthetic durations.
+PHILLY_LOG_DURATION = (6.79, 2.16)
+CSV_V1_MAGIC = "# placement-trace v1"
+CSV_V1_COLUMNS = ("id", "submit", "gpus", "duration", "tenant", "priority", "gpu_type", "model",
+                  "tables", "synthetic")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of a trace.
+
+    ``duration`` is the ideal run time (s) at progress rate 1.0; ``priority`` 0 is the highest;
+    ``gpu_type`` None accepts any GPU; ``tables`` are MAST data dependencies; ``synthetic`` names
+    the fields assigned by a seeded rule rather than read from the trace.
+    """
+
+    id: str
+    submit: float
+    gpus: int
+    duration: float
+    tenant: str = "default"
+    priority: int = 0
+    gpu_type: str | None = None
+    model: str | None = None
+    tables: tuple[str, ...] = ()
+    synthetic: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """An immutable trace: ``jobs`` sorted by (submit, id), ids unique."""
+
+    name: str
+    jobs: tuple[Job, ...]
+    provenance: str = ""
+
+    def __post_init__(self):
+        jobs = tuple(sorted(self.jobs, key=lambda j: (j.submit, j.id)))
+        object.__setattr__(self, "jobs", jobs)
+        seen: set[str] = set()
+        for j in jobs:
+            if j.id in seen:
+                raise InstanceError(f"{self.name} job {j.id!r}", "job ids must be unique")
+            seen.add(j.id)
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _open_rows(path: str | os.PathLike, what: str) -> tuple[str, list[str], Iterable[tuple[int, list[str]]]]:
+    """Check size, read the header; yield (line number, row) for the data rows."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise InstanceError(str(p), "file not found") from None
+    except OSError as exc:
+        raise InstanceError(str(p), f"cannot be read ({exc.__class__.__name__})") from None
+    if not p.is_file():
+        raise InstanceError(str(p), f"must be a {what} file")
+    if size > MAX_TRACE_BYTES:
+        raise InstanceError(str(p), f"is {size} bytes; a trace may have at most {MAX_TRACE_BYTES}")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(str(p), f"cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+    return str(p), text
+
+
+def _csv_rows(name: str, text: str, skip: int = 0):
+    """(line number, row) for each non-empty CSV record after ``skip`` lines."""
+    lines = text.splitlines()
+    reader = csv.reader(io.StringIO("\n".join(lines[skip:])))
+    n = skip
+    try:
+        for row in reader:
+            n = skip + reader.line_num
+            if n - skip > MAX_TRACE_ROWS + 1:
+                raise InstanceError(f"{name} row {n}", f"a trace may have at most {MAX_TRACE_ROWS} rows")
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            yield n, row
+    except csv.Error as exc:
+        raise InstanceError(f"{name} row {n + 1}", f"is not valid CSV ({exc})") from None
+
+
+def _header(name: str, rows, required: Sequence[str], allowed: Sequence[str] | None = None):
+    try:
+        n, header = next(rows)
+    except StopIteration:
+        raise InstanceError(name, f"is empty; the header must name the columns {', '.join(required)}") from None
+    header = [h.strip() for h in header]
+    for col in required:
+        if col not in header:
+            raise InstanceError(f"{name} row {n}", f"the header must have a column {col!r}")
+    if len(set(header)) != len(header):
+        raise InstanceError(f"{name} row {n}", "the header repeats a column name")
+    if allowed is not None:
+        for col in header:
+            if col not in allowed:
+                raise InstanceError(f"{name} row {n} column {col!r}",
+                                    f"is not a column of this format (allowed: {', '.join(allowed)})")
+    return {c: i for i, c in enumerate(header)}, len(header)
+
+
+def _cell(name, n, row, cols, width, col):
+    if len(row) != width:
+        raise InstanceError(f"{name} row {n}", f"has {len(row)} fields; the header has {width}")
+    return row[cols[col]].strip()
+
+
+def _float(name, n, col, s, *, lo=0.0):
+    try:
+        v = float(s)
+    except ValueError:
+        raise InstanceError(f"{name} row {n} column {col!r}", f"must be a number, not {s[:40]!r}") from None
+    if not math.isfinite(v) or v < lo:
+        raise InstanceError(f"{name} row {n} column {col!r}", f"must be a finite number >= {lo:g}, not {s[:40]!r}")
+    return v
+
+
+def _int(name, n, col, s, *, lo=0):
+    try:
+        v = float(s)
+    except ValueError:
+        v = float("nan")
+    if not math.isfinite(v) or v != int(v) or v < lo or v > 1e9:
+        raise InstanceError(f"{name} row {n} column {col!r}", f"must be an integer >= {lo}, not {s[:40]!r}")
+    return int(v)
+
+
+def window(jobs: Sequence[Job], *, start: float = 0.0, hours: float | None = None,
+           sample: int | None = None, seed: int = 0) -> list[Job]:
+    """Jobs submitted in ``[t0 + start, t0 + start + hours h)`` (t0 the first submit), re-based so
+    the window opens at time 0; then ``sample`` of them drawn uniformly without replacement
+    (seeded), kept in submit order. With no window and no sample, the jobs as they are."""
+    if not math.isfinite(start) or start < 0:
+        raise InstanceError("--start", "must be a finite number of seconds >= 0")
+    if hours is not None and (not math.isfinite(hours) or hours <= 0):
+        raise InstanceError("--hours", "must be a positive number of hours")
+    if sample is not None and sample < 1:
+        raise InstanceError("--sample", "must be a positive number of jobs")
+    if not jobs or (start == 0 and hours is None and sample is None):
+        return list(jobs)
+    t0 = min(j.submit for j in jobs) + start
+    t1 = math.inf if hours is None else t0 + hours * 3600.0
+    out = [replace(j, submit=j.submit - t0) for j in jobs if t0 <= j.submit < t1]
+    if sample is not None and sample < len(out):
+        keep = np.sort(np.random.default_rng(seed).choice(len(out), size=sample, replace=False))
+        out = [out[i] for i in keep]
+    return out
+
+
+def _synthetic_fields(n_rows: int, seed: int, *, priority: bool):
+    from .perf import DALLY_MODELS
+
+    rng = np.random.default_rng(seed)
+    models = rng.integers(0, len(DALLY_MODELS), size=n_rows)
+    prios = rng.choice(len(PRIORITY_WEIGHTS), size=n_rows, p=PRIORITY_WEIGHTS) if priority else None
+    return [DALLY_MODELS[m] for m in models], prios
+
+
+# ----------------------------------------------------------------------------- Philly
+
+PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
+
+
+def load_philly(path: str | os.PathLike, *, start: float = 0.0, hours: float | None = None,
+                sample: int | None = None, seed: int = 0) -> Trace:
+    """The Philly per-job CSV (``timestamp,duration,num_gpus,gpu_time,cluster``; traces README).
+
+    One job per row, ids ``philly-<line>`` (the file has no job id and 65 duplicate rows, kept as
+    separate jobs); submit = seconds since the earliest timestamp; tenant = the ``cluster`` hash
+    (a virtual cluster); ``gpu_type`` None (Philly's GPUs are treated as one type); ``model`` and
+    ``priority`` synthetic (module docstring). The file is not sorted by time; the trace is.
+    """
+    name, text = _open_rows(path, "CSV")
+    rows = _csv_rows(name, text)
+    cols, width = _header(name, rows, PHILLY_COLUMNS)
+    parsed = []
+    for n, row in rows:
+        ts = _cell(name, n, row, cols, width, "timestamp")
+        try:
+            t = datetime.fromisoformat(ts).replace(tzinfo=UTC).timestamp() if ts else math.nan
+        except ValueError:
+            t = math.nan
+        if not math.isfinite(t):
+            raise InstanceError(f"{name} row {n} column 'timestamp'",
+                                f"must be a time 'YYYY-MM-DD HH:MM:SS', not {ts[:40]!r}")
+        dur = _float(name, n, "duration", _cell(name, n, row, cols, width, "duration"))
+        g = _int(name, n, "num_gpus", _cell(name, n, row, cols, width, "num_gpus"), lo=1)
+        tenant = _cell(name, n, row, cols, width, "cluster")
+        if not tenant:
+            raise InstanceError(f"{name} row {n} column 'cluster'", "must name the virtual cluster")
+        parsed.append((n, t, dur, g, tenant))
+    if not parsed:
+        raise InstanceError(name, "has no job rows")
+    models, prios = _synthetic_fields(len(parsed), seed, priority=True)
+    t_min = min(p[1] for p in parsed)
+    syn = frozenset({"model", "priority"})
+    jobs = [Job(id=f"philly-{n}", submit=t - t_min, gpus=g, duration=dur, tenant=tenant,
+                priority=int(prios[i]), model=models[i], synthetic=syn)
+            for i, (n, t, dur, g, tenant) in enumerate(parsed)]
+    jobs = window(jobs, start=start, hours=hours, sample=sample, seed=seed)
+    prov = (f"Philly per-job table ({Path(name).name}: petuum/adaptdl osdi21-artifact, CC BY 4.0); "
+            f"{len(parsed)} rows, window start={start:g}s hours={hours} sample={sample} seed={seed}; "
+            "model and priority synthetic")
+    return Trace(name=Path(name).stem, jobs=tuple(jobs), provenance=prov)
+
+
+# ----------------------------------------------------------------------------- openb pods
+
+OPENB_POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos",
+                     "pod_phase", "creation_time", "deletion_time", "scheduled_time")
+OPENB_QOS_PRIORITY = {"Guaranteed": 0, "LS": 0, "Burstable": 1, "BE": 2}
+
+
+def load_openb(path: str | os.PathLike, *, start: float = 0.0, hours: float | None = None,
+               sample: int | None = None, seed: int = 0) -> Trace:
+    """The Alibaba openb pod list (``openb_pod_list_*.csv``; traces README).
+
+    A pod is a job: submit = ``creation_time``, duration = ``deletion_time - scheduled_time``
+    (its run time in the real cluster; taken as ideal), gpus = ``num_gpu``, gpu_type =
+    ``gpu_spec`` (None when empty; a ``|``-separated list of choices keeps its first entry, our
+    choice), priority from ``qos`` (Guaranteed/LS 0, Burstable 1, BE 2: our mapping), tenant =
+    the qos class. Skipped and counted in the provenance: pods that never ran (empty
+    ``scheduled_time``) and pods using no GPU. A fractional GPU (``gpu_milli`` < 1000) counts as a
+    whole GPU (our choice: the simulator allocates whole GPUs). ``model`` is synthetic.
+    """
+    name, text = _open_rows(path, "CSV")
+    rows = _csv_rows(name, text)
+    cols, width = _header(name, rows, OPENB_POD_COLUMNS)
+    parsed, never_ran, no_gpu, n_rows = [], 0, 0, 0
+    for n, row in rows:
+        n_rows += 1
+        pod = _cell(name, n, row, cols, width, "name")
+        if not pod:
+            raise InstanceError(f"{name} row {n} column 'name'", "must name the pod")
+        g = _int(name, n, "num_gpu", _cell(name, n, row, cols, width, "num_gpu"))
+        _int(name, n, "gpu_milli", _cell(name, n, row, cols, width, "gpu_milli"))
+        created = _float(name, n, "creation_time", _cell(name, n, row, cols, width, "creation_time"))
+        deleted = _float(name, n, "deletion_time", _cell(name, n, row, cols, width, "deletion_time"))
+        sched = _cell(name, n, row, cols, width, "scheduled_time")
+        qos = _cell(name, n, row, cols, width, "qos")
+        if qos not in OPENB_QOS_PRIORITY:
+            raise InstanceError(f"{name} row {n} column 'qos'",
+                                f"must be one of {', '.join(OPENB_QOS_PRIORITY)}, not {qos[:40]!r}")
+        if not sched:
+            never_ran += 1
+            continue
+        s = _float(name, n, "scheduled_time", sched)
+        if deleted < s:
+            raise InstanceError(f"{name} row {n} column 'deletion_time'",
+                                "must not be before scheduled_time")
+        if g == 0:
+            no_gpu += 1
+            continue
+        spec = _cell(name, n, row, cols, width, "gpu_spec").split("|")[0].strip() or None
+        parsed.append((pod, created, g, deleted - s, OPENB_QOS_PRIORITY[qos], qos, spec))
+    if not parsed:
+        raise InstanceError(name, "has no pod that ran on GPUs")
+    models, _ = _synthetic_fields(len(parsed), seed, priority=False)
+    syn = frozenset({"model"})
+    jobs = [Job(id=pod, submit=c, gpus=g, duration=d, tenant=q, priority=p, gpu_type=spec,
+                model=models[i], synthetic=syn)
+            for i, (pod, c, g, d, p, q, spec) in enumerate(parsed)]
+    jobs = window(jobs, start=start, hours=hours, sample=sample, seed=seed)
+    prov = (f"Alibaba openb pods ({Path(name).name}: alibaba/clusterdata cluster-trace-gpu-v2023, "
+            f"Apache-2.0); {n_rows} rows, skipped {never_ran} never ran and {no_gpu} without GPU; "
+            f"window start={start:g}s hours={hours} sample={sample} seed={seed}; model synthetic")
+    return Trace(name=Path(name).stem, jobs=tuple(jobs), provenance=prov)
+
+
+# ----------------------------------------------------------------------------- CSV v1
+
+def load_trace_csv(path: str | os.PathLike, *, start: float = 0.0, hours: float | None = None,
+                   sample: int | None = None, seed: int = 0) -> Trace:
+    """Our trace CSV, version 1 (README, "Simulator").
+
+    Line 1 is ``# placement-trace v1``; further ``# key: value`` lines before the header carry
+    ``name`` and ``provenance``. The header names the columns; ``id, submit, gpus, duration`` are
+    required, ``tenant, priority, gpu_type, model, tables, synthetic`` optional (``tables`` and
+    ``synthetic`` are ``;``-separated lists; an empty ``gpu_type``/``model`` is None).
+    """
+    name, text = _open_rows(path, "CSV")
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != CSV_V1_MAGIC:
+        raise InstanceError(f"{name} row 1", f"must be {CSV_V1_MAGIC!r} (trace CSV version 1)")
+    meta, skip = {}, 1
+    while skip < len(lines) and lines[skip].startswith("#"):
+        key, _, value = lines[skip][1:].partition(":")
+        meta[key.strip()] = value.strip()
+        skip += 1
+    rows = _csv_rows(name, text, skip=skip)
+    cols, width = _header(name, rows, CSV_V1_COLUMNS[:4], CSV_V1_COLUMNS)
+
+    def get(n, row, col, default=""):
+        return _cell(name, n, row, cols, width, col) if col in cols else default
+
+    jobs, seen = [], set()
+    for n, row in rows:
+        jid = get(n, row, "id")
+        if not jid:
+            raise InstanceError(f"{name} row {n} column 'id'", "must be a non-empty job id")
+        if jid in seen:
+            raise InstanceError(f"{name} row {n} column 'id'", f"repeats the job id {jid[:40]!r}")
+        seen.add(jid)
+        syn = frozenset(s for s in get(n, row, "synthetic").split(";") if s)
+        bad = syn - set(CSV_V1_COLUMNS)
+        if bad:
+            raise InstanceError(f"{name} row {n} column 'synthetic'", f"names unknown fields {sorted(bad)}")
+        jobs.append(Job(
+            id=jid,
+            submit=_float(name, n, "submit", get(n, row, "submit")),
+            gpus=_int(name, n, "gpus", get(n, row, "gpus"), lo=1),
+            duration=_float(name, n, "duration", get(n, row, "duration")),
+            tenant=get(n, row, "tenant") or "default",
+            priority=_int(name, n, "priority", get(n, row, "priority") or "0"),
+            gpu_type=get(n, row, "gpu_type") or None,
+            model=get(n, row, "model") or None,
+            tables=tuple(t for t in get(n, row, "tables").split(";") if t),
+            synthetic=syn))
+    jobs = window(jobs, start=start, hours=hours, sample=sample, seed=seed)
+    tname = meta.get("name") or Path(name).stem
+    return Trace(name=tname, jobs=tuple(jobs), provenance=meta.get("provenance", ""))
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+def trace_to_csv(trace: Trace) -> str:
+    """The CSV v1 text of a trace (round-trips through :func:`load_trace_csv`)."""
+    out = io.StringIO()
+    out.write(CSV_V1_MAGIC + "\n")
+    out.write(f"# name: {trace.name}\n")
+    out.write(f"# provenance: {' '.join(trace.provenance.split())}\n")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_V1_COLUMNS)
+    for j in trace.jobs:
+        w.writerow([j.id, _num(j.submit), j.gpus, _num(j.duration), j.tenant, j.priority,
+                    j.gpu_type or "", j.model or "", ";".join(j.tables), ";".join(sorted(j.synthetic))])
+    return out.getvalue()
+
+
+def write_trace_csv(trace: Trace, path: str | os.PathLike) -> None:
+    """Write a trace as CSV v1, atomically."""
+    from ..io import write_text
+
+    write_text(path, trace_to_csv(trace))
+
+
+# ----------------------------------------------------------------------------- synthetic
+
+def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
+                    jobs_per_hour: float = 60.0, max_gpus: int | None = None,
+                    tenants: int = 4, gpu_types: Sequence[str] | None = None,
+                    mean_log_duration: float = PHILLY_LOG_DURATION[0],
+                    sd_log_duration: float = PHILLY_LOG_DURATION[1]) -> Trace:
+    """A seeded synthetic trace, drawn like Philly's (Dally §5.1.1 runs batch and Poisson).
+
+    ``kind="batch"``: every job submitted at time 0. ``kind="poisson"``: exponential
+    inter-arrival times at ``jobs_per_hour``. GPUs per job follow :data:`PHILLY_GPU_HISTOGRAM`
+    (capped at ``max_gpus`` by dropping larger sizes); durations are log-normal with Philly's
+    measured log mean and deviation (at least 1 s). Tenants ``t0..``, priority, model and (when
+    ``gpu_types`` is given) the GPU type are drawn uniformly / by :data:`PRIORITY_WEIGHTS`; all
+    fields are synthetic.
+    """
+    if kind not in ("batch", "poisson"):
+        raise InstanceError("kind", "must be 'batch' or 'poisson'")
+    if not 0 <= jobs <= MAX_TRACE_ROWS:
+        raise InstanceError("jobs", f"must be an integer in 0..{MAX_TRACE_ROWS}")
+    if not (math.isfinite(jobs_per_hour) and jobs_per_hour > 0):
+        raise InstanceError("jobs_per_hour", "must be a positive number")
+    if tenants < 1:
+        raise InstanceError("tenants", "must be at least 1")
+    sizes = np.array([g for g in PHILLY_GPU_HISTOGRAM if max_gpus is None or g <= max_gpus])
+    if len(sizes) == 0:
+        raise InstanceError("max_gpus", "must be at least 1")
+    from .perf import DALLY_MODELS
+
+    rng = np.random.default_rng(seed)
+    w = np.array([PHILLY_GPU_HISTOGRAM[g] for g in sizes], dtype=float)
+    g = rng.choice(sizes, size=jobs, p=w / w.sum())
+    dur = np.maximum(1.0, np.round(rng.lognormal(mean_log_duration, sd_log_duration, size=jobs)))
+    if kind == "batch":
+        submit = np.zeros(jobs)
+    else:
+        submit = np.round(np.cumsum(rng.exponential(3600.0 / jobs_per_hour, size=jobs)), 3)
+    ten = rng.integers(0, tenants, size=jobs)
+    pri = rng.choice(len(PRIORITY_WEIGHTS), size=jobs, p=PRIORITY_WEIGHTS)
+    mod = rng.integers(0, len(DALLY_MODELS), size=jobs)
+    types = list(gpu_types or [])
+    gt = rng.integers(0, len(types), size=jobs) if types else None
+    syn = frozenset({"submit", "gpus", "duration", "tenant", "priority", "model"}
+                    | ({"gpu_type"} if types else set()))
+    width = len(str(max(jobs - 1, 0)))
+    out = tuple(Job(id=f"j{i:0{width}d}", submit=float(submit[i]), gpus=int(g[i]),
+                    duration=float(dur[i]), tenant=f"t{ten[i]}", priority=int(pri[i]),
+                    gpu_type=types[gt[i]] if types else None, model=DALLY_MODELS[mod[i]],
+                    synthetic=syn)
+                for i in range(jobs))
+    prov = (f"synthetic {kind} trace: jobs={jobs} seed={seed} jobs_per_hour={jobs_per_hour:g} "
+            f"max_gpus={max_gpus} (sizes and log-normal durations as Philly's)")
+    return Trace(name=f"synthetic-{kind}-{seed}", jobs=out, provenance=prov)
