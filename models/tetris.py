@@ -382,7 +382,8 @@ def build(inst: TetrisInstance, *, product: str = "disaggregated", fixed: np.nda
         base = int(fx.demand[r, g].sum()) - int(A.supply[r, g])
         extra = sum(int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), []))
         lo_over, over_hi[r, g] = max(0, base), max(0, base + extra)
-        levels[r, g] = list(range(min(lo_over, SATURATION_LEVEL), min(over_hi[r, g], SATURATION_LEVEL) + 1))
+        jobs_rg = [int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), [])]
+        levels[r, g] = _reachable_levels(base, jobs_rg, lo_over, over_hi[r, g])
     rgl = [(r, g, l) for r, g in rg for l in levels[r, g]]
     m.y = pyo.Var(rgl, domain=pyo.Binary)
     m.W = pyo.Var(rgl, domain=pyo.NonNegativeReals)
@@ -444,6 +445,36 @@ def build(inst: TetrisInstance, *, product: str = "disaggregated", fixed: np.nda
     m._fixed = fx
     m._infeasible = infeasible
     return m
+
+
+SUBSET_SUM_BITS = 1 << 20  # largest window the reachable-level search handles; beyond it all levels stay
+
+
+def _reachable_levels(base: int, hours: list[int], lo_over: int, hi_over: int) -> list[int]:
+    """Overload levels ``max(0, base + subset sum of hours)`` that can occur, capped at saturation.
+
+    The overload of (r, g) is ``base + sum of the GPU-hours of the ML jobs placed at
+    r`` (``base`` = the fixed demand minus supply). Only levels 0 .. SATURATION_LEVEL
+    are distinguished; a superset of the reachable ones keeps the model exact (the
+    minimization picks the lowest level at or above the overload, which is then the
+    overload itself). A bitset subset-sum over ``hours`` finds them when the window
+    ``[-base, -base + SATURATION_LEVEL]`` is small enough; in a sub-problem with a few
+    jobs this removes most of the 38 levels.
+    """
+    full = list(range(min(lo_over, SATURATION_LEVEL), min(hi_over, SATURATION_LEVEL) + 1))
+    hi = SATURATION_LEVEL - base  # sums above this saturate
+    if len(full) <= 2 or hi >= SUBSET_SUM_BITS or hi < 0:
+        return full
+    mask = (1 << (hi + 1)) - 1
+    bits = 1
+    for h in hours:
+        bits |= (bits << h) & mask
+    first = max(0, -base)  # sums below this leave no overload
+    out = {0} if bits & ((1 << first) - 1) else set()
+    out.update(base + s for s in range(first, hi + 1) if bits >> s & 1)
+    if hi_over >= SATURATION_LEVEL:  # sums beyond the window saturate
+        out.add(SATURATION_LEVEL)
+    return sorted(lv for lv in out if lv in set(full)) or full
 
 
 def _home_of(m: pyo.ConcreteModel) -> np.ndarray:
