@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import InstanceError
 
-__all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv",
+__all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv", "load_trace", "trace_format",
            "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
            "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS"]
 
@@ -450,3 +450,45 @@ def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
     prov = (f"synthetic {kind} trace: jobs={jobs} seed={seed} jobs_per_hour={jobs_per_hour:g} "
             f"max_gpus={max_gpus} (sizes and log-normal durations as Philly's)")
     return Trace(name=f"synthetic-{kind}-{seed}", jobs=out, provenance=prov)
+
+
+# ----------------------------------------------------------------------------- any trace file
+
+SHIPPED = {"philly": "philly.csv", "openb": "openb_pod_list_default.csv"}
+
+
+def trace_format(path: str | os.PathLike) -> str:
+    """``"v1"``, ``"philly"`` or ``"openb"`` from a CSV file's first line."""
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            first = f.readline(4096).strip()
+    except FileNotFoundError:
+        raise InstanceError(str(p), "file not found") from None
+    except OSError as exc:
+        raise InstanceError(str(p), f"cannot be read ({exc.__class__.__name__})") from None
+    if first == CSV_V1_MAGIC:
+        return "v1"
+    cols = {c.strip() for c in first.split(",")}
+    if set(PHILLY_COLUMNS) <= cols:
+        return "philly"
+    if set(OPENB_POD_COLUMNS) <= cols:
+        return "openb"
+    raise InstanceError(f"{p} row 1", f"is not a known trace header (our CSV v1 starts with "
+                        f"{CSV_V1_MAGIC!r}; Philly: {','.join(PHILLY_COLUMNS)}; openb pods: "
+                        f"{','.join(OPENB_POD_COLUMNS)})")
+
+
+def load_trace(source: str | os.PathLike, **window_args) -> tuple[Trace, str]:
+    """A trace from a file of any supported format, or a shipped name (``philly``, ``openb``);
+    returns (trace, format). ``window_args``: ``start``, ``hours``, ``sample``, ``seed``."""
+    s = str(source)
+    if s in SHIPPED:
+        from instances.traces import trace_path
+
+        path = trace_path(SHIPPED[s])
+    else:
+        path = Path(s)
+    fmt = trace_format(path)
+    loader = {"v1": load_trace_csv, "philly": load_philly, "openb": load_openb}[fmt]
+    return loader(path, **window_args), fmt

@@ -1,0 +1,189 @@
+"""Metrics of a simulation, from its event log (and the trace's job attributes) only.
+
+Nothing here reads the engine or the policy: the same numbers come out of a log written to disk
+and read back. Definitions (per job, times in s):
+
+- queueing delay = first start - submit; JCT = finish - submit;
+- run time = sum of the attempts' lengths (start to preempt/finish); slowdown = run time / ideal
+  duration (>= 1; communication overhead per Dally Table 1 plus work lost to preemption);
+- makespan = last finish - first submit;
+- SLO: a job violates its priority's scheduling-latency limit when its queueing delay (or its
+  wait so far, if it never started) exceeds ``slo[priority]``. MAST does not define SLOs;
+  :data:`DEFAULT_SLO` is our choice (10 min / 1 h / 4 h for priorities 0 / 1 / 2+);
+- over time (bins of ``bin_s``): GPU utilization and queue length are time averages of the step
+  functions the log defines; the SLO violation rate of a bin is over the jobs submitted in it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .log import EventLog, LogRow
+from .trace import Trace
+
+__all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average"]
+
+DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
+
+
+def slo_limit(priority: int, slo: dict[int, float] | None = None) -> float:
+    """The scheduling-latency limit of a priority (the lowest listed applies to lower ones)."""
+    slo = DEFAULT_SLO if slo is None else slo
+    if priority in slo:
+        return slo[priority]
+    return slo[max(k for k in slo if k <= priority)] if any(k <= priority for k in slo) else math.inf
+
+
+def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float] | None = None
+            ) -> list[dict[str, Any]]:
+    """One row per job of the trace, in submit order."""
+    info: dict[str, dict[str, Any]] = {}
+    end = 0.0
+    for r in log:
+        end = max(end, r.time)
+        d = info.setdefault(r.job, {"submit": None, "first_start": None, "finish": None,
+                                    "attempts": 0, "preemptions": 0, "run_time": 0.0,
+                                    "tiers": [], "unschedulable": False, "_t": None})
+        if r.event == "submit":
+            d["submit"] = r.time
+        elif r.event == "start":
+            d["attempts"] += 1
+            d["_t"] = r.time
+            if d["first_start"] is None:
+                d["first_start"] = r.time
+            tier = next((x[5:] for x in r.extra.split() if x.startswith("tier=")), "")
+            d["tiers"].append(tier)
+        elif r.event in ("preempt", "finish"):
+            if d["_t"] is not None:
+                d["run_time"] += r.time - d["_t"]
+            d["_t"] = None
+            if r.event == "preempt":
+                d["preemptions"] += 1
+            else:
+                d["finish"] = r.time
+        elif r.event == "unschedulable":
+            d["unschedulable"] = True
+    rows = []
+    for j in trace.jobs:
+        d = info.get(j.id, {})
+        sub = d.get("submit", j.submit)
+        sub = j.submit if sub is None else sub
+        fs, fin = d.get("first_start"), d.get("finish")
+        state = ("unschedulable" if d.get("unschedulable") else "finished" if fin is not None
+                 else "running" if d.get("_t") is not None else "pending")
+        wait = (fs - sub) if fs is not None else (end - sub)
+        rows.append({
+            "job": j.id, "submit": sub, "gpus": j.gpus, "duration": j.duration,
+            "priority": j.priority, "tenant": j.tenant, "gpu_type": j.gpu_type or "",
+            "model": j.model or "", "state": state, "first_start": fs, "finish": fin,
+            "queueing_delay": fs - sub if fs is not None else None,
+            "jct": fin - sub if fin is not None else None,
+            "attempts": d.get("attempts", 0), "preemptions": d.get("preemptions", 0),
+            "run_time": d.get("run_time", 0.0),
+            "slowdown": d["run_time"] / j.duration if fin is not None and j.duration > 0 else None,
+            "tiers": " ".join(d.get("tiers", [])),
+            "slo_violated": state != "unschedulable" and wait > slo_limit(j.priority, slo),
+        })
+    return rows
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def summary(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus: int) -> dict[str, Any]:
+    """Headline numbers from :func:`per_job` rows and the log."""
+    fin = [r for r in rows if r["state"] == "finished"]
+    jct = [r["jct"] for r in fin]
+    qd = [r["queueing_delay"] for r in rows if r["queueing_delay"] is not None]
+    sd = [r["slowdown"] for r in fin if r["slowdown"] is not None]
+    subs = [r["submit"] for r in rows]
+    out: dict[str, Any] = {
+        "jobs": len(rows), "finished": len(fin),
+        "unschedulable": sum(r["state"] == "unschedulable" for r in rows),
+        "unfinished": sum(r["state"] in ("pending", "running") for r in rows),
+        "mean_jct_s": _mean(jct), "median_jct_s": _pct(jct, 50), "p95_jct_s": _pct(jct, 95),
+        "mean_queueing_delay_s": _mean(qd), "p95_queueing_delay_s": _pct(qd, 95),
+        "makespan_s": (max(r["finish"] for r in fin) - min(subs)) if fin else None,
+        "preemptions": sum(r["preemptions"] for r in rows),
+        "mean_slowdown": _mean(sd),
+        "gpu_seconds_busy": float(sum(r["run_time"] * r["gpus"] for r in rows)),
+    }
+    span = out["makespan_s"]
+    out["mean_utilization"] = (out["gpu_seconds_busy"] / (n_gpus * span)) if span else None
+    by_p: dict[int, list[bool]] = {}
+    for r in rows:
+        if r["state"] != "unschedulable":
+            by_p.setdefault(r["priority"], []).append(r["slo_violated"])
+    for p in sorted(by_p):
+        out[f"slo_violation_rate_p{p}"] = sum(by_p[p]) / len(by_p[p])
+    return out
+
+
+def step_average(times: np.ndarray, deltas: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Time average over each [edges[i], edges[i+1]) of the step function that starts at 0 and
+    jumps by ``deltas`` at ``times`` (sorted)."""
+    if len(edges) < 2:
+        return np.zeros(0)
+    values = np.cumsum(deltas)
+    # integral of the step function at each change point, then linear between them
+    t = np.concatenate([[min(edges[0], times[0] if len(times) else edges[0])], times])
+    v = np.concatenate([[0.0], values])
+    area = np.concatenate([[0.0], np.cumsum(v[:-1] * np.diff(t))])
+    last_t, last_v, last_a = t[-1], v[-1], area[-1]
+
+    def integral(x):
+        inside = np.interp(x, t, area)
+        return np.where(x > last_t, last_a + last_v * (x - last_t), inside)
+
+    a = integral(edges)
+    return np.diff(a) / np.diff(edges)
+
+
+def time_series(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus: int,
+                bin_s: float | None = None, max_bins: int = 400,
+                extra: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None
+                ) -> list[dict[str, Any]]:
+    """Per time bin: mean GPU utilization, mean queue length, running jobs, and the SLO violation
+    rate per priority of the jobs submitted in the bin (None when none was)."""
+    rows_log = list(log)
+    if not rows_log:
+        return []
+    t0, t1 = rows_log[0].time, max(r.time for r in rows_log)
+    if bin_s is None:
+        bin_s = max(60.0, (t1 - t0) / max_bins) if t1 > t0 else 60.0
+    nb = max(1, min(int(math.ceil((t1 - t0) / bin_s)) or 1, 100_000))
+    edges = t0 + bin_s * np.arange(nb + 1)
+    times = np.array([r.time for r in rows_log])
+    busy = np.array([len(r.gpus) if r.event == "start" else -len(r.gpus)
+                     if r.event in ("preempt", "finish") else 0 for r in rows_log], dtype=float)
+    queue = np.array([{"submit": 1, "start": -1, "preempt": 1, "unschedulable": -1}.get(r.event, 0)
+                      for r in rows_log], dtype=float)
+    run = np.array([{"start": 1, "preempt": -1, "finish": -1}.get(r.event, 0) for r in rows_log],
+                   dtype=float)
+    util = step_average(times, busy, edges) / n_gpus
+    ql = step_average(times, queue, edges)
+    rj = step_average(times, run, edges)
+    prios = sorted({r["priority"] for r in rows})
+    sub = np.array([r["submit"] for r in rows])
+    viol = np.array([r["slo_violated"] for r in rows], dtype=bool)
+    pr = np.array([r["priority"] for r in rows])
+    ok = np.array([r["state"] != "unschedulable" for r in rows], dtype=bool)
+    b = np.clip(((sub - t0) // bin_s).astype(np.int64), 0, nb - 1) if len(rows) else np.zeros(0, int)
+    out = []
+    for i in range(nb):
+        row = {"t_start": float(edges[i]), "t_end": float(edges[i + 1]), "utilization": float(util[i]),
+               "queue_length": float(ql[i]), "running_jobs": float(rj[i])}
+        for p in prios:
+            m = (b == i) & (pr == p) & ok
+            row[f"slo_violation_rate_p{p}"] = float(viol[m].mean()) if m.any() else None
+        out.append(row)
+    return out

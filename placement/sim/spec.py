@@ -1,0 +1,244 @@
+"""The simulator as a problem family (``"problem": "trace"``) for the registry.
+
+Instance: a trace with its cluster and performance model (:class:`SimInstance`); solution: an
+event log; reference evaluation: :func:`placement.sim.replay.replay_check` (violations) and the
+metrics of :mod:`placement.sim.metrics` (terms). ``placement generate trace`` draws a synthetic
+trace; ``placement simulate`` (app layer, :mod:`placement.app.simulate`) runs a policy;
+``placement evaluate RUN/instance.json RUN/log.json`` replays a written log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InstanceError
+from ..registry import ProblemSpec
+from .cluster import Cluster
+from .cluster_io import cluster_from_doc, cluster_to_doc
+from .log import EventLog, _parse_row
+from .perf import DallyPerf, IdealPerf, PerfModel
+from .trace import CSV_V1_COLUMNS, Job, Trace
+
+__all__ = ["SPEC", "SimInstance", "load_instance", "instance_to_json", "load_solution",
+           "solution_to_json", "evaluate_report", "make_perf", "PERF_MODELS", "solve"]
+
+PERF_MODELS = ("dally", "dally-machine", "ideal")
+MAX_JOBS = 2_000_000
+
+
+def make_perf(name: str) -> PerfModel:
+    """``dally`` (Dally Table 1, compute-only ideal), ``dally-machine`` (machine tier = 1.0),
+    ``ideal`` (1.0 everywhere)."""
+    if name == "dally":
+        return DallyPerf()
+    if name == "dally-machine":
+        return DallyPerf(baseline="machine")
+    if name == "ideal":
+        return IdealPerf()
+    raise InstanceError("perf", f"must be one of {', '.join(PERF_MODELS)}, not {name!r}")
+
+
+@dataclass(frozen=True)
+class SimInstance:
+    """A simulation input: trace, cluster, performance model name, checkpoint and scan intervals."""
+
+    trace: Trace
+    cluster: Cluster
+    perf: str = "dally"
+    checkpoint_interval: float | None = None
+    scan_interval: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.trace.name
+
+    def perf_model(self) -> PerfModel:
+        return make_perf(self.perf)
+
+
+def _opt_pos(doc: dict, key: str) -> float | None:
+    v = doc.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float) or not (math.isfinite(v) and v > 0):
+        raise InstanceError(key, "must be a positive number of seconds or null")
+    return float(v)
+
+
+def load_instance(doc: Any) -> SimInstance:
+    """Validate a ``"problem": "trace"`` document (every job row, the cluster spec)."""
+    if not isinstance(doc, dict):
+        raise InstanceError("document", "must be an object")
+    allowed = {"problem", "name", "provenance", "columns", "jobs", "cluster", "perf",
+               "checkpoint_interval", "scan_interval"}
+    for k in doc:
+        if k not in allowed:
+            raise InstanceError(k, f"is not a field of a trace instance ({', '.join(sorted(allowed))})")
+    if doc.get("problem", "trace") != "trace":
+        raise InstanceError("problem", "must be 'trace'")
+    cols = doc.get("columns", list(CSV_V1_COLUMNS))
+    if cols != list(CSV_V1_COLUMNS):
+        raise InstanceError("columns", f"must be {list(CSV_V1_COLUMNS)}")
+    rows = doc.get("jobs")
+    if not isinstance(rows, list) or len(rows) > MAX_JOBS:
+        raise InstanceError("jobs", f"must be a list of at most {MAX_JOBS} job rows")
+    jobs = []
+    for i, r in enumerate(rows):
+        w = f"jobs[{i}]"
+        if not isinstance(r, list) or len(r) != len(cols):
+            raise InstanceError(w, f"must be a list of {len(cols)} values ({', '.join(cols)})")
+        jid, submit, gpus, dur, tenant, prio, gtype, model, tables, syn = r
+        if not isinstance(jid, str) or not jid:
+            raise InstanceError(f"{w}[0]", "must be a job id")
+        for k, v in ((1, submit), (3, dur)):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+                raise InstanceError(f"{w}[{k}]", "must be a finite number >= 0")
+        for k, v, lo in ((2, gpus, 1), (5, prio, 0)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise InstanceError(f"{w}[{k}]", f"must be an integer >= {lo}")
+        for k, v in ((4, tenant), (6, gtype), (7, model)):
+            if v is not None and not isinstance(v, str):
+                raise InstanceError(f"{w}[{k}]", "must be a string or null")
+        for k, v in ((8, tables), (9, syn)):
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise InstanceError(f"{w}[{k}]", "must be a list of strings")
+        jobs.append(Job(jid, float(submit), gpus, float(dur), tenant or "default", prio,
+                        gtype or None, model or None, tuple(tables), frozenset(syn)))
+    name = doc.get("name", "trace")
+    if not isinstance(name, str):
+        raise InstanceError("name", "must be a string")
+    trace = Trace(name, tuple(jobs), str(doc.get("provenance", "")))
+    if "cluster" not in doc:
+        raise InstanceError("cluster", "is missing (a cluster spec document)")
+    cluster = cluster_from_doc(doc["cluster"], "cluster")
+    perf = doc.get("perf", "dally")
+    make_perf(perf)
+    return SimInstance(trace, cluster, perf, _opt_pos(doc, "checkpoint_interval"),
+                       _opt_pos(doc, "scan_interval"))
+
+
+def instance_to_json(inst: SimInstance) -> dict:
+    return {"problem": "trace", "name": inst.trace.name, "provenance": inst.trace.provenance,
+            "columns": list(CSV_V1_COLUMNS),
+            "jobs": [[j.id, j.submit, j.gpus, j.duration, j.tenant, j.priority, j.gpu_type,
+                      j.model, list(j.tables), sorted(j.synthetic)] for j in inst.trace.jobs],
+            "cluster": cluster_to_doc(inst.cluster), "perf": inst.perf,
+            "checkpoint_interval": inst.checkpoint_interval, "scan_interval": inst.scan_interval}
+
+
+LOG_KEYS = ["time", "event", "job", "gpus", "work_done", "extra"]
+
+
+def load_solution(inst: SimInstance, doc: Any) -> EventLog:
+    """An event log document (``{"problem": "trace", "log": [[time, event, job, gpus, work,
+    extra], ...]}``); every row validated."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("log"), list):
+        raise InstanceError("log", "must be a list of log rows")
+    rows = []
+    for i, r in enumerate(doc["log"]):
+        if not isinstance(r, list) or len(r) != len(LOG_KEYS):
+            raise InstanceError(f"log[{i}]", f"must be a list [{', '.join(LOG_KEYS)}]")
+        rows.append(_parse_row(f"log[{i}]", dict(zip(LOG_KEYS, r, strict=True))))
+    return EventLog(rows)
+
+
+def solution_to_json(inst: SimInstance, log: EventLog) -> dict:
+    return {"problem": "trace", "log_columns": LOG_KEYS,
+            "log": [[r.time, r.event, r.job, list(r.gpus), r.work_done, r.extra] for r in log]}
+
+
+def evaluate_report(inst: SimInstance, log: EventLog) -> tuple[dict, list[str]]:
+    """Metrics (:mod:`.metrics`) and replay_check's violations of a log."""
+    from .metrics import per_job, summary
+    from .replay import replay_check
+
+    broken = replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model())
+    terms = summary(per_job(log, inst.trace), log, inst.cluster.n_gpus)
+    return terms, broken
+
+
+def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
+          time_limit: float | None = None, **options: Any):
+    """Run a registered policy (``--option policy=NAME``) on the instance: a
+    :class:`~placement.result.SolveResult` whose solution is the log and objective the mean JCT
+    (from the log). ``time_limit`` is not used (a simulation runs to its end)."""
+    import time
+
+    from ..result import SolveResult, Status
+    from .engine import simulate
+    from .policies import make_policy
+
+    t0 = time.perf_counter()
+    pol = make_policy(policy, **options)
+    res = simulate(inst.trace, inst.cluster, pol, perf=inst.perf_model(), seed=seed or 0,
+                   scan_interval=inst.scan_interval, checkpoint_interval=inst.checkpoint_interval)
+    terms, broken = evaluate_report(inst, res.log)
+    status = Status.FEASIBLE if not broken else Status.ERROR
+    return SolveResult(status, f"simulate:{policy}", solution=res.log, objective=terms["mean_jct_s"],
+                       wall_time_s=time.perf_counter() - t0,
+                       stats={**res.stats, **{f"policy_{k}": v for k, v in res.policy_stats.items()}},
+                       message="; ".join(broken[:3]))
+
+
+def _add_generate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", choices=["batch", "poisson"], default="poisson")
+    p.add_argument("--jobs", type=int, default=200, help="number of jobs (default 200)")
+    p.add_argument("--jobs-per-hour", type=float, default=60.0, help="Poisson arrival rate (default 60)")
+    p.add_argument("--max-gpus", type=int, default=None, help="drop larger job sizes")
+    p.add_argument("--tenants", type=int, default=4)
+    p.add_argument("--gpu-types", default=None, help="comma-separated GPU types to draw from")
+    p.add_argument("--cluster", default="1x1x4x8x8",
+                   help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] (default 1x1x4x8x8)")
+    p.add_argument("--perf", choices=PERF_MODELS, default="dally")
+
+
+def _generate(args: argparse.Namespace) -> SimInstance:
+    from .cluster_io import resolve_cluster
+    from .trace import MAX_TRACE_ROWS, synthetic_trace
+
+    if not 0 <= args.jobs <= MAX_TRACE_ROWS:
+        raise InstanceError("--jobs", f"must be an integer in 0..{MAX_TRACE_ROWS}")
+    if args.max_gpus is not None and args.max_gpus < 1:
+        raise InstanceError("--max-gpus", "must be a positive integer")
+    if not (math.isfinite(args.jobs_per_hour) and args.jobs_per_hour > 0):
+        raise InstanceError("--jobs-per-hour", "must be a positive number")
+    if args.tenants < 1:
+        raise InstanceError("--tenants", "must be a positive integer")
+    types = [t for t in (args.gpu_types or "").split(",") if t] or None
+    cluster = resolve_cluster(args.cluster)
+    trace = synthetic_trace(args.kind, jobs=args.jobs, seed=args.seed, jobs_per_hour=args.jobs_per_hour,
+                            max_gpus=args.max_gpus, tenants=args.tenants, gpu_types=types)
+    return SimInstance(trace, cluster, args.perf)
+
+
+def _add_commands(sub) -> None:
+    from ..app.simulate import add_commands  # the app layer builds the command (lazy: app -> sim)
+
+    add_commands(sub)
+
+
+def _claims(doc: Any) -> bool:
+    return isinstance(doc, dict) and "jobs" in doc and "cluster" in doc and "columns" in doc
+
+
+SPEC = ProblemSpec(
+    name="trace",
+    sense="min",
+    description="trace-driven simulation: a trace on a cluster, a policy's event log (issue 8)",
+    load_instance=load_instance,
+    instance_to_json=instance_to_json,
+    load_solution=load_solution,
+    solution_to_json=solution_to_json,
+    evaluate_report=evaluate_report,
+    solvers={"simulate": "placement.sim.spec:solve"},
+    exact_solver="simulate",
+    add_generate_args=_add_generate_args,
+    generate=_generate,
+    bench_instances=None,
+    bench_extra="placement.app.bench_sim:bench_sections",
+    claims=_claims,
+    add_commands=_add_commands,
+)
