@@ -203,16 +203,16 @@ def placeable_tiers(gpus: int, gpus_per_machine: int, machines_per_rack: int, gp
 def instance_from_trace(trace: Any, cluster: Any, perf: Any = None) -> BoundInstance:
     """The bound's data for a simulator trace on a cluster (``placement.sim``).
 
-    Rates come from ``perf.rate(job, tier)`` (default: the simulator's default
-    performance model). The rack tier is the simulator's ``"rack"``; the
+    Rates come from ``perf.rate(job, tier)`` (default: :class:`placement.sim.perf.DallyPerf`,
+    the simulator's default). The rack tier is the simulator's ``"rack"``; the
     network tier takes the best rate of a multi-rack placement the cluster
     allows (``"cluster"`` when some dynamic cluster holds two racks, else
     ``"network"``). Jobs that can never fit (more GPUs than exist) are left
     out: the simulator logs them ``unschedulable`` and no metric counts them.
     """
-    from placement.sim.perf import default_perf
+    from placement.sim.perf import DallyPerf
 
-    perf = perf if perf is not None else default_perf()
+    perf = perf if perf is not None else DallyPerf()
     machine_of = np.asarray(cluster.machine)
     rack_of = np.asarray(cluster.rack)
     G = len(machine_of)
@@ -463,12 +463,15 @@ def solve(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48
         sol = h.getSolution()
         xs = np.asarray(sol.col_value) if status == highspy.HighsModelStatus.kOptimal else None
         tail = 0.0 if xs is None else float(sum(xs[c] for c in m["tail_cols"] if c >= 0))
+        if obj_key == "makespan" and xs is not None:
+            # the tail and the last buckets cost the same: only a makespan past the horizon calls for more room
+            tail = max(0.0, h.getInfo().objective_function_value - (t0 + w * K)) / w
         if xs is None or tail <= 1e-9 or attempt == max_doublings or horizon is not None or width is not None:
             break
         w *= 2.0  # the tail was used: double the horizon with the same number of buckets
     p = inst.shortest
     stats = {"objective": objective, "buckets": K, "width_s": w, "horizon_s": t0 + w * K, "columns": len(m["lo"]),
-             "rows": len(m["rlo"]), "tail_work_bucket_units": tail, "integer": integer,
+             "rows": len(m["rlo"]), "tail_bucket_units": tail, "integer": integer,
              "trivial": float((inst.release + p).max() - inst.release.min()) if objective == "makespan"
              else float(p.mean())}
     wall = time.perf_counter() - t_start

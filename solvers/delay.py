@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Timers", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
+__all__ = ["Shape", "Timers", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
            "choose_gpus", "MANUAL_TIMERS", "HOUR"]
 
 HOUR = 3600.0
@@ -265,3 +265,50 @@ def _fill(pool: np.ndarray, machine: np.ndarray, gpus: int) -> np.ndarray:
             break
     return np.sort(np.array(out[:gpus]))
 
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The machine / rack structure the policies need, from a cluster's per-GPU arrays.
+
+    ``machine[g]`` and ``rack[g]`` number GPU g's machine and rack (0-based,
+    dense). Tiers follow Dally §3: one machine, one rack, else the network.
+    """
+
+    machine: np.ndarray
+    rack: np.ndarray
+    gpus_per_machine: int
+    gpus_per_rack: int
+    machines_per_rack: int
+    racks: int
+    total: int
+
+    @classmethod
+    def from_arrays(cls, machine, rack) -> Shape:
+        machine = np.asarray(machine, dtype=np.int64)
+        rack = np.asarray(rack, dtype=np.int64)
+        _, machine = np.unique(machine, return_inverse=True)
+        _, rack = np.unique(rack, return_inverse=True)
+        per_m = np.bincount(machine)
+        per_r = np.bincount(rack)
+        mpr = max(len(np.unique(machine[rack == r])) for r in range(len(per_r)))
+        return cls(machine, rack, int(per_m.max()), int(per_r.max()), int(mpr), len(per_r), len(machine))
+
+    def free_counts(self, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Free GPUs per machine and per rack."""
+        f = free.astype(np.int64)
+        return (np.bincount(self.machine, weights=f, minlength=self.machine.max() + 1).astype(np.int64),
+                np.bincount(self.rack, weights=f, minlength=self.racks).astype(np.int64))
+
+    def tier_of(self, gpus) -> str:
+        """The widest level GPU ids ``gpus`` span."""
+        g = np.asarray(gpus, dtype=np.int64)
+        if np.all(self.machine[g] == self.machine[g[0]]):
+            return MACHINE
+        return RACK if np.all(self.rack[g] == self.rack[g[0]]) else NETWORK
+
+    def best_tier(self, gpus: int) -> str:
+        """The most consolidated tier a job of ``gpus`` GPUs can have on an empty cluster."""
+        if gpus <= self.gpus_per_machine:
+            return MACHINE
+        return RACK if gpus <= self.gpus_per_rack else NETWORK

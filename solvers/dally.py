@@ -1,0 +1,304 @@
+"""Dally: delay scheduling over network tiers with an auto-tuner and network-sensitive priority.
+
+Sharma et al., "GPU Cluster Scheduling for Network-Sensitive Deep Learning"
+(``shared/papers/dally-network-sensitive-dl.txt``). Registered twice in
+``placement/sim/policies.py``: ``dally`` (auto-tuned timers) and
+``dally-manual`` (fixed timers, §5.1.3's Dally-manual baseline).
+
+Each scheduling round (the engine calls :meth:`Dally.schedule` after every
+batch of simultaneous events) does, in this order:
+
+1. **Offers in increasing Nw_sens** (§4.3.1). Waiting jobs are offered the
+   free GPUs in increasing :math:`Nw_{sens} = W_{compl}/T_{norm}`
+   (:func:`solvers.delay.nw_sens`; ties by submit time, then id). Our
+   choices: a job that never ran has :math:`Nw_{sens} = 1` (no slowdown
+   observed); iterations are ideal time / the model's time per iteration, so
+   :math:`W_{compl}` counts work kept after preemptions (lost work lowers
+   :math:`Nw_{sens}`, as the paper's "slowdowns it has experienced").
+   A job that rejects does not block the next one (delay scheduling, Zaharia
+   et al. [50]).
+2. **Algorithm 1 on each offer** (§4.3.2, :func:`solvers.delay.on_offer`):
+   accept on one machine, else reject until :math:`T_{Mc}`, accept on one
+   rack, else reject until :math:`T_{Rk}`, then anywhere; timers are 0 where
+   the job cannot fit the tier (:func:`solvers.delay.fit_timers`). Accepted
+   GPUs are chosen best-fit within the tier (our rule,
+   :func:`solvers.delay.choose_gpus`). A reject by a timer sets an engine
+   timer for the moment it elapses, so the job is re-offered then.
+3. **Timers** (§4.3.3, Algorithm 2): ``auto_tune=True`` asks the
+   :class:`solvers.delay.AutoTuner` (per (tier, GPU demand) wait lists over a
+   history window, mean + 2 sample standard deviations; empty lists fall back
+   to ``initial`` = 12 h / 24 h); ``auto_tune=False`` uses ``timers``
+   (default 12 h machine, 12 h more rack: :data:`solvers.delay.MANUAL_TIMERS`).
+   Starvation counts from submission, or from the last preemption.
+4. **Network-sensitive preemption** (§4.3.1: priority by :math:`Nw_{sens}`
+   so that jobs "suffering from sub-optimal placements or network sensitivity"
+   get better-consolidated placements, §5.2.3). The paper gives the metric,
+   not the mechanics; our rule, two steps, both limited to jobs that have run
+   at least ``min_run`` since their last start (no thrashing):
+
+   a. *Re-placement*: a running job placed at a tier worse than its best
+      placeable tier whose :math:`Nw_{sens}` is below ``preempt_below`` is
+      preempted and restarted at once on a strictly better tier when one is
+      free after the offers (a network-sensitive migration; the simulator's
+      checkpoint rule decides what work it keeps).
+   b. *Victims*: a waiting job whose :math:`Nw_{sens}` is below
+      ``preempt_below`` and that found no placement at its best tier may
+      preempt running jobs whose :math:`Nw_{sens}` exceeds its own by
+      ``margin``, highest :math:`Nw_{sens}` first, on the one machine (or
+      rack) where that frees its best tier with the fewest victim GPUs, and
+      starts there at once. Only a job that has run (and so has
+      :math:`Nw_{sens} < 1`) can preempt: a job that never ran has 1.
+
+Statistics (:meth:`Dally.stats`): offers made, accepts per tier, rejects by
+timer, preemptions per rule, the auto-tuner's timers over time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from placement.sim.policy import Policy, Preempt, Start, Timer
+
+from .delay import (
+    HOUR,
+    MANUAL_TIMERS,
+    AutoTuner,
+    Shape,
+    Timers,
+    choose_gpus,
+    fit_timers,
+    nw_sens,
+    on_offer,
+)
+
+__all__ = ["Dally", "DallyManual", "ITERATION_TIME"]
+
+_TIER_RANK = {"machine": 0, "rack": 1, "network": 2}
+
+# Compute time per iteration (s, one GPU) per Table 1 model: SYNTHETIC values of our choosing (the
+# paper's traces carry them; Philly does not). Iterations = ideal time / this. Nw_sens does not
+# depend on them (I_compl / I_total and T_run / (t_iter I_total) share t_iter), so they only label.
+ITERATION_TIME = {"VGG11": 0.12, "AlexNet": 0.05, "MobileNetV3": 0.08, "ResNet18": 0.06,
+                  "ResNet50": 0.15, "BERT-large": 0.40}
+_DEFAULT_ITERATION_TIME = 0.1
+
+
+def iteration_time(job) -> float:
+    """Seconds per iteration of the job's model (:data:`ITERATION_TIME`, synthetic)."""
+    return ITERATION_TIME.get(job.model, _DEFAULT_ITERATION_TIME)
+
+
+class Dally(Policy):
+    """Dally (see the module docstring for each rule's source and our choices).
+
+    Parameters
+    ----------
+    auto_tune : bool
+        Algorithm 2 timers (True) or fixed ``timers`` (False, Dally-manual).
+    timers : Timers
+        Fixed timers when ``auto_tune`` is False (12 h, 24 h cumulative).
+    history : float
+        The auto-tuner's HISTORY_TIME_LIMIT in seconds (default 48 h, our choice).
+    window : {"age", "value"}
+        How the history limit applies (:class:`solvers.delay.AutoTuner`).
+    initial : Timers
+        Timers while a wait list is empty.
+    preempt : bool
+        Network-sensitive preemption (rules 4a, 4b) on or off.
+    preempt_below : float
+        :math:`Nw_{sens}` under which a job may be re-placed or preempt others (0.5).
+    margin : float
+        How much higher a victim's :math:`Nw_{sens}` must be (0.2).
+    min_run : float
+        Seconds a job runs after a start before it may be preempted (1 h).
+    perf : performance model, optional
+        Used for per-model iteration times and tier rates (default: the simulator's).
+    """
+
+    name = "dally"
+
+    def __init__(self, auto_tune: bool = True, timers: Timers = MANUAL_TIMERS, history: float = 48 * HOUR,
+                 window: str = "age", initial: Timers = MANUAL_TIMERS, preempt: bool = True,
+                 preempt_below: float = 0.5, margin: float = 0.2, min_run: float = HOUR, perf: Any = None):
+        self.auto_tune = auto_tune
+        self.fixed = timers
+        self.tuner = AutoTuner(history=history, initial=initial, window=window)
+        self.preempt_enabled = preempt
+        self.preempt_below = float(preempt_below)
+        self.margin = float(margin)
+        self.min_run = float(min_run)
+        self.perf = perf
+        self._shape: Shape | None = None
+        self._run_time: dict[str, float] = {}     # finished attempts
+        self._attempt: dict[str, tuple[float, str]] = {}  # running: (start, tier)
+        self._timers_set: set[tuple[str, float]] = set()
+        self._stats = {"offers": 0, "accept_machine": 0, "accept_rack": 0, "accept_network": 0,
+                       "reject_timer": 0, "replacements": 0, "victim_preemptions": 0}
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _sync(self, view) -> None:
+        """Track attempts from the view: an attempt that ended adds its length to T_run."""
+        running = view.running
+        for jid in list(self._attempt):
+            if jid not in running:
+                start, _ = self._attempt.pop(jid)
+                self._run_time[jid] = self._run_time.get(jid, 0.0) + (view.now - start)
+        for jid in running:
+            if jid not in self._attempt:
+                r = running[jid]
+                self._attempt[jid] = (float(r.start), self._shape.tier_of(r.gpus))
+
+    def _nw(self, view, job, now: float) -> float:
+        """Nw_sens from the view's kept work (I_compl) and our run-time bookkeeping (T_run)."""
+        t_iter = iteration_time(job)
+        run = self._run_time.get(job.id, 0.0)
+        if job.id in self._attempt:
+            run += now - self._attempt[job.id][0]
+        done = view.history(job.id).work_done
+        return nw_sens(done / t_iter, job.duration / t_iter, run, job.duration)
+
+    def _timers(self, gpus: int, now: float, cache: dict[int, Timers]) -> Timers:
+        if gpus not in cache:
+            base = self.tuner.timers(gpus, now) if self.auto_tune else self.fixed
+            cache[gpus] = fit_timers(gpus, base, self._shape.gpus_per_machine, self._shape.gpus_per_rack)
+        return cache[gpus]
+
+    # ------------------------------------------------------------------ the round
+    def schedule(self, view, events) -> list:
+        if self._shape is None:
+            self._shape = Shape.from_arrays(view.cluster.machine, view.cluster.rack)
+        sh = self._shape
+        now = float(view.now)
+        self._sync(view)
+        free = np.array(view.free, dtype=bool)
+        decisions: list = []
+        cache: dict[int, Timers] = {}
+        pending = list(view.pending)
+        nws = {j.id: self._nw(view, j, now) for j in pending}
+        order = sorted(pending, key=lambda j: (nws[j.id], j.submit, j.id))
+        unplaced: list = []
+        n_free = int(free.sum())
+        for job in order:
+            if job.gpus > n_free:
+                unplaced.append(job)
+                continue
+            self._stats["offers"] += 1
+            m_free, r_free = sh.free_counts(free)
+            last = view.history(job.id).last_stop  # submission, or the last preemption
+            starvation = now - last
+            d = on_offer(job.gpus, starvation, self._timers(job.gpus, now, cache),
+                         int(m_free.max()), int(r_free.max()), n_free)
+            if not d.accept:
+                if d.retry_at is not None:
+                    self._stats["reject_timer"] += 1
+                    at = last + d.retry_at
+                    if at > now and (job.id, at) not in self._timers_set:
+                        self._timers_set.add((job.id, at))
+                        decisions.append(Timer(at, ("delay", job.id)))
+                unplaced.append(job)
+                continue
+            gpus = choose_gpus(free, sh.machine, sh.rack, job.gpus, d.tier)
+            free[gpus] = False
+            n_free -= job.gpus
+            self._stats[f"accept_{d.tier}"] += 1
+            if d.record is not None and self.auto_tune:
+                self.tuner.record(d.record, job.gpus, starvation, now)
+            decisions.append(Start(job.id, tuple(int(g) for g in gpus)))
+        if self.preempt_enabled:
+            decisions += self._replace(view, free, now)
+            decisions += self._victims(view, free, now, unplaced, nws)
+        return decisions
+
+    # ------------------------------------------------------------------ rule 4a
+    def _replace(self, view, free: np.ndarray, now: float) -> list:
+        """Re-place slowed jobs on a strictly better tier that is free now (preempt, then start)."""
+        sh = self._shape
+        out: list = []
+        cand = []
+        for jid, r in view.running.items():
+            if now - r.start < self.min_run:
+                continue
+            job = view.job(jid)
+            tier = self._attempt[jid][1]
+            if _TIER_RANK[tier] <= _TIER_RANK[sh.best_tier(job.gpus)]:
+                continue
+            nw = self._nw(view, job, now)
+            if nw < self.preempt_below:
+                cand.append((nw, job.submit, jid, tier))
+        for _nw, _s, jid, tier in sorted(cand):
+            job = view.job(jid)
+            for better in ("machine", "rack"):
+                if _TIER_RANK[better] >= _TIER_RANK[tier]:
+                    break
+                gpus = choose_gpus(free, sh.machine, sh.rack, job.gpus, better)
+                if gpus is not None:
+                    free[gpus] = False
+                    free[list(view.running[jid].gpus)] = True
+                    self._stats["replacements"] += 1
+                    out += [Preempt(jid), Start(jid, tuple(int(g) for g in gpus))]
+                    break
+        return out
+
+    # ------------------------------------------------------------------ rule 4b
+    def _victims(self, view, free: np.ndarray, now: float, unplaced: list, nws: dict[str, float]) -> list:
+        """Preempt less sensitive running jobs so a slowed waiting job gets its best tier."""
+        sh = self._shape
+        out: list = []
+        gone: set[str] = set()
+        running = [(jid, np.asarray(r.gpus), r.start) for jid, r in view.running.items()
+                   if now - r.start >= self.min_run]
+        if not running:
+            return out
+        run_nw = {jid: self._nw(view, view.job(jid), now) for jid, _g, _s in running}
+        for job in unplaced:
+            nw = nws[job.id]
+            if nw >= self.preempt_below or job.gpus > sh.gpus_per_rack:
+                continue
+            tier = "machine" if job.gpus <= sh.gpus_per_machine else "rack"
+            level = sh.machine if tier == "machine" else sh.rack
+            victims = sorted(((run_nw[jid], jid, g) for jid, g, _s in running
+                              if jid not in gone and run_nw[jid] >= nw + self.margin),
+                             key=lambda v: (-v[0], v[1]))
+            best = None
+            for unit in np.unique(level):
+                in_unit = level == unit
+                have = int(free[in_unit].sum())
+                chosen, gained = [], 0
+                for _v, vid, vg in victims:
+                    if have + gained >= job.gpus:
+                        break
+                    if in_unit[vg].all():  # a victim wholly inside the unit frees GPUs there
+                        chosen.append((vid, vg))
+                        gained += len(vg)
+                if have + gained >= job.gpus and chosen and (best is None or gained < best[0]):
+                    best = (gained, chosen, in_unit)
+            if best is None:
+                continue
+            _gained, chosen, in_unit = best
+            for vid, vg in chosen:
+                gone.add(vid)
+                free[vg] = True
+                self._stats["victim_preemptions"] += 1
+                out.append(Preempt(vid))
+            gpus = choose_gpus(free & in_unit, sh.machine, sh.rack, job.gpus, tier)
+            free[gpus] = False
+            out.append(Start(job.id, tuple(int(g) for g in gpus)))
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        out = dict(self._stats)
+        out["auto_tune"] = self.auto_tune
+        out["timer_trace"] = [list(t) for t in self.tuner.trace] if self.auto_tune else []
+        return out
+
+
+class DallyManual(Dally):
+    """Dally-manual (§5.1.3): Dally with fixed timers, 12 h machine and another 12 h rack."""
+
+    name = "dally-manual"
+
+    def __init__(self, timers: Timers = MANUAL_TIMERS, **kwargs: Any):
+        kwargs.pop("auto_tune", None)
+        super().__init__(auto_tune=False, timers=timers, **kwargs)

@@ -1,0 +1,220 @@
+"""Tiresias baseline: discretized 2D-LAS priority queues with preemption and skew-based consolidation.
+
+Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning",
+NSDI'19, as the Dally paper uses it (§3.4, §5.1.3). Rule by rule:
+
+Priority (Tiresias §4.2, Discretized 2D-LAS)
+    A job's attained service is its executed time x its GPUs (2DAS; Dally
+    §3.4). Jobs sit in K queues; a job enters Q0 and moves to Q(k+1) when its
+    attained service reaches ``queue_limits[k]``. Queues are served in order;
+    within a queue, FIFO by the time the job entered it (then submit, id).
+    Defaults (``queue_limits=(3600,)``, two queues, GPU-time based) are those
+    of the Tiresias authors' simulator (SymbioticLab/Tiresias, ``jobs.py``
+    and its README's two-queue example, ``dlas-gpu`` scheme); the paper's
+    thresholds for its own traces are not restated there.
+Starvation (Tiresias §4.2, PROMOTEKNOB)
+    A waiting job with service is promoted back to Q0 (its executed time
+    reset) when it has waited ``promote_knob`` x its executed time since it
+    last ran. Default 0 = off, the simulator's default.
+Preemption
+    Each round, the jobs that should run are chosen in priority order by GPU
+    count (as the Tiresias simulator does); a running job outside that set is
+    preempted. Our refinement: a victim is only preempted if a higher-priority
+    job actually gets its GPUs this round (with skew-based placement a job
+    chosen by count may not be placeable; the simulator would preempt anyway
+    and leave GPUs idle). Free GPUs left over go to further waiting jobs in
+    priority order (work conserving).
+Placement (Tiresias §4.3, skew-based consolidation; Dally §3.2)
+    High-skew models (Dally Table 1: VGG11, AlexNet, MobileNetV3) are
+    consolidated on the fewest machines possible, :math:`\\lceil g/8 \\rceil`,
+    and wait otherwise. Other models take GPUs wherever they are free, our
+    choice of "anywhere": the most consolidated tier available right now
+    (one machine, else one rack, else the network), without waiting.
+
+Statistics: demotions, promotions, preemptions, skew waits, starts per tier.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from placement.sim.policy import Policy, Preempt, Start, Timer
+
+from .delay import MACHINE, NETWORK, RACK, Shape, choose_gpus
+
+__all__ = ["Tiresias", "HIGH_SKEW"]
+
+HIGH_SKEW = frozenset({"vgg11", "alexnet", "mobilenetv3"})  # Dally Table 1, "Skew" column
+
+
+def _norm(model: str | None) -> str:
+    return (model or "").lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+class Tiresias(Policy):
+    """Tiresias (module docstring).
+
+    Parameters
+    ----------
+    queue_limits : tuple of float
+        Attained-service thresholds between consecutive queues (GPU-seconds when
+        ``gpu_time``, else seconds); K = len + 1 queues.
+    gpu_time : bool
+        2D-LAS (executed time x GPUs, default) or plain LAS (executed time).
+    promote_knob : float
+        PROMOTEKNOB; 0 disables starvation promotion.
+    high_skew : set of str
+        Models consolidated strictly (case and punctuation ignored).
+    """
+
+    name = "tiresias"
+
+    def __init__(self, queue_limits: tuple[float, ...] = (3600.0,), gpu_time: bool = True,
+                 promote_knob: float = 0.0, high_skew: frozenset[str] = HIGH_SKEW):
+        limits = tuple(float(x) for x in queue_limits)
+        if any(b <= a for a, b in zip(limits, limits[1:], strict=False)) or any(x <= 0 for x in limits):
+            raise ValueError("queue_limits must be positive and increasing")
+        self.limits = limits
+        self.gpu_time = gpu_time
+        self.knob = float(promote_knob)
+        self.high_skew = frozenset(_norm(m) for m in high_skew)
+        self._shape: Shape | None = None
+        self._executed: dict[str, float] = {}   # executed time (s) counted for the queue, finished attempts
+        self._queue: dict[str, int] = {}
+        self._entered: dict[str, float] = {}
+        self._last_run_end: dict[str, float] = {}
+        self._attempt: dict[str, float] = {}    # running job -> start of the attempt
+        self._stats = {"demotions": 0, "promotions": 0, "preemptions": 0, "skew_waits": 0,
+                       "start_machine": 0, "start_rack": 0, "start_network": 0}
+
+    def _service(self, jid: str, gpus: int, now: float) -> float:
+        t = self._executed.get(jid, 0.0)
+        if jid in self._attempt:
+            t += now - self._attempt[jid]
+        return t * gpus if self.gpu_time else t
+
+    def _update_queues(self, view, now: float) -> None:
+        for jid in list(self._attempt):
+            if jid not in view.running:
+                self._executed[jid] = self._executed.get(jid, 0.0) + now - self._attempt.pop(jid)
+                self._last_run_end[jid] = now
+        for jid, r in view.running.items():
+            self._attempt.setdefault(jid, float(r.start))
+        active = list(view.pending) + [view.job(j) for j in view.running]
+        for job in active:
+            if job.id not in self._queue:
+                self._queue[job.id] = 0
+                self._entered[job.id] = float(job.submit)
+            q = self._queue[job.id]
+            while q < len(self.limits) and self._service(job.id, job.gpus, now) >= self.limits[q] - 1e-9:
+                q += 1
+                self._stats["demotions"] += 1
+                self._queue[job.id] = q
+                self._entered[job.id] = now
+            if (self.knob > 0 and q > 0 and job.id not in view.running and self._executed.get(job.id, 0) > 0
+                    and now - self._last_run_end.get(job.id, now) >= self.knob * self._executed[job.id]):
+                self._queue[job.id] = 0
+                self._executed[job.id] = 0.0
+                self._entered[job.id] = now
+                self._stats["promotions"] += 1
+
+    def _place(self, job, avail: np.ndarray) -> np.ndarray | None:
+        sh = self._shape
+        if _norm(job.model) in self.high_skew:
+            if job.gpus <= sh.gpus_per_machine:
+                return choose_gpus(avail, sh.machine, sh.rack, job.gpus, MACHINE)
+            need = -(-job.gpus // sh.gpus_per_machine)  # the fewest machines possible
+            m_free, _ = sh.free_counts(avail)
+            order = np.lexsort((np.arange(len(m_free)), -m_free))[:need]
+            if m_free[order].sum() < job.gpus:
+                return None
+            out: list[int] = []
+            for m in order:
+                out.extend(np.flatnonzero(avail & (sh.machine == m)).tolist())
+            return np.sort(np.array(out[:job.gpus]))
+        for tier in (MACHINE, RACK, NETWORK):
+            g = choose_gpus(avail, sh.machine, sh.rack, job.gpus, tier)
+            if g is not None:
+                return g
+        return None
+
+    def schedule(self, view, events) -> list:
+        if self._shape is None:
+            self._shape = Shape.from_arrays(view.cluster.machine, view.cluster.rack)
+        sh = self._shape
+        now = float(view.now)
+        self._update_queues(view, now)
+        jobs = [j for j in view.pending if j.gpus <= sh.total] + [view.job(j) for j in view.running]
+        jobs.sort(key=lambda j: (self._queue[j.id], self._entered[j.id], j.submit, j.id))
+        cap = sh.total
+        should: set[str] = set()
+        for j in jobs:
+            if j.gpus <= cap:
+                should.add(j.id)
+                cap -= j.gpus
+        free = np.array(view.free, dtype=bool)
+        owner = np.full(sh.total, "", dtype=object)
+        for jid, r in view.running.items():
+            owner[list(r.gpus)] = jid
+        keep = np.zeros(sh.total, dtype=bool)   # GPUs of running jobs that should run
+        for jid in should:
+            if jid in view.running:
+                keep[list(view.running[jid][0])] = True
+        avail = ~keep                             # free, or held by a job that should not run
+        decisions: list = []
+        victims: set[str] = set()
+        starts: list[tuple[Any, np.ndarray]] = []
+        for j in jobs:
+            if j.id in view.running:
+                continue
+            # within the chosen set first, then backfill on genuinely free GPUs
+            pool = avail if j.id in should else avail & free
+            g = self._place(j, pool)
+            if g is None:
+                if _norm(j.model) in self.high_skew and j.gpus <= int(pool.sum()):
+                    self._stats["skew_waits"] += 1
+                continue
+            avail[g] = False
+            free[g] = False
+            for v in set(owner[g].tolist()) - {""}:
+                victims.add(v)
+            starts.append((j, g))
+        for v in sorted(victims):
+            decisions.append(Preempt(v))
+            self._stats["preemptions"] += 1
+            # the victim's other GPUs are released too; nothing else uses them this round
+        for j, g in starts:
+            self._stats[f"start_{sh.tier_of(g)}"] += 1
+            decisions.append(Start(j.id, tuple(int(x) for x in g)))
+        nxt = self._next_jump(view, now, {j.id for j, _ in starts})
+        if nxt is not None:
+            decisions.append(Timer(nxt, "tiresias-queue"))
+        return decisions
+
+    def _next_jump(self, view, now: float, started: set[str]) -> float | None:
+        """The next demotion (or promotion) time, for a wake-up (the simulator's ``next_job_jump``)."""
+        best = None
+        for jid in list(view.running) + sorted(started):
+            job = view.job(jid)
+            q = self._queue[jid]
+            if q >= len(self.limits):
+                continue
+            rate = job.gpus if self.gpu_time else 1
+            at = now + max(self.limits[q] - self._service(jid, job.gpus, now), 0.0) / rate
+            if jid not in self._attempt:  # starting now
+                at = now + max(self.limits[q] - self._executed.get(jid, 0.0) * rate, 0.0) / rate
+            if at > now and (best is None or at < best):
+                best = at
+        if self.knob > 0:
+            for job in view.pending:
+                if job.id in started or self._queue.get(job.id, 0) == 0 or self._executed.get(job.id, 0) <= 0:
+                    continue
+                at = self._last_run_end.get(job.id, now) + self.knob * self._executed[job.id]
+                if at > now and (best is None or at < best):
+                    best = at
+        return best
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self._stats)
