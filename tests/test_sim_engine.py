@@ -107,6 +107,7 @@ def test_same_seed_same_log_bytes(tmp_path):
     cluster = Cluster.uniform(racks=2, machines=3, gpus_per_machine=4)
     trace = synthetic_trace("poisson", jobs=200, seed=7, max_gpus=16)
     a = simulate(trace, cluster, RandomPolicy(3), seed=3).log
+    assert any(r.event == "preempt" for r in a)  # the log exercises preemption
     b = simulate(trace, cluster, RandomPolicy(3), seed=3).log
     a.write_csv(tmp_path / "a.csv")
     b.write_csv(tmp_path / "b.csv")
@@ -228,5 +229,6 @@ def test_view_running_remaining_and_history_checkpoints():
     res = simulate(trace, cluster, _Scripted(script), perf=IdealPerf(), checkpoint_interval=100.0)
     assert seen["remaining"] == 750.0
     assert seen["history"].work_done == 200.0 and seen["history"].preemptions == 1
+    assert seen["history"].run_time == 250.0 and seen["history"].last_stop == 250.0
     assert [r.time for r in res.log if r.event == "finish"] == [1100.0]
     assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []

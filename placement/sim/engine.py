@@ -76,6 +76,7 @@ class _State:
         self.preemptions: dict[str, int] = {}
         self.first_start: dict[str, float] = {}
         self.last_stop: dict[str, float] = {}
+        self.run_time: dict[str, float] = {}    # time in the run queue over finished attempts
         self.completed: dict[str, float] = {}
         self.unschedulable: dict[str, float] = {}
 
@@ -90,12 +91,14 @@ class _State:
         if job_id not in self.jobs:
             raise KeyError(job_id)
         w = self.work.get(job_id, 0.0)
+        run = self.run_time.get(job_id, 0.0)
         r = self.running.get(job_id)
         if r is not None:
             w = self.jobs[job_id].duration - max(0.0, r.left - r.rate * (self.now - r.start))
+            run += self.now - r.start
         return History(self.attempts.get(job_id, 0), self.preemptions.get(job_id, 0), w,
-                       self.first_start.get(job_id), self.last_stop.get(job_id,
-                                                                     self.jobs[job_id].submit))
+                       self.first_start.get(job_id),
+                       self.last_stop.get(job_id, self.jobs[job_id].submit), run)
 
 
 def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | None = None,
@@ -151,6 +154,7 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
             if r is None or r.attempt != attempt:
                 continue  # stale: the job was preempted
             del s.running[jid]
+            s.run_time[jid] = s.run_time.get(jid, 0.0) + (t - r.start)
             free[list(r.gpus)] = True
             s.n_free += len(r.gpus)
             job = s.jobs[jid]
@@ -250,6 +254,7 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
                 progressed = min(r.left, r.rate * elapsed)
                 kept = job.duration - r.left + progressed
                 del s.running[job.id]
+                s.run_time[job.id] = s.run_time.get(job.id, 0.0) + (t - r.start)
                 free[list(r.gpus)] = True
                 s.n_free += len(r.gpus)
                 s.work[job.id] = kept

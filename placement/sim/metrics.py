@@ -28,6 +28,7 @@ from .trace import Trace
 __all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average"]
 
 DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
+MAX_BINS = 100_000
 
 
 def slo_limit(priority: int, slo: dict[int, float] | None = None) -> float:
@@ -160,7 +161,11 @@ def time_series(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_
     t0, t1 = rows_log[0].time, max(r.time for r in rows_log)
     if bin_s is None:
         bin_s = max(60.0, (t1 - t0) / max_bins) if t1 > t0 else 60.0
-    nb = max(1, min(int(math.ceil((t1 - t0) / bin_s)) or 1, 100_000))
+    nb = max(1, int(math.ceil((t1 - t0) / bin_s)))
+    if nb > MAX_BINS:
+        from ..errors import InstanceError
+
+        raise InstanceError("--bin", f"gives {nb} time bins; at most {MAX_BINS} (use a wider bin)")
     edges = t0 + bin_s * np.arange(nb + 1)
     times = np.array([r.time for r in rows_log])
     busy = np.array([len(r.gpus) if r.event == "start" else -len(r.gpus)

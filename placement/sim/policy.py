@@ -82,13 +82,15 @@ class Running(NamedTuple):
 class History(NamedTuple):
     """A job's past: attempts started, preemptions, work kept so far (s at rate 1.0, up to the
     last checkpoint; includes the running attempt's progress when running), first start time
-    (None before), and when it last stopped (preempted) or was submitted."""
+    (None before), when it last stopped (preempted) or was submitted, and its total time in the
+    run queue (all attempts, the current one up to now; Dally's T_run, §4.3.1)."""
 
     attempts: int
     preemptions: int
     work_done: float
     first_start: float | None
     last_stop: float
+    run_time: float = 0.0
 
 
 class Policy:

@@ -25,7 +25,7 @@ import csv
 import io
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,8 +38,8 @@ __all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write
            "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
            "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS"]
 
-MAX_TRACE_BYTES = 256 * 2**20   # refuse larger trace files before reading them
-MAX_TRACE_ROWS = 2_000_000      # and stop reading beyond this many rows
+MAX_TRACE_BYTES = 64 * 2**20    # refuse larger trace files before reading them (philly.csv: 3.3 MiB)
+MAX_TRACE_ROWS = 1_000_000      # and stop reading beyond this many rows (philly: 82,247)
 PRIORITY_WEIGHTS = (0.2, 0.3, 0.5)  # P(priority 0, 1, 2) where a trace has none (our choice)
 # GPUs per job in philly.csv (traces README, measured): the synthetic size distribution.
 PHILLY_GPU_HISTOGRAM = {1: 76627, 2: 1818, 4: 1870, 8: 1643, 16: 199, 32: 67}
@@ -94,8 +94,8 @@ class Trace:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _open_rows(path: str | os.PathLike, what: str) -> tuple[str, list[str], Iterable[tuple[int, list[str]]]]:
-    """Check size, read the header; yield (line number, row) for the data rows."""
+def _open_rows(path: str | os.PathLike, what: str) -> tuple[str, str]:
+    """(file name, text) of a trace file whose size was checked before reading it."""
     p = Path(path)
     try:
         size = p.stat().st_size
