@@ -85,3 +85,27 @@ def test_bad_trace_row_and_cluster_spec(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "regions[0].clusters[0].racks[0].machines[0].gpus" in err and str(spec) in err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b"", b"a,b\n1,2\n",
+                                     b"# placement-trace v1\nid,submit,gpus,duration\n" + b"x" * 200_000 + b",1,1,1\n"])
+def test_unreadable_trace_files(tmp_path, capsys, content):
+    p = tmp_path / "t.csv"
+    p.write_bytes(content)
+    assert main(["simulate", str(p), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {p}")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_whole_philly_trace_through_fifo_passes_replay():
+    from instances.traces import trace_path
+    from placement.sim import Cluster, load_philly, simulate
+    from solvers.fifo import FIFO
+
+    trace = load_philly(trace_path("philly.csv"))
+    cluster = Cluster.uniform(racks=8, machines=8, gpus_per_machine=8)
+    res = simulate(trace, cluster, FIFO(backfill=True))
+    assert res.unfinished == () and res.stats["starts"] == len(trace) == 82247
+    assert replay_check(trace, cluster, res.log) == []
