@@ -199,7 +199,7 @@ class GmsScan:
 
 def gms_scan(now: float, queued_since: np.ndarray, priority: np.ndarray, tenant: np.ndarray,
              demand: np.ndarray, used: np.ndarray, quota: np.ndarray, tenant_avg: np.ndarray,
-             params: GmsParams) -> GmsScan:
+             params: GmsParams, holder: np.ndarray | None = None) -> GmsScan:
     """One GMS-scan pass (§4.2): credit (10)-(11), quota demotion, the <priority, credit> order.
 
     Parameters
@@ -207,8 +207,11 @@ def gms_scan(now: float, queued_since: np.ndarray, priority: np.ndarray, tenant:
     now : current time (s).
     queued_since, priority, tenant, demand : per pending workload: when it entered the
         queue, its tenant's priority level, tenant index, GPUs requested.
-    used, quota, tenant_avg : per tenant: GPUs held by running workloads, GPU quota, and
-        the window average of GPUs in use (:meth:`TenantUsage.window_avg`).
+    tenant_avg : per tenant, the window average of GPUs in use (:meth:`TenantUsage.window_avg`).
+    used, quota : per quota holder: GPUs held by its within-quota running workloads, and
+        its GPU quota.
+    holder : per pending workload, its quota holder (default: its tenant). MAST assigns
+        quotas per priority level (§2), so a holder can be a (tenant, level) pair.
 
     Returns a :class:`GmsScan`; ``order`` is the scheduling order (highest priority
     first, then highest credit).
@@ -221,7 +224,8 @@ def gms_scan(now: float, queued_since: np.ndarray, priority: np.ndarray, tenant:
     cr = credit(now - queued_since, tenant_avg[tenant] if n else np.zeros(0), all_avg, params)
     idx = np.arange(n)
     by_credit = np.lexsort((idx, queued_since, -cr))
-    within = quota_scan(by_credit, tenant, np.asarray(demand, dtype=np.int64), used, quota)
+    holder = tenant if holder is None else np.asarray(holder, dtype=np.int64)
+    within = quota_scan(by_credit, holder, np.asarray(demand, dtype=np.int64), used, quota)
     eff = np.where(within, np.minimum(np.asarray(priority, dtype=np.int64), params.lowest), params.lowest)
     order = np.lexsort((idx, queued_since, -cr, eff))
     return GmsScan(order=order, priority=eff, credit=cr, within_quota=within)

@@ -1,0 +1,590 @@
+"""Where a workload may run: table locations from a Tetris solution (MAST §3, §4.3).
+
+Terms
+-----
+data placement
+    For every table of a Tetris instance, the regions holding it (its home and its
+    replicas), as a bit mask over regions.
+eligible regions (§4.3)
+    A workload may run only in a region that holds all its tables and has its GPU type
+    ("RMS consults a real-time component of Tetris ... if not, the RMS abandons the auction").
+variants
+    ``"v0"``: the instance's starting homes, no replicas (MAST's V0: users picked the
+    regions, tables never moved); ``"hill_climb"``: homes after §3.4's hill climbing,
+    no replicas; ``"replicas"``: hill climbing then §3.5's extra replicas
+    (:mod:`solvers.replicas`).
+
+How the Tetris instance matches the simulated cluster (our construction)
+-----------------------------------------------------------------------
+:func:`instances.tetris.tetris_document` draws tables, popularity, ML jobs and storage;
+its regions are renamed to the cluster's regions and its GPU types to the cluster's
+(up to 8 types: type i of the instance is the cluster's i-th type in name order), and
+GPU supply is replaced by the cluster's: supply[r, g] = the cluster's share of type g
+GPUs in region r times 80% of the instance's demand for g (GPUs scarcer than demand,
+as in §3.2), at least 1 where the region has the type. The threshold of (6) is
+recomputed from the starting homes with the same rule as the generator (80% of the
+high-priority GPU-hours that can run at home). Trace jobs do not name Tetris tables, so
+each is mapped to one ML job of the instance, the same GPU type when there is one,
+by a seeded hash of its id (independent of the trace window and of job order); it
+reads that job's tables. A trace job that names tables known to the instance uses them.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from solvers.gms import GmsParams, TenantUsage, credit, gms_scan
+from solvers.rms import NegativeCache, RegionState, auction, plan_region
+
+__all__ = ["DataPlacement", "tetris_placement", "VARIANTS", "MastPolicy", "DEFAULT_SLO"]
+
+VARIANTS = ("v0", "hill_climb", "replicas")
+
+
+@dataclass
+class DataPlacement:
+    """Table locations and the mapping of trace jobs to tables (see the module docstring)."""
+
+    regions: tuple[str, ...]
+    gpu_types: tuple[str, ...]
+    tables: tuple[str, ...]
+    present: np.ndarray            # int64 bit mask of regions per table (mutable: replication)
+    job_tables: list[np.ndarray]   # tables of each ML job of the Tetris instance
+    jobs_of_type: dict[str, np.ndarray]
+    all_jobs: np.ndarray
+    variant: str
+    seed: int = 0
+    stats: dict = field(default_factory=dict)
+
+    def tables_of(self, job_id: str, gpu_type: str | None, named: tuple[str, ...] = ()) -> np.ndarray:
+        """Table indices a trace job reads (its own names when all are known, else the seeded map)."""
+        if named:
+            index = {t: i for i, t in enumerate(self.tables)}
+            if all(t in index for t in named):
+                return np.array(sorted({index[t] for t in named}), dtype=np.int64)
+        pool = self.jobs_of_type.get(gpu_type) if gpu_type is not None else None
+        if pool is None or len(pool) == 0:
+            pool = self.all_jobs
+        if len(pool) == 0:
+            return np.zeros(0, dtype=np.int64)
+        h = zlib.crc32(f"{self.seed}:{job_id}".encode())
+        return self.job_tables[int(pool[h % len(pool)])]
+
+    def regions_holding(self, tables: np.ndarray) -> int:
+        """Bit mask of the regions holding every one of ``tables``."""
+        m = (1 << len(self.regions)) - 1
+        for t in tables.tolist():
+            m &= int(self.present[t])
+        return m
+
+    def replicate(self, tables: np.ndarray, region: int) -> None:
+        """Copy ``tables`` to ``region`` (MAST starts replication when no region qualifies)."""
+        self.present[tables] |= np.int64(1 << region)
+
+
+def _v0_threshold(doc: dict, supply: np.ndarray, type_index: dict, region_index: dict) -> int:
+    home = {t["name"]: region_index[t["home"]] for t in doc["tables"]}
+    high = set(doc["high_priorities"])
+    total = 0
+    for j in doc["jobs"]:
+        if j["kind"] != "ml" or j["priority"] not in high:
+            continue
+        regs = {home[t] for t in j["tables"]}
+        if len(regs) == 1 and supply[regs.pop(), type_index[j["gpu_type"]]] > 0:
+            total += j["gpu_hours"]
+    return int(0.8 * total)
+
+
+def tetris_placement(regions: list[str], gpu_types: list[str], gpus: np.ndarray, *, variant: str = "replicas",
+                     n_tables: int = 200, n_jobs: int = 400, seed: int = 0,
+                     time_limit: float | None = 30.0) -> DataPlacement:
+    """Build a Tetris instance matching a cluster and solve it with the chosen variant.
+
+    Parameters
+    ----------
+    regions, gpu_types : names in the cluster (region index order; types in name order).
+    gpus : int array (regions x types), GPUs of each type per region in the cluster.
+    variant : one of :data:`VARIANTS`.
+    """
+    from instances.tetris import tetris_document
+    from placement.tetris.instance import load_instance
+
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+    gpus = np.asarray(gpus, dtype=np.int64)
+    R = len(regions)
+    G = min(len(gpu_types), 8)
+    doc = tetris_document(n_tables, n_jobs, R, seed=seed, n_gpu_types=G, n_priorities=7)
+    old_types = [g for g in doc["regions"][0]["gpu_supply"]]
+    rename_r = {f"r{i}": regions[i] for i in range(R)}
+    rename_g = dict(zip(old_types, gpu_types[:G], strict=True))
+    type_index = {gpu_types[g]: g for g in range(G)}
+    region_index = {regions[r]: r for r in range(R)}
+    demand = np.zeros(G)
+    for j in doc["jobs"]:
+        if j["kind"] == "ml":
+            j["gpu_type"] = rename_g[j["gpu_type"]]
+            demand[type_index[j["gpu_type"]]] += j["gpu_hours"]
+    share = gpus[:, :G] / np.maximum(gpus[:, :G].sum(axis=0, keepdims=True), 1)
+    supply = np.floor(share * np.maximum(demand, 10) * 0.8).astype(np.int64)
+    supply[(gpus[:, :G] > 0) & (supply == 0)] = 1
+    for r, reg in enumerate(doc["regions"]):
+        reg["name"] = regions[r]
+        reg["gpu_supply"] = {gpu_types[g]: int(supply[r, g]) for g in range(G)}
+    for t in doc["tables"]:
+        t["home"] = rename_r[t["home"]]
+    for a in doc["apps"]:
+        a["cpu_capacity"] = {rename_r[k]: v for k, v in a["cpu_capacity"].items()}
+    doc["home_threshold"] = _v0_threshold(doc, supply, type_index, region_index)
+    inst = load_instance(doc)
+    a = inst.arrays
+    stats: dict = {"variant": variant}
+    replicas = None
+    if variant == "v0":
+        home = a.home0.copy()
+    elif variant == "hill_climb":
+        from solvers.hill_climb import solve as hill_climb
+
+        res = hill_climb(inst, seed=seed, time_limit=time_limit)
+        home = res.solution.home if res.solution is not None else a.home0.copy()
+        stats["tetris_status"] = str(res.status)
+    else:
+        from solvers.replicas import solve as replicas_solve
+
+        res = replicas_solve(inst, seed=seed, time_limit=time_limit)
+        if res.solution is not None:
+            home, replicas = res.solution.home, res.solution.replicas
+        else:
+            home = a.home0.copy()
+        stats["tetris_status"] = str(res.status)
+    from solvers.replicas import collocation
+
+    stats["collocation_jobs"] = collocation(inst, home, replicas)["jobs"]
+    present = (np.int64(1) << np.asarray(home, dtype=np.int64)).astype(np.int64)
+    if replicas is not None:
+        for t, regs in enumerate(replicas):
+            for r in regs:
+                present[t] |= np.int64(1 << int(r))
+    ml = np.flatnonzero(a.job_ml)
+    job_tables = [a.job_tab[a.job_ptr[j]:a.job_ptr[j + 1]].copy() for j in range(inst.n_jobs)]
+    jobs_of_type = {gpu_types[g]: ml[a.job_gpu[ml] == g] for g in range(G)}
+    return DataPlacement(regions=tuple(regions), gpu_types=tuple(gpu_types),
+                         tables=tuple(t.name for t in inst.tables), present=present, job_tables=job_tables,
+                         jobs_of_type=jobs_of_type, all_jobs=ml, variant=variant, seed=seed, stats=stats)
+
+
+# ============================================================================ the policy
+
+DEFAULT_SLO = {0: 900.0, 1: 1800.0, 2: 3600.0, 3: 3 * 3600.0, 4: 6 * 3600.0, 5: 12 * 3600.0}
+"""Per-priority limits on scheduling latency (s), our defaults: the paper defines none.
+
+Latency is §5.5's: from entering the queue (submission, or preemption: a rescheduling
+is a new event) to running. Level 6, the lowest (and every over-quota workload), has no
+SLO, as MAST guarantees latency only within quota (§2)."""
+
+
+class MastPolicy:
+    """MAST's fast path on the simulator: GMS queue, RMS per region, cross-region auction.
+
+    Each batch of events (arrivals, completions, timers) is followed by one scheduling
+    pass: the pending workloads in GMS order (:func:`solvers.gms.gms_scan`, recomputed by
+    a GMS-scan every ``gms.scan_interval`` s; arrivals in between get their
+    <priority, credit> at arrival and join the order), each tried in every eligible
+    region (all regions holding its tables and GPU type) by RMS
+    (:func:`solvers.rms.plan_region`), the highest P_score winning the auction
+    (:func:`solvers.rms.auction`). A winning plan becomes ``Preempt`` decisions for its
+    victims (they re-enter the queue) and a ``Start`` on concrete GPUs.
+
+    Speed-ups that never change a decision: a vectorized pre-filter at the start of each
+    pass (for every pending workload, whether any eligible dynamic cluster has enough GPUs
+    free or held by lower priorities: usable GPUs only shrink within a pass that visits
+    priorities in order), and §4.3's negative cache (``negative_cache=False`` turns it
+    off; the log is the same, only the work changes).
+
+    Parameters
+    ----------
+    gms : :class:`solvers.gms.GmsParams`.
+    quota_share : the GPU quota of every (tenant, priority level) as a share of the
+        cluster's GPUs (our default 0.1; §2: quotas per priority level), unless ``quotas``
+        maps ``(tenant, level)`` or ``tenant`` to GPUs.
+    preempt : allow preemption (MAST does).
+    data : a variant of :data:`VARIANTS`, or a :class:`DataPlacement`, or None (every
+        region eligible: no data constraint).
+    replication_delay : seconds to replicate a workload's tables when no region is
+        eligible (§4.3: "MAST will start data replication, waiting for its completion"),
+        to the region with the most GPUs of its type; None: such workloads wait forever.
+    """
+
+    name = "mast"
+
+    def __init__(self, *, gms: GmsParams | None = None, quota_share: float = 0.1, quotas: dict | None = None,
+                 preempt: bool = True, negative_cache: bool = True, prefilter: bool = True,
+                 data="replicas", data_seed: int = 0, n_tables: int = 200, n_data_jobs: int = 400,
+                 replication_delay: float | None = 1800.0):
+        self.gms = gms or GmsParams()
+        if not 0 < quota_share <= 1e6:
+            raise ValueError("quota_share must be > 0")
+        self.quota_share = float(quota_share)
+        self.quotas_given = dict(quotas or {})
+        self.preempt = bool(preempt)
+        self.negative_cache = bool(negative_cache)
+        self.prefilter = bool(prefilter)
+        if not (data is None or isinstance(data, DataPlacement) or data in VARIANTS):
+            raise ValueError(f"data must be None, a DataPlacement or one of {', '.join(VARIANTS)}")
+        self.data_arg = data
+        self.data_seed, self.n_tables, self.n_data_jobs = int(data_seed), int(n_tables), int(n_data_jobs)
+        if replication_delay is not None and not replication_delay >= 0:
+            raise ValueError("replication_delay must be >= 0 or None")
+        self.replication_delay = replication_delay
+        self._ready = False
+        self._st = dict.fromkeys(
+            ("passes", "gms_scans", "arrivals", "starts", "preemptions", "rms_calls", "rms_time_s",
+             "prefiltered", "cache_hits", "cache_misses", "cache_dropped", "auctions_multi_region",
+             "no_eligible_region", "replications", "waiting_forever"), 0)
+        self._st["rms_time_s"] = 0.0
+
+    # ------------------------------------------------------------------ set-up
+    def _setup(self, region_of_gpu, dcluster_of_gpu, rack_of_gpu, machine_of_gpu, type_of_gpu,
+               region_names, type_names) -> None:
+        """Per region a :class:`RegionState` of (machine, GPU type) units; GPU id maps."""
+        self.region_names = list(region_names)
+        self.type_names = list(type_names)
+        self.type_code = {t: i for i, t in enumerate(self.type_names)}
+        R, T = len(self.region_names), len(self.type_names)
+        G = len(region_of_gpu)
+        self.n_gpus = G
+        self.gpu_unit = np.zeros(G, dtype=np.int64)      # region-local unit of each GPU
+        self.gpu_region = np.asarray(region_of_gpu, dtype=np.int64)
+        self.states: list[RegionState] = []
+        self.unit_gpus: list[list[np.ndarray]] = []
+        self.region_gpus: list[np.ndarray] = []
+        self.supply = np.zeros((R, T), dtype=np.int64)
+        for r in range(R):
+            gs = np.flatnonzero(self.gpu_region == r)
+            self.region_gpus.append(gs)
+            if len(gs) == 0:
+                self.states.append(RegionState([], [], [], [], n_dclusters=0))
+                self.unit_gpus.append([])
+                continue
+            dcs, dc_local = np.unique(dcluster_of_gpu[gs], return_inverse=True)
+            key = np.stack([machine_of_gpu[gs], type_of_gpu[gs]])
+            units, unit_of = np.unique(key, axis=1, return_inverse=True)
+            unit_of = unit_of.reshape(-1)
+            first = np.zeros(units.shape[1], dtype=np.int64)
+            first[unit_of[::-1]] = np.arange(len(gs))[::-1]
+            cap = np.bincount(unit_of, minlength=units.shape[1])
+            rack_key = rack_of_gpu[gs][first].astype(np.int64) * (len(dcs) + 1) + dc_local[first]
+            st = RegionState(dc_local[first], rack_key, type_of_gpu[gs][first], cap, n_dclusters=len(dcs))
+            self.states.append(st)
+            self.gpu_unit[gs] = unit_of
+            order = np.lexsort((gs, unit_of))
+            bounds = np.r_[0, np.cumsum(cap)]
+            sorted_gpus = gs[order]
+            self.unit_gpus.append([sorted_gpus[bounds[u]:bounds[u + 1]] for u in range(len(cap))])
+            self.supply[r] = np.bincount(type_of_gpu[gs], minlength=T)
+        self.type_regions = [sum(1 << r for r in range(R) if self.supply[r, g] > 0) for g in range(T)]
+        self.total_gpus = G
+        if isinstance(self.data_arg, DataPlacement):
+            self.data = self.data_arg
+        elif self.data_arg is None:
+            self.data = None
+        else:
+            self.data = tetris_placement(self.region_names, self.type_names, self.supply, variant=self.data_arg,
+                                         n_tables=self.n_tables, n_jobs=self.n_data_jobs, seed=self.data_seed)
+        self.tenants: dict[str, int] = {}
+        self.holders: dict[tuple[str, int], int] = {}
+        self.usage = TenantUsage()
+        self.used_within = np.zeros(0, dtype=np.int64)   # per holder: GPUs of within-quota running workloads
+        self.quota = np.zeros(0, dtype=np.int64)         # per holder
+        self.jobs: dict = {}          # id -> (n, type code, job priority, tenant index, tables)
+        self.running: dict = {}       # id -> (region, eff priority, within, gpus array)
+        self.elig: dict = {}          # id -> region mask (the federated baseline: one region)
+        self._q = _Queue()
+        self._arrivals: list = []
+        self._scan_armed = False
+        self._next_scan = None
+        self._ready = True
+
+    def _tenant(self, name: str, level: int) -> tuple[int, int]:
+        """Tenant index (fair share) and quota-holder index (tenant, level): §2's quotas per level."""
+        k = self.tenants.get(name)
+        if k is None:
+            k = self.tenants[name] = len(self.tenants)
+            self.usage.grow(k + 1)
+        h = self.holders.get((name, level))
+        if h is None:
+            h = self.holders[(name, level)] = len(self.holders)
+            self.used_within = np.r_[self.used_within, 0]
+            q = self.quotas_given.get((name, level), self.quotas_given.get(name))
+            q = int(np.ceil(self.quota_share * self.total_gpus)) if q is None else int(q)
+            self.quota = np.r_[self.quota, q]
+        return k, h
+
+    # ------------------------------------------------------------------ events
+    def _type_of(self, gpu_type) -> int:
+        if gpu_type is None:
+            # a job without a GPU type runs on the cluster's most plentiful type (our choice)
+            return int(np.argmax(self.supply.sum(axis=0)))
+        return self.type_code.get(gpu_type, -1)
+
+    def _eligible(self, job_id: str, g: int, tables) -> int:
+        mask = self.type_regions[g] if g >= 0 else 0
+        if self.data is not None and mask:
+            mask &= self.data.regions_holding(tables)
+        return mask
+
+    def _dispatch(self, job_id: str, mask: int, now: float) -> int:
+        """Regions a workload may use; MAST: all eligible ones (late binding)."""
+        return mask
+
+    def _on_arrival(self, job, now: float, out: list) -> None:
+        self._st["arrivals"] += 1
+        g = self._type_of(job.gpu_type)
+        tables = (self.data.tables_of(job.id, job.gpu_type, tuple(job.tables))
+                  if self.data is not None else np.zeros(0, dtype=np.int64))
+        p = min(int(job.priority), self.gms.lowest)
+        k, h = self._tenant(job.tenant, p)
+        self.jobs[job.id] = (int(job.gpus), g, p, k, tables, h)
+        mask = self._eligible(job.id, g, tables)
+        if mask == 0:
+            self._st["no_eligible_region"] += 1
+            if g < 0 or self.replication_delay is None or self.data is None:
+                self._st["waiting_forever"] += 1
+                return
+            r = int(np.argmax(self.supply[:, g]))
+            out.append(("timer", now + self.replication_delay, ("replicate", job.id, r)))
+            return
+        self._enqueue(job.id, mask, job.submit if job.submit <= now else now, now)
+
+    def _enqueue(self, job_id, mask: int, since: float, now: float) -> None:
+        self.elig[job_id] = self._dispatch(job_id, mask, now)
+        self._arrivals.append((job_id, since))
+
+    def _on_replicated(self, job_id, region: int, now: float) -> None:
+        n, g, p, k, tables, h = self.jobs[job_id]
+        self.data.replicate(tables, region)
+        self._st["replications"] += 1
+        self._enqueue(job_id, self._eligible(job_id, g, tables), now, now)
+
+    def _stop(self, job_id, now: float) -> None:
+        """A running workload finished or was preempted: release its bookkeeping."""
+        region, eff, within, gpus = self.running.pop(job_id)
+        n, g, p, k, _, h = self.jobs[job_id]
+        self.states[region].remove_job(job_id)
+        self.usage.change(now, k, -len(gpus))
+        if within:
+            self.used_within[h] -= len(gpus)
+
+    def _on_finish(self, job_id, now: float) -> None:
+        if job_id in self.running:
+            self._stop(job_id, now)
+        self.jobs.pop(job_id, None)
+        self.elig.pop(job_id, None)
+
+    # ------------------------------------------------------------------ one batch of events
+    def _step(self, now: float, arrivals, finished, timers, free: np.ndarray) -> list[tuple]:
+        """Process one batch of simultaneous events, then run one scheduling pass.
+
+        Returns plain decisions: ``("preempt", id)``, ``("start", id, gpus)`` and
+        ``("timer", at, key)``; ``free`` (a copy of the engine's mask) is updated in place.
+        """
+        out: list[tuple] = []
+        for job_id in finished:
+            self._on_finish(job_id, now)
+        scan = False
+        for key in timers:
+            if key[0] == "gms-scan":
+                self._scan_armed = False
+                scan = True
+            elif key[0] == "replicate":
+                self._on_replicated(key[1], key[2], now)
+        for job in arrivals:
+            self._on_arrival(job, now, out)
+        if scan:
+            self._gms_scan(now)
+        self._pass(now, free, out)
+        if not self._scan_armed and (self._q.size or self._arrivals):
+            self._scan_armed = True
+            out.append(("timer", now + self.gms.scan_interval, ("gms-scan",)))
+        return out
+
+    def stats(self) -> dict:
+        """The policy's own counters (RMS calls and time, negative-cache hits, pre-filter
+        rejections, GMS-scans, starts, preemptions, workloads without an eligible region,
+        replications) and the data placement's collocation rate."""
+        st = dict(self._st)
+        lookups = st["cache_hits"] + st["cache_misses"]
+        st["cache_hit_rate"] = st["cache_hits"] / lookups if lookups else 0.0
+        if self._ready and self.data is not None:
+            st["data_variant"] = self.data.variant
+            st["data_collocation_jobs"] = self.data.stats.get("collocation_jobs")
+        return st
+
+    # ------------------------------------------------------------------ GMS queue
+    def _merge_arrivals(self, now: float) -> None:
+        """New and preempted workloads join the queue with <priority, credit> computed now."""
+        if not self._arrivals:
+            return
+        q = self._q
+        avg = self.usage.window_avg(now, self.gms.window)
+        active = avg > 0
+        all_avg = float(avg[active].mean()) if active.any() else 0.0
+        queued_within = np.bincount(q.holder[q.within], weights=q.n[q.within], minlength=len(self.quota))
+        rows = []
+        for job_id, since in self._arrivals:
+            n, g, p, k, _, h = self.jobs[job_id]
+            within = self.used_within[h] + queued_within[h] + n <= self.quota[h]
+            if within:
+                queued_within[h] += n
+            cr = float(credit(np.array([now - since]), np.array([avg[k]]), all_avg, self.gms)[0])
+            rows.append((job_id, n, g, p if within else self.gms.lowest, p, k, h, since, cr,
+                         self.elig[job_id], within))
+        self._arrivals = []
+        q.extend(rows)
+        q.sort()
+
+    def _gms_scan(self, now: float) -> None:
+        self._merge_arrivals(now)
+        q = self._q
+        self._st["gms_scans"] += 1
+        if q.size == 0:
+            return
+        avg = self.usage.window_avg(now, self.gms.window)
+        scan = gms_scan(now, q.since, q.prio, q.tenant, q.n, self.used_within, self.quota, avg, self.gms,
+                        holder=q.holder)
+        q.eff, q.credit, q.within = scan.priority, scan.credit, scan.within_quota
+        q.take(scan.order)
+
+    # ------------------------------------------------------------------ one pass
+    def _usable_best(self) -> np.ndarray:
+        """best[r, g, p]: the most GPUs of type g a level-p workload can use in one dynamic
+        cluster of region r (free, plus held by levels > p when preemption is on)."""
+        R, T, L = len(self.states), len(self.type_names), self.gms.lowest + 1
+        best = np.full((R, T, L), -1, dtype=np.int64)
+        for r, st in enumerate(self.states):
+            D = st.n_dclusters
+            if D == 0:
+                continue
+            usable = np.zeros((D, T, L), dtype=np.int64)
+            np.add.at(usable, (st.dcluster, st.gpu_type), st.free[:, None])
+            if self.preempt:
+                jdc, jt, jp, _, js = st._job_arrays()
+                held = np.zeros((D, T, L + 1), dtype=np.int64)
+                np.add.at(held, (jdc, jt, np.minimum(jp, L - 1)), js)
+                above = np.cumsum(held[:, :, ::-1], axis=2)[:, :, ::-1]   # above[q] = held at levels >= q
+                usable += above[:, :, 1:]
+            best[r] = usable.max(axis=0)
+        return best
+
+    def _pass(self, now: float, free: np.ndarray, out: list) -> None:
+        self._merge_arrivals(now)
+        q = self._q
+        if q.size == 0:
+            return
+        self._st["passes"] += 1
+        for r, st in enumerate(self.states):
+            if len(st.free):
+                gs = self.region_gpus[r]
+                st.free[:] = np.bincount(self.gpu_unit[gs], weights=free[gs], minlength=len(st.free))
+        if self.prefilter:
+            best = self._usable_best()
+            vals = best[:, q.g, q.eff]
+            bits = (q.elig[None, :] >> np.arange(len(self.states))[:, None]) & 1
+            cand = np.flatnonzero(np.where(bits == 1, vals, -1).max(axis=0) >= q.n)
+            self._st["prefiltered"] += q.size - len(cand)
+        else:
+            cand = np.arange(q.size)
+        cache = NegativeCache(enabled=self.negative_cache)
+        placed = np.zeros(q.size, dtype=bool)
+        victims_all: list = []
+        for i in cand.tolist():
+            job_id, n, g, p, mask = q.ids[i], int(q.n[i]), int(q.g[i]), int(q.eff[i]), int(q.elig[i])
+            key = (p, g, mask)
+            if cache.failed(key, n):
+                continue
+            offers = {}
+            t0 = time.perf_counter()
+            m, r = mask, 0
+            while m:
+                if m & 1:
+                    plan = plan_region(self.states[r], n, g, p, self.preempt)
+                    self._st["rms_calls"] += 1
+                    if plan is not None:
+                        offers[r] = (plan.cost, plan)
+                m >>= 1
+                r += 1
+            self._st["rms_time_s"] += time.perf_counter() - t0
+            win = auction(offers)
+            if win is None:
+                cache.store(key, n)
+                continue
+            self._st["auctions_multi_region"] += len(offers) > 1
+            r, _, plan = win
+            levels = [self.running[v][1] for v in plan.victims]
+            for v in plan.victims:
+                free[self.running[v][3]] = True
+                self._stop(v, now)
+                out.append(("preempt", v))
+                victims_all.append(v)
+                self._st["preemptions"] += 1
+            units = self.unit_gpus[r]
+            chosen = []
+            for u, c in zip(plan.machines.tolist(), plan.counts.tolist(), strict=True):
+                ids = units[u]
+                chosen.append(ids[free[ids]][:c])
+            gpus = np.concatenate(chosen)
+            free[gpus] = False
+            self.states[r].add_job(job_id, p, now, plan.machines, plan.counts)
+            within = bool(q.within[i])
+            self.running[job_id] = (r, p, within, gpus)
+            self.usage.change(now, int(q.tenant[i]), n)
+            if within:
+                self.used_within[int(q.holder[i])] += n
+            out.append(("start", job_id, tuple(int(x) for x in gpus)))
+            self._st["starts"] += 1
+            cache.placed(min(levels) if levels else None)
+            placed[i] = True
+        self._st["cache_hits"] += cache.hits
+        self._st["cache_misses"] += cache.misses
+        self._st["cache_dropped"] += cache.dropped
+        q.take(np.flatnonzero(~placed))
+        for v in victims_all:          # preempted workloads queue again (§5.5: a new event)
+            self._arrivals.append((v, now))
+
+
+class _Queue:
+    """The GMS queue as parallel numpy arrays in scheduling order."""
+
+    FIELDS = ("ids", "n", "g", "eff", "prio", "tenant", "holder", "since", "credit", "elig", "within")
+    DTYPES = (object, np.int64, np.int64, np.int64, np.int64, np.int64, np.int64, float, float, np.int64, bool)
+
+    def __init__(self):
+        for f, d in zip(self.FIELDS, self.DTYPES, strict=True):
+            setattr(self, f, np.zeros(0, dtype=d))
+        self.seq = np.zeros(0, dtype=np.int64)
+        self._next = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.n)
+
+    def extend(self, rows: list[tuple]) -> None:
+        cols = list(zip(*rows, strict=True))
+        for f, d, c in zip(self.FIELDS, self.DTYPES, cols, strict=True):
+            new = np.empty(len(c), dtype=object) if d is object else np.asarray(c, dtype=d)
+            if d is object:
+                new[:] = list(c)
+            setattr(self, f, np.concatenate([getattr(self, f), new]))
+        self.seq = np.r_[self.seq, np.arange(self._next, self._next + len(rows))]
+        self._next += len(rows)
+
+    def take(self, idx: np.ndarray) -> None:
+        for f in (*self.FIELDS, "seq"):
+            setattr(self, f, getattr(self, f)[idx])
+
+    def sort(self) -> None:
+        self.take(np.lexsort((self.seq, self.since, -self.credit, self.eff)))
