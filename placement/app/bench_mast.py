@@ -32,7 +32,7 @@ import numpy as np
 from ..registry import BenchSection
 from .report import markdown_table as _md
 
-__all__ = ["bench_sections", "uniform_region", "gms_scan_run", "rms_speed_run", "negative_cache_run",
+__all__ = ["bench_sections", "slo_report", "uniform_region", "gms_scan_run", "rms_speed_run", "negative_cache_run",
            "rms_vs_mip_run"]
 
 
@@ -59,6 +59,41 @@ def uniform_region(n_dclusters: int = 20, racks: int = 8, machines: int = 16, gp
         s.add_job(f"bg{j}", int(rng.integers(1, 7)), float(j), ms[sel], c)
         j += 1
     return s
+
+
+def slo_report(events: list[tuple], limits: dict, end: float, bucket: float = 3600.0,
+               start: float = 0.0) -> dict:
+    """SLO violations of scheduling events, per priority and over time.
+
+    ``events``: ``(priority, since, started)`` per scheduling event (a workload entering
+    the queue at ``since`` by submission or preemption, running from ``started`` or None).
+    An event with a limit L (``limits[priority]``; levels without a limit are not judged)
+    is judged at its deadline ``since + L`` when that is <= ``end``: violated when it had
+    not started by then. Returns per-priority counts and rates, the overall rate, and a
+    series of (bucket start, priority, judged, violated) over deadline buckets.
+    """
+    per: dict = {}
+    series: dict = {}
+    for prio, since, started in events:
+        lim = limits.get(int(prio))
+        if lim is None:
+            continue
+        deadline = since + lim
+        if deadline > end:
+            continue
+        bad = started is None or started - since > lim
+        c = per.setdefault(int(prio), [0, 0])
+        c[0] += 1
+        c[1] += bad
+        b = start + bucket * np.floor((deadline - start) / bucket)
+        s = series.setdefault((float(b), int(prio)), [0, 0])
+        s[0] += 1
+        s[1] += bad
+    judged = sum(c[0] for c in per.values())
+    violated = sum(c[1] for c in per.values())
+    return {"per_priority": {p: {"judged": c[0], "violated": c[1], "rate": c[1] / c[0]} for p, c in sorted(per.items())},
+            "judged": judged, "violated": violated, "rate": violated / judged if judged else 0.0,
+            "series": [(b, p, c[0], c[1]) for (b, p), c in sorted(series.items())]}
 
 
 def gms_scan_run(n_pending: int = 10_000, n_tenants: int = 200, seed: int = 0, repeats: int = 5) -> dict:
