@@ -327,16 +327,18 @@ def plan_region(state: RegionState, n: int, gtype: int, priority: int, preempt: 
         return None
     if stats is not None:
         stats["preemption_searches"] = stats.get("preemption_searches", 0) + 1
-    jdc, _, _, _, size = state._job_arrays()
+    jdc, _, prio, start, size = state._job_arrays()
     cand = _candidates(state, gtype, priority)
     pre_dc = np.bincount(jdc[cand], weights=size[cand], minlength=D).astype(np.int64)
-    plans = []
+    victims = {}
     for dc in np.flatnonzero(free_dc + pre_dc >= n).tolist():
-        c = cand[jdc[cand] == dc]
-        v = _victims(state, c, int(free_dc[dc]), n)
-        plans.append(_plan_in(state, dc, gtype, n, v))
-    if not plans:
+        v = _victims(state, cand[jdc[cand] == dc], int(free_dc[dc]), n)
+        victims[dc] = ((1, -int(prio[v].min()), len(v), float(start[v].sum())), v)
+    if not victims:
         return None
+    # machines are chosen only where the victims' part of the cost vector is the least
+    head = min(c for c, _ in victims.values())
+    plans = [_plan_in(state, dc, gtype, n, v) for dc, (c, v) in victims.items() if c == head]
     return min(plans, key=lambda p: (p.cost, p.dcluster))
 
 
