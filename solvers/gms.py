@@ -35,6 +35,7 @@ Choices where the paper is open (documented, all parameters of :class:`GmsParams
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,7 +142,7 @@ class TenantUsage:
         ts = self._t[tenant]
         if not ts or t <= ts[0]:
             return 0.0
-        i = int(np.searchsorted(ts, t, side="right")) - 1
+        i = bisect.bisect_right(ts, t) - 1
         return self._cum[tenant][i] + self._level[tenant][i] * (t - ts[i])
 
     def window_avg(self, now: float, window: float) -> np.ndarray:

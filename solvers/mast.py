@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from placement.sim.policy import Policy, Preempt, Start, Timer
 from solvers.gms import GmsParams, TenantUsage, credit, gms_scan
 from solvers.rms import NegativeCache, RegionState, auction, plan_region
 
-__all__ = ["DataPlacement", "tetris_placement", "VARIANTS", "MastPolicy", "DEFAULT_SLO"]
+__all__ = ["DataPlacement", "tetris_placement", "VARIANTS", "MastPolicy"]
 
 VARIANTS = ("v0", "hill_climb", "replicas")
 
@@ -179,15 +180,7 @@ def tetris_placement(regions: list[str], gpu_types: list[str], gpus: np.ndarray,
 
 # ============================================================================ the policy
 
-DEFAULT_SLO = {0: 900.0, 1: 1800.0, 2: 3600.0, 3: 3 * 3600.0, 4: 6 * 3600.0, 5: 12 * 3600.0}
-"""Per-priority limits on scheduling latency (s), our defaults: the paper defines none.
-
-Latency is §5.5's: from entering the queue (submission, or preemption: a rescheduling
-is a new event) to running. Level 6, the lowest (and every over-quota workload), has no
-SLO, as MAST guarantees latency only within quota (§2)."""
-
-
-class MastPolicy:
+class MastPolicy(Policy):
     """MAST's fast path on the simulator: GMS queue, RMS per region, cross-region auction.
 
     Each batch of events (arrivals, completions, timers) is followed by one scheduling
@@ -209,7 +202,7 @@ class MastPolicy:
     ----------
     gms : :class:`solvers.gms.GmsParams`.
     quota_share : the GPU quota of every (tenant, priority level) as a share of the
-        cluster's GPUs (our default 0.1; §2: quotas per priority level), unless ``quotas``
+        cluster's GPUs (our default 0.25; §2: quotas per priority level), unless ``quotas``
         maps ``(tenant, level)`` or ``tenant`` to GPUs.
     preempt : allow preemption (MAST does).
     data : a variant of :data:`VARIANTS`, or a :class:`DataPlacement`, or None (every
@@ -221,7 +214,7 @@ class MastPolicy:
 
     name = "mast"
 
-    def __init__(self, *, gms: GmsParams | None = None, quota_share: float = 0.1, quotas: dict | None = None,
+    def __init__(self, *, gms: GmsParams | None = None, quota_share: float = 0.25, quotas: dict | None = None,
                  preempt: bool = True, negative_cache: bool = True, prefilter: bool = True,
                  data="replicas", data_seed: int = 0, n_tables: int = 200, n_data_jobs: int = 400,
                  replication_delay: float | None = 1800.0):
@@ -246,6 +239,30 @@ class MastPolicy:
              "prefiltered", "cache_hits", "cache_misses", "cache_dropped", "auctions_multi_region",
              "no_eligible_region", "replications", "waiting_forever"), 0)
         self._st["rms_time_s"] = 0.0
+
+    # ------------------------------------------------------------------ simulator seam
+    def setup(self, view, seed: int) -> None:
+        c = view.cluster
+        types = list(c.types)
+        self._setup(np.asarray(c.region), np.asarray(c.dcluster), np.asarray(c.rack), np.asarray(c.machine),
+                    np.searchsorted(np.asarray(types), np.asarray(c.gpu_type)), list(c.region_names), types)
+
+    def schedule(self, view, events) -> list:
+        if not self._ready:
+            self.setup(view, 0)
+        now = view.now
+        finished = [e.job_id for e in events if e.kind == "finish"]
+        arrivals = [view.job(e.job_id) for e in events if e.kind == "submit"]
+        timers = [e.key for e in events if e.kind == "timer"]
+        out = []
+        for d in self._step(now, arrivals, finished, timers, view.free.copy()):
+            if d[0] == "start":
+                out.append(Start(d[1], d[2]))
+            elif d[0] == "preempt":
+                out.append(Preempt(d[1]))
+            else:
+                out.append(Timer(d[1], d[2]))
+        return out
 
     # ------------------------------------------------------------------ set-up
     def _setup(self, region_of_gpu, dcluster_of_gpu, rack_of_gpu, machine_of_gpu, type_of_gpu,
@@ -306,7 +323,7 @@ class MastPolicy:
         self._q = _Queue()
         self._arrivals: list = []
         self._scan_armed = False
-        self._next_scan = None
+        self.data_waits: dict = {}    # workload -> when its data replication completes
         self._ready = True
 
     def _tenant(self, name: str, level: int) -> tuple[int, int]:
@@ -356,6 +373,7 @@ class MastPolicy:
                 self._st["waiting_forever"] += 1
                 return
             r = int(np.argmax(self.supply[:, g]))
+            self.data_waits[job.id] = now + self.replication_delay
             out.append(("timer", now + self.replication_delay, ("replicate", job.id, r)))
             return
         self._enqueue(job.id, mask, job.submit if job.submit <= now else now, now)

@@ -15,6 +15,7 @@ __all__ = ["POLICIES", "make_policy", "policy_class"]
 POLICIES: dict[str, str] = {
     "fifo": "solvers.fifo:FIFO",
     "dally": "solvers.dally:Dally", "dally-manual": "solvers.dally:DallyManual", "tiresias": "solvers.tiresias:Tiresias", "gandiva": "solvers.gandiva:Gandiva",
+    "mast": "solvers.mast:MastPolicy", "federated": "solvers.federated:FederatedPolicy",
 }
 
 
