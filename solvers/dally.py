@@ -67,6 +67,9 @@ from .delay import (
     AutoTuner,
     Shape,
     Timers,
+    as_timers,
+    check_bool,
+    check_number,
     choose_gpus,
     fit_timers,
     nw_sens,
@@ -122,13 +125,18 @@ class Dally(Policy):
     def __init__(self, auto_tune: bool = True, timers: Timers = MANUAL_TIMERS, history: float = 48 * HOUR,
                  window: str = "age", initial: Timers = MANUAL_TIMERS, preempt: bool = True,
                  preempt_below: float = 0.5, margin: float = 0.2, min_run: float = HOUR, perf: Any = None):
-        self.auto_tune = auto_tune
-        self.fixed = timers
-        self.tuner = AutoTuner(history=history, initial=initial, window=window)
-        self.preempt_enabled = preempt
-        self.preempt_below = float(preempt_below)
-        self.margin = float(margin)
-        self.min_run = float(min_run)
+        from placement.errors import InstanceError
+
+        self.auto_tune = check_bool("auto_tune", auto_tune)
+        self.fixed = as_timers("timers", timers)
+        if window not in ("age", "value"):
+            raise InstanceError("window", f"must be 'age' or 'value', got {window!r}")
+        self.tuner = AutoTuner(history=check_number("history", history, 1e-9), initial=as_timers("initial", initial),
+                               window=window)
+        self.preempt_enabled = check_bool("preempt", preempt)
+        self.preempt_below = check_number("preempt_below", preempt_below, 0.0, 1.0)
+        self.margin = check_number("margin", margin, 0.0)
+        self.min_run = check_number("min_run", min_run, 0.0)
         self.perf = perf
         self._shape: Shape | None = None
         self._run_time: dict[str, float] = {}     # finished attempts

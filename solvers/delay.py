@@ -31,6 +31,7 @@ Contents
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Shape", "Timers", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
-           "choose_gpus", "MANUAL_TIMERS", "HOUR"]
+           "choose_gpus", "MANUAL_TIMERS", "HOUR", "check_number", "check_bool", "as_timers"]
 
 HOUR = 3600.0
 MACHINE, RACK, NETWORK = "machine", "rack", "network"
@@ -312,3 +313,35 @@ class Shape:
         if gpus <= self.gpus_per_machine:
             return MACHINE
         return RACK if gpus <= self.gpus_per_rack else NETWORK
+
+
+# ----------------------------------------------------------------------------- parameter checks
+
+def check_number(name: str, value, lo: float | None = None, hi: float | None = None) -> float:
+    """``value`` as a finite float within [lo, hi]; :class:`InstanceError` naming ``name`` otherwise."""
+    from placement.errors import InstanceError
+
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (lo is not None and value < lo) or (hi is not None and value > hi):
+        rng = f" in [{lo:g}, {hi:g}]" if lo is not None and hi is not None else f" >= {lo:g}" if lo is not None else ""
+        raise InstanceError(name, f"must be a finite number{rng}, got {value!r}")
+    return float(value)
+
+
+def check_bool(name: str, value) -> bool:
+    from placement.errors import InstanceError
+
+    if not isinstance(value, bool):
+        raise InstanceError(name, f"must be true or false, got {value!r}")
+    return value
+
+
+def as_timers(name: str, value) -> Timers:
+    """A :class:`Timers` from itself or a pair (machine, rack) of non-negative seconds."""
+    from placement.errors import InstanceError
+
+    if isinstance(value, Timers):
+        value = (value.machine, value.rack)
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise InstanceError(name, f"must be a pair [machine, rack] of seconds, got {value!r}")
+    return Timers(check_number(f"{name}[0]", value[0], 0.0), check_number(f"{name}[1]", value[1], 0.0))

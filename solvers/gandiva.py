@@ -33,7 +33,7 @@ import numpy as np
 
 from placement.sim.policy import Policy, Preempt, Start, Timer
 
-from .delay import MACHINE, RACK, Shape, choose_gpus
+from .delay import MACHINE, RACK, Shape, check_bool, check_number, choose_gpus
 
 __all__ = ["Gandiva"]
 
@@ -54,10 +54,8 @@ class Gandiva(Policy):
     name = "gandiva"
 
     def __init__(self, migration_cost: float = 60.0, migrate: bool = True):
-        if migration_cost < 0:
-            raise ValueError("migration_cost must be >= 0")
-        self.cost = float(migration_cost)
-        self.migrate = migrate
+        self.cost = check_number("migration_cost", migration_cost, 0.0)
+        self.migrate = check_bool("migrate", migrate)
         self._shape: Shape | None = None
         self._held: dict[str, tuple[np.ndarray, float]] = {}  # migrating job -> (target GPUs, restart time)
         self._tier: dict[str, str] = {}

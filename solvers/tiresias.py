@@ -42,7 +42,7 @@ import numpy as np
 
 from placement.sim.policy import Policy, Preempt, Start, Timer
 
-from .delay import MACHINE, NETWORK, RACK, Shape, choose_gpus
+from .delay import MACHINE, NETWORK, RACK, Shape, check_bool, check_number, choose_gpus
 
 __all__ = ["Tiresias", "HIGH_SKEW"]
 
@@ -73,12 +73,18 @@ class Tiresias(Policy):
 
     def __init__(self, queue_limits: tuple[float, ...] = (3600.0,), gpu_time: bool = True,
                  promote_knob: float = 0.0, high_skew: frozenset[str] = HIGH_SKEW):
-        limits = tuple(float(x) for x in queue_limits)
-        if any(b <= a for a, b in zip(limits, limits[1:], strict=False)) or any(x <= 0 for x in limits):
-            raise ValueError("queue_limits must be positive and increasing")
+        from placement.errors import InstanceError
+
+        if not isinstance(queue_limits, (list, tuple)):
+            raise InstanceError("queue_limits", f"must be a list of GPU-seconds, got {queue_limits!r}")
+        limits = tuple(check_number(f"queue_limits[{i}]", x, 1e-9) for i, x in enumerate(queue_limits))
+        if any(b <= a for a, b in zip(limits, limits[1:], strict=False)):
+            raise InstanceError("queue_limits", "must be increasing")
         self.limits = limits
-        self.gpu_time = gpu_time
-        self.knob = float(promote_knob)
+        self.gpu_time = check_bool("gpu_time", gpu_time)
+        self.knob = check_number("promote_knob", promote_knob, 0.0)
+        if isinstance(high_skew, str) or not all(isinstance(m, str) for m in high_skew):
+            raise InstanceError("high_skew", f"must be a list of model names, got {high_skew!r}")
         self.high_skew = frozenset(_norm(m) for m in high_skew)
         self._shape: Shape | None = None
         self._executed: dict[str, float] = {}   # executed time (s) counted for the queue, finished attempts

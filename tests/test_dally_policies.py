@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.schedule_bound import instance_from_trace, solve
+from placement.errors import InstanceError
 from placement.sim import Cluster, Job, Trace, replay_check, simulate, synthetic_trace
 from placement.sim.policies import make_policy
 from solvers.delay import Timers
@@ -168,3 +169,17 @@ def test_gandiva_places_agnostically_then_migrates_with_its_cost():
     assert replay_check(trace, cluster, res.log) == []
     still = simulate(trace, cluster, make_policy("gandiva", migrate=False))
     assert [r.event for r in still.log].count("preempt") == 0
+
+
+@pytest.mark.parametrize("name, options, field", [
+    ("dally", {"preempt_below": "x"}, "preempt_below"), ("dally", {"timers": [1]}, "timers"),
+    ("dally", {"window": "w"}, "window"), ("dally", {"history": 0}, "history"),
+    ("dally-manual", {"timers": [3600, -1]}, "timers[1]"), ("dally", {"auto_tune": 1}, "auto_tune"),
+    ("tiresias", {"queue_limits": -1}, "queue_limits"), ("tiresias", {"queue_limits": [3600, 100]}, "queue_limits"),
+    ("tiresias", {"high_skew": "vgg11"}, "high_skew"), ("tiresias", {"promote_knob": -2}, "promote_knob"),
+    ("gandiva", {"migration_cost": float("inf")}, "migration_cost"), ("gandiva", {"migrate": 1}, "migrate"),
+])
+def test_bad_policy_options_name_the_field(name, options, field):
+    with pytest.raises(InstanceError) as err:
+        make_policy(name, **options)
+    assert err.value.field == field
