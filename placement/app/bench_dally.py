@@ -155,8 +155,11 @@ def _series(rows, log, n_gpus: int, points: int = 200) -> dict[str, np.ndarray]:
     util = np.array([b["utilization"] for b in ts])
     sub = np.sort([r["submit"] for r in rows])
     fin = np.sort([r["finish"] for r in rows if r["finish"] is not None])
-    remaining = np.searchsorted(sub, t, side="right") - np.searchsorted(fin, t, side="right")
-    return {"t_h": t / H, "utilization": util, "remaining": remaining}
+    # jobs remaining is exact at any time: sample it on a log scale (the batch drains fast, then tails)
+    end = max(float(fin[-1]) if len(fin) else 1.0, 1.0)
+    tr = np.unique(np.concatenate([[0.0], np.geomspace(60.0, end, points), fin]))
+    remaining = np.searchsorted(sub, tr, side="right") - np.searchsorted(fin, tr, side="right")
+    return {"t_h": t / H, "utilization": util, "t_remaining_h": tr / H, "remaining": remaining}
 
 
 # ----------------------------------------------------------------------------- figures
@@ -195,7 +198,7 @@ def _figures(out_dir: Path, batch: list[dict], poisson: list[dict]) -> list[str]
         for p in POLICIES:
             s = case["series"][p]
             a1.plot(s["t_h"], 100 * s["utilization"], label=p, lw=1)
-            a2.plot(s["t_h"], s["remaining"], label=p, lw=1)
+            a2.step(s["t_remaining_h"], s["remaining"], where="post", label=p, lw=1)
         for ax in (a1, a2):
             ax.set_xscale("symlog", linthresh=10)
             ax.set_xlabel("hours since the batch arrived")
