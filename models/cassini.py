@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Literal
 
 import networkx as nx
 import numpy as np
@@ -263,7 +264,7 @@ def solve_cluster(inst: CassiniInstance, candidate: str, time_limit: float = 60.
 
 
 def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9,
-          formulation: str = "auto") -> SolveResult:
+          formulation: Literal["auto", "config", "slot"] = "auto") -> SolveResult:
     """Best candidate and exact unique shifts: the cluster model on every candidate.
 
     The time limit is shared evenly among the candidates still to solve. ``optimal`` when

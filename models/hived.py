@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
@@ -110,7 +111,7 @@ def structure(inst: HivedInstance) -> Structure:
                      [q for q in reservations if q[:3] not in groups])
 
 
-def build(inst: HivedInstance, form: str = "max") -> pyo.ConcreteModel:
+def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> pyo.ConcreteModel:
     """The declarative model (see the module docstring); ``form`` is ``"max"`` or ``"feasibility"``."""
     if form not in ("max", "feasibility"):
         raise ValueError("form must be 'max' or 'feasibility'")
@@ -138,7 +139,7 @@ def build(inst: HivedInstance, form: str = "max") -> pyo.ConcreteModel:
 
 
 def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
-          form: str = "max") -> SolveResult:
+          form: Literal["max", "feasibility"] = "max") -> SolveResult:
     """Solve the exact model with HiGHS.
 
     Returns

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Literal
 
 import pulp
 
@@ -30,7 +31,7 @@ __all__ = ["build", "solve"]
 SOLVER = "exact-pulp"
 
 
-def build(inst: HivedInstance, form: str = "max") -> tuple[pulp.LpProblem, dict]:
+def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> tuple[pulp.LpProblem, dict]:
     """The PuLP model and its variables by ``(t, c, k, i)`` key (see :mod:`models.hived`)."""
     if form not in ("max", "feasibility"):
         raise ValueError("form must be 'max' or 'feasibility'")
@@ -49,7 +50,7 @@ def build(inst: HivedInstance, form: str = "max") -> tuple[pulp.LpProblem, dict]
 
 
 def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
-          form: str = "max") -> SolveResult:
+          form: Literal["max", "feasibility"] = "max") -> SolveResult:
     """Solve with PuLP + HiGHS; statuses and objective as :func:`models.hived.solve`."""
     t0 = time.perf_counter()
     st = structure(inst)

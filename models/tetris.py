@@ -94,6 +94,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pyomo.environ as pyo
@@ -207,7 +208,7 @@ def _fixed_part(inst: TetrisInstance, fixed: np.ndarray | None, regions) -> _Fix
                   fixed_load)
 
 
-def build(inst: TetrisInstance, *, product: str = "disaggregated", fixed: np.ndarray | None = None,
+def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"] = "disaggregated", fixed: np.ndarray | None = None,
           regions=None, scale: bool = False) -> pyo.ConcreteModel:
     """The declarative Pyomo model of Figure 4 (with the initial secant cuts).
 
@@ -564,7 +565,7 @@ class _Rounds:
 
 
 def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e-6,
-          max_rounds: int = 200, tol: float = 1e-9, product: str = "disaggregated",
+          max_rounds: int = 200, tol: float = 1e-9, product: Literal["disaggregated", "mccormick"] = "disaggregated",
           highs_options: dict | None = None, fix_home: TetrisSolution | np.ndarray | None = None,
           fixed: np.ndarray | None = None, regions=None, scale: bool = False, recover: bool = True,
           node_limit: int | None = None, start: np.ndarray | None = None) -> SolveResult:

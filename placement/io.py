@@ -1,81 +1,319 @@
-"""Reading documents (JSON or YAML) and writing results atomically."""
+"""Reading documents (JSON or YAML) and writing results atomically.
+
+Every document enters through :func:`read_document`, which enforces limits
+*before* and *while* parsing, so that no input -- however large, deep or
+strange -- can hang the process, exhaust memory or escape as a traceback:
+
+==========================  =============================================  ==========================
+limit                        default                                        override
+==========================  =============================================  ==========================
+file size                    64 MiB                                         ``PLACEMENT_MAX_INPUT_BYTES``
+nesting depth                64 levels of lists/objects                     ``max_depth=``
+integer digits               30 (every accepted integer is <= 2**53)        --
+nodes after YAML aliases     5,000,000 values, aliases expanded              ``max_nodes=``
+mapping keys                 strings or numbers (YAML), strings (JSON)       --
+==========================  =============================================  ==========================
+
+YAML merge keys (``<<: *base``) are accepted; a key repeated in one mapping is
+an error (plain YAML would silently keep the last one). Every violation is one
+:class:`InstanceError` naming the file.
+
+Writing: :func:`write_bytes` writes a temporary file in the target folder,
+``fsync``\\ s it, renames it over the target and ``fsync``\\ s the folder, so a
+result reported as written survives a crash or power cut. An existing target
+keeps its permission bits; a new file gets ``0666`` less the umask. Temporary
+files are named ``.NAME.<pid>.<random>.tmp``; one left behind by a process that
+no longer runs (a kill at the rename) is removed by the next write of ``NAME``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["read_document", "write_json", "write_text", "write_bytes", "check_output_path"]
+__all__ = ["read_document", "parse_document", "write_json", "write_text", "write_bytes", "check_output_path",
+           "max_input_bytes", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS"]
+
+DEFAULT_MAX_INPUT_BYTES = 64 * 2**20
+MAX_DEPTH = 64
+MAX_NODES = 5_000_000
+MAX_INT_DIGITS = 30
 
 
-def read_document(path: str | os.PathLike) -> Any:
-    """Parse a JSON (``.json``) or YAML (``.yaml``/``.yml``) file.
+def max_input_bytes() -> int:
+    """The file-size limit: ``PLACEMENT_MAX_INPUT_BYTES`` (bytes) or 64 MiB."""
+    raw = os.environ.get("PLACEMENT_MAX_INPUT_BYTES")
+    if raw is None:
+        return DEFAULT_MAX_INPUT_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InstanceError("PLACEMENT_MAX_INPUT_BYTES", f"must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise InstanceError("PLACEMENT_MAX_INPUT_BYTES", f"must be a positive integer, got {raw!r}")
+    return value
 
-    Raises :class:`InstanceError` naming the file when it is missing or malformed.
+
+def read_document(path: str | os.PathLike, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> Any:
+    """Parse a JSON (``.json``) or YAML (``.yaml``/``.yml``; anything else is read as JSON) file.
+
+    Raises :class:`InstanceError` naming the file when it is missing, unreadable,
+    too large, malformed or beyond the limits of the module docstring.
     """
     p = Path(path)
+    limit = max_input_bytes()
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise InstanceError(str(p), "must be a regular file")
+            data = fh.read(limit + 1)
     except FileNotFoundError:
         raise InstanceError(str(p), "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstanceError(str(p), f"cannot be read ({exc.__class__.__name__})") from None
-    if p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
+    except IsADirectoryError:
+        raise InstanceError(str(p), "is a folder; give a file") from None
+    except OSError as exc:
+        raise InstanceError(str(p), f"cannot be read ({exc.strerror or exc.__class__.__name__})") from None
+    if len(data) > limit:
+        raise InstanceError(str(p), f"is larger than {limit} bytes (the input limit; set "
+                                    "PLACEMENT_MAX_INPUT_BYTES to raise it)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InstanceError(str(p), "is not UTF-8 text") from None
+    yaml_file = p.suffix.lower() in (".yaml", ".yml")
+    return parse_document(text, str(p), yaml_file=yaml_file, max_depth=max_depth, max_nodes=max_nodes)
 
-        try:
-            return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
-        except InstanceError as exc:
-            raise InstanceError(f"{p} {exc.field}", exc.message) from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise InstanceError(str(p), f"is not valid YAML{where}") from None
+
+def parse_document(text: str, where: str = "document", *, yaml_file: bool = False, max_depth: int = MAX_DEPTH,
+                   max_nodes: int = MAX_NODES) -> Any:
+    """Parse JSON or YAML text under the limits of this module (``where`` names it in errors)."""
+    if yaml_file:
+        doc = _parse_yaml(text, where, max_depth)
+    else:
+        doc = _parse_json(text, where, max_depth)
+    _check_shape(doc, where, max_depth, max_nodes)
+    return doc
+
+
+def _json_depth_ok(text: str, max_depth: int) -> int:
+    """The deepest bracket nesting outside strings, computed without recursion (stops past the limit)."""
+    depth = deepest = 0
+    # Strings are removed first so that brackets inside them do not count.
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > max_depth:
+                    return deepest
+        elif tok in "]}":
+            depth -= 1
+    return deepest
+
+
+def _int_token(where: str):
+    def parse_int(s: str) -> int:
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            raise InstanceError(where, f"has an integer with more than {MAX_INT_DIGITS} digits "
+                                       f"(integers must be at most 2**53)")
+        return int(s)
+    return parse_int
+
+
+def _parse_json(text: str, where: str, max_depth: int) -> Any:
+    if _json_depth_ok(text, max_depth) > max_depth:
+        raise InstanceError(where, f"nests lists or objects deeper than {max_depth} levels")
 
     def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
         out: dict = {}
         for key, value in pairs:
             if key in out:
-                raise InstanceError(str(p), f"repeats the key {key!r} in one object (the first would be lost)")
+                raise InstanceError(where, f"repeats the key {key!r} in one object (the first would be lost)")
             out[key] = value
         return out
 
     try:
-        return json.loads(text, object_pairs_hook=unique_keys)
+        return json.loads(text, object_pairs_hook=unique_keys, parse_int=_int_token(where),
+                          parse_constant=lambda c: _reject_constant(where, c))
     except json.JSONDecodeError as exc:
-        raise InstanceError(str(p), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise InstanceError(where, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:  # defensive: the depth scan above should make this unreachable
+        raise InstanceError(where, f"nests lists or objects deeper than {max_depth} levels") from None
 
 
-def _unique_key_loader():
-    """A ``yaml.SafeLoader`` that rejects a mapping repeating a key (plain YAML keeps the last)."""
+def _reject_constant(where: str, c: str):
+    raise InstanceError(where, f"has {c}, which is not a JSON number")
+
+
+def _parse_yaml(text: str, where: str, max_depth: int) -> Any:
     import yaml
 
-    class UniqueKeyLoader(yaml.SafeLoader):
+    try:
+        return yaml.load(text, Loader=_limited_loader(where, max_depth))  # noqa: S506 - a SafeLoader subclass
+    except InstanceError:
+        raise
+    except RecursionError:
+        raise InstanceError(where, f"nests lists or mappings deeper than {max_depth} levels") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None)
+        raise InstanceError(where, f"is not valid YAML{at}" + (f" ({problem})" if problem else "")) from None
+
+
+def _limited_loader(where: str, max_depth: int):
+    """A ``yaml.SafeLoader`` with a depth limit, bounded integers, scalar keys and no repeated keys."""
+    import yaml
+
+    class LimitedLoader(yaml.SafeLoader):
+        _depth = 0
+
+        def compose_node(self, parent, index):
+            self._depth += 1
+            if self._depth > max_depth:
+                mark = self.peek_event().start_mark
+                raise InstanceError(f"{where} line {mark.line + 1}",
+                                    f"nests lists or mappings deeper than {max_depth} levels")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+        def construct_yaml_int(self, node):
+            digits = str(node.value).lstrip("+-").replace("_", "")
+            if len(digits) > MAX_INT_DIGITS:
+                raise InstanceError(f"{where} line {node.start_mark.line + 1}",
+                                    f"has an integer with more than {MAX_INT_DIGITS} digits")
+            return super().construct_yaml_int(node)
+
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *base` merges; the mapping's own keys override merged ones
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise InstanceError(f"{where} line {key_node.start_mark.line + 1}",
+                                        "a mapping key must be a string or a number, not a list or mapping")
                 key = self.construct_object(key_node, deep=deep)
                 if key in seen:
-                    raise InstanceError(f"line {key_node.start_mark.line + 1}",
+                    raise InstanceError(f"{where} line {key_node.start_mark.line + 1}",
                                         f"repeats the key {key!r} in one mapping (the first would be lost)")
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
-    return UniqueKeyLoader
+    LimitedLoader.add_constructor("tag:yaml.org,2002:int", LimitedLoader.construct_yaml_int)
+    return LimitedLoader
+
+
+def _check_shape(doc: Any, where: str, max_depth: int, max_nodes: int) -> None:
+    """Walk the parsed document without recursion, as consumers will (YAML aliases expanded).
+
+    Rejects documents deeper than ``max_depth`` or with more than ``max_nodes`` values, so
+    an alias bomb (anchors referencing anchors) is refused before any loader walks it.
+    """
+    count = 0
+    stack = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        if count > max_nodes:
+            raise InstanceError(where, f"holds more than {max_nodes} values (YAML aliases expanded)")
+        if isinstance(value, dict):
+            if depth > max_depth:
+                raise InstanceError(where, f"nests lists or objects deeper than {max_depth} levels")
+            for v in value.values():
+                if isinstance(v, (dict, list)):
+                    stack.append((v, depth + 1))
+                else:
+                    count += 1
+            count += len(value)
+        elif isinstance(value, list):
+            if depth > max_depth:
+                raise InstanceError(where, f"nests lists or objects deeper than {max_depth} levels")
+            for v in value:
+                if isinstance(v, (dict, list)):
+                    stack.append((v, depth + 1))
+                else:
+                    count += 1
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+_TMP_RE = r"\.(?P<name>.*)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp"
+
+
+def _tmp_prefix(p: Path) -> str:
+    # Keep the temporary name within NAME_MAX even for a target name near the limit.
+    return f".{p.name[:80]}.{os.getpid()}."
+
+
+def _clean_stale(p: Path) -> None:
+    """Remove temporaries of ours for ``p`` whose writer process no longer runs."""
+    head = f".{p.name[:80]}."
+    try:
+        entries = [e for e in os.scandir(p.parent) if e.name.startswith(head) and e.name.endswith(".tmp")]
+    except OSError:
+        return
+    for e in entries:
+        m = re.fullmatch(_TMP_RE, e.name)
+        if m is None or m.group("name") != p.name[:80]:
+            continue
+        pid = int(m.group("pid"))
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # the writer still runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(e.path)
 
 
 def check_output_path(path: str | os.PathLike, option: str = "-o") -> None:
-    """An output file must name a file in an existing folder; checked before any work is done."""
+    """An output file must be writable; checked before any work by really writing in its folder.
+
+    Creates and removes a temporary file of our own naming in the target folder,
+    so a missing folder, a folder without write permission or a name too long
+    is reported now, as one line, rather than after the work.
+    """
     p = Path(path)
-    if p.is_dir():
-        raise InstanceError(option, f"{str(p)!r} is a folder; give a file name")
-    if not p.parent.is_dir():
-        raise InstanceError(option, f"folder {str(p.parent)!r} does not exist")
+    if str(path) == "" or p.name in ("", ".", ".."):
+        raise InstanceError(option, "must name a file")
+    try:
+        if not p.parent.is_dir():
+            raise InstanceError(option, f"folder {str(p.parent)!r} does not exist")
+        if len(os.fsencode(p.name)) > _name_max(p.parent):
+            raise InstanceError(option, f"file name is longer than {_name_max(p.parent)} bytes")
+        if p.is_dir():
+            raise InstanceError(option, f"{str(p)!r} is a folder; give a file name")
+        if p.exists() and not os.access(p, os.W_OK):
+            raise InstanceError(option, f"{str(p)!r} is not writable")
+    except OSError as exc:
+        raise InstanceError(option, f"cannot be used ({exc.strerror or exc.__class__.__name__})") from None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=_tmp_prefix(p), suffix=".tmp")
+    except OSError as exc:
+        raise InstanceError(option, f"cannot write in folder {str(p.parent)!r} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def _umask() -> int:
@@ -84,26 +322,53 @@ def _umask() -> int:
     return mask
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file + rename), creating its folder.
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some file systems cannot fsync a folder
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
 
-    The file gets the permissions a plain ``open(path, "w")`` would (0666 less the umask).
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically and durably, creating its folder.
+
+    Temporary file in the same folder, ``fsync``, rename, ``fsync`` of the folder.
+    An existing target keeps its mode; a new file gets ``0666`` less the umask.
+    A failure is one :class:`InstanceError` naming the path; the old target is untouched.
     """
     p = Path(path)
     if p.is_dir():
         raise InstanceError(str(p), "is a folder; give a file name")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(os.stat(p).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        _clean_stale(p)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=_tmp_prefix(p), suffix=".tmp")
+    except OSError as exc:
+        raise InstanceError(str(p), f"cannot be written ({exc.strerror or exc.__class__.__name__})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, p)
-    except BaseException:
-        try:
+        _fsync_dir(p.parent)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        if isinstance(exc, OSError):
+            raise InstanceError(str(p), f"cannot be written ({exc.strerror or exc.__class__.__name__})") from None
         raise
 
 

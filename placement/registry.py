@@ -15,6 +15,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import math
+import sys
+import types
+import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,7 +28,7 @@ from typing import Any
 from .errors import InstanceError
 
 __all__ = ["ProblemSpec", "BenchSection", "problems", "get_problem", "resolve", "call_solver", "solver_parameters",
-           "problem_of_document"]
+           "check_solver_options", "problem_of_document"]
 
 ENTRY_POINT_GROUP = "placement.problems"
 
@@ -136,10 +140,87 @@ def solver_parameters(spec: ProblemSpec, solver: str) -> list[str]:
     return [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+def _option_kinds(hint: Any) -> tuple[set[type], tuple | None, bool]:
+    """The plain types a command-line value may take for an annotation, its ``Literal`` choices, and
+    whether ``None`` is allowed. An empty type set means: not settable from the command line."""
+    origin = typing.get_origin(hint)
+    if hint is type(None):
+        return set(), None, True
+    if origin is typing.Literal:
+        return {type(a) for a in typing.get_args(hint)}, typing.get_args(hint), False
+    if origin in (typing.Union, types.UnionType):
+        kinds: set[type] = set()
+        choices: tuple = ()
+        has_choices, optional = False, False
+        for arg in typing.get_args(hint):
+            k, c, o = _option_kinds(arg)
+            kinds |= k
+            optional |= o
+            if c is not None:
+                has_choices = True
+                choices += c
+        return kinds, (choices if has_choices else None), optional
+    if hint in (int, float, bool, str):
+        return {hint}, None, False
+    return set(), None, False
+
+
+def _fits(value: Any, kinds: set[type]) -> bool:
+    if isinstance(value, bool):
+        return bool in kinds
+    if isinstance(value, int):
+        return int in kinds or float in kinds
+    if isinstance(value, float):
+        return float in kinds and math.isfinite(value)
+    return isinstance(value, str) and str in kinds
+
+
+def check_solver_options(spec: ProblemSpec, solver: str, options: dict[str, Any],
+                         reserved: dict[str, str] | None = None) -> dict[str, Any]:
+    """Validate ``--option`` values against the solver's signature before it runs.
+
+    Each key must be a keyword parameter of the solver, not one of ``reserved`` (the
+    parameters that have their own flags, e.g. ``seed`` -> ``--seed``), and its value
+    must fit the parameter's annotation: ``int``, ``float`` (finite), ``bool``,
+    ``str``, ``None`` where optional, or one of the choices of a ``Literal[...]``.
+    Parameters of other types (arrays, solutions) cannot be set from the command line.
+    Returns the options unchanged; raises :class:`InstanceError` naming ``--option``.
+    """
+    accepted = solver_parameters(spec, solver)
+    fn = resolve(spec.solvers[solver])
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that cannot be resolved: fall back to names only
+        hints = {}
+    for key, value in options.items():
+        if reserved and key in reserved:
+            raise InstanceError("--option", f"{key!r} is set with {reserved[key]}, not --option")
+        if key not in accepted:
+            raise InstanceError("--option", f"{key!r} is not a parameter of solver {solver!r} "
+                                f"(it takes {', '.join(p for p in accepted if p not in (reserved or {})) or 'none'})")
+        if key not in hints:
+            continue
+        kinds, choices, optional = _option_kinds(hints[key])
+        if value is None and optional:
+            continue
+        if not kinds:
+            raise InstanceError("--option", f"{key!r} of solver {solver!r} cannot be set from the command line")
+        if choices is not None and str in kinds and kinds <= {str, type(None)}:
+            if value not in choices:
+                raise InstanceError(f"--option {key}", f"must be one of {list(choices)}, got {value!r}")
+            continue
+        if not _fits(value, kinds):
+            names = " or ".join(sorted(k.__name__ for k in kinds)) + (" or null" if optional else "")
+            raise InstanceError(f"--option {key}", f"must be {names}, got {value!r}")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+            raise InstanceError(f"--option {key}", f"must be at most 2**53 in magnitude, got {value!r}")
+    return options
+
+
 def call_solver(spec: ProblemSpec, solver: str, instance: Any, **options: Any):
     """Run ``solver`` of ``spec`` on ``instance``, passing only the options it accepts.
 
-    Options the solver does not take are dropped with a warning, never silently.
+    Options the solver does not take are dropped with a one-line note on stderr, never silently.
     """
     if solver not in spec.solvers:
         raise InstanceError("--solver", f"must be one of {sorted(spec.solvers)} for {spec.name}, got {solver!r}")
@@ -153,9 +234,8 @@ def call_solver(spec: ProblemSpec, solver: str, instance: Any, **options: Any):
         if accepts_any or key in params:
             kwargs[key] = value
         else:
-            import warnings
-
-            warnings.warn(f"solver {solver!r} ignores option {key!r}", stacklevel=2)
+            # One line, never a multi-line warning: e.g. --seed given to a deterministic model.
+            print(f"note: solver {solver!r} takes no {key!r}; it is ignored", file=sys.stderr)
     return fn(instance, **kwargs)
 
 

@@ -31,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import networkx as nx
 import numpy as np
@@ -192,7 +193,8 @@ def _candidate_plan(inst: CassiniInstance, name: str, loops: str, method: str, s
     return row
 
 
-def rank_candidates(inst: CassiniInstance, loops: str = "fallback", method: str = "auto",
+def rank_candidates(inst: CassiniInstance, loops: Literal["fallback", "discard"] = "fallback",
+          method: Literal["auto", "exhaustive", "local"] = "auto",
                     seed: int = 0, time_limit: float | None = None) -> list[dict]:
     """Algorithm 2: score every candidate and sort them (see the module docstring).
 
@@ -217,12 +219,13 @@ def rank_candidates(inst: CassiniInstance, loops: str = "fallback", method: str 
     return rows
 
 
-def solve(inst: CassiniInstance, seed: int = 0, loops: str = "fallback", method: str = "auto",
+def solve(inst: CassiniInstance, seed: int = 0, loops: Literal["fallback", "discard"] = "fallback",
+          method: Literal["auto", "exhaustive", "local"] = "auto",
           time_limit: float | None = None) -> SolveResult:
     """CASSINI module (Algorithm 2 with Algorithm 1): top candidate and unique time shifts.
 
     Statuses: ``feasible``; ``time_limit`` (with the best scored candidate) when
-    ``time_limit`` cut the ranking short; ``infeasible`` (``stats["proof"] = "heuristic"``)
+    ``time_limit`` cut the ranking short; ``infeasible`` (``stats["proof"] = False``: not a proof)
     when ``loops="discard"`` and every scored candidate has a loop.
     """
     t0 = time.perf_counter()
@@ -232,7 +235,7 @@ def solve(inst: CassiniInstance, seed: int = 0, loops: str = "fallback", method:
     top = rows[0]
     if top["score"] is None:
         return SolveResult(Status.INFEASIBLE, "affinity", None, None, None, time.perf_counter() - t0,
-                           stats={"proof": "heuristic", "ranking": table},
+                           stats={"proof": False, "ranking": table},
                            message="every candidate has a loop in its Affinity graph", sense="max")
     sol = CassiniSolution(top["candidate"], tuple(top["shifts"].items()))
     ev = evaluate(inst, sol)

@@ -73,6 +73,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -533,7 +534,7 @@ def _batches(T: int, tab_ptr: np.ndarray, R: int, GK: int):
 def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 0,
           max_passes: int | None = None, reinsert: bool = False, home: np.ndarray | None = None,
           record_moves: bool = False, job_moves: bool = False,
-          order: str = "gain", kicks: int = 0, kick_share: float = 0.3) -> SolveResult:
+          order: Literal["gain", "gain_per_byte"] = "gain", kicks: int = 0, kick_share: float = 0.3) -> SolveResult:
     """Hill climbing of MAST §3.4 on the objective (1)-(3) under (4)-(6) and the quota.
 
     Parameters

@@ -144,7 +144,8 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         hc = hill_climb(inst, seed=seed, time_limit=time_limit)
         if hc.solution is None:
             return SolveResult(status=hc.status, solver="replicas", wall_time_s=time.perf_counter() - t0,
-                               stats={"hill_climb": hc.stats}, message=f"hill climbing: {hc.message}")
+                               stats={"hill_climb": hc.stats, "proof": False},
+                               message=f"hill climbing: {hc.message}")
         home, hc_stats = hc.solution.home, hc.stats
         if hc.status == Status.TIME_LIMIT:
             status = Status.TIME_LIMIT  # homes are hill climbing's incumbent at its time limit
@@ -263,6 +264,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
     wall = time.perf_counter() - t0
     if viol or not storage_ok:  # replicas never overfill a region, so only a given home can
         stats["violations"] = viol
+        stats["proof"] = False  # the given home is infeasible; nothing is proven about the instance
         return SolveResult(status=Status.INFEASIBLE, solver="replicas", solution=None, wall_time_s=wall,
                            stats=stats, message=f"the given home placement is infeasible: {(viol or ['storage'])[0]}")
     msg = (f"collocation {100 * before['jobs']:.1f}% -> {100 * after['jobs']:.1f}% of ML jobs, "

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -124,7 +125,7 @@ def local_search(c: UnifiedCircle, restarts: int = 4, seed: int = 0) -> tuple[li
     return best_rot, 1.0 - best / (c.n_angles * c.capacity), runs
 
 
-def search_link(c: UnifiedCircle, method: str = "auto", exhaustive_limit: int = 4096,
+def search_link(c: UnifiedCircle, method: Literal["auto", "exhaustive", "local"] = "auto", exhaustive_limit: int = 4096,
                 restarts: int = 4, seed: int = 0) -> tuple[list[int], float, str]:
     """Best rotations of one link: ``(rotations, circle score, method used)``.
 
@@ -149,7 +150,7 @@ def link_circle(inst: CassiniInstance, link: str, jobs: Sequence[str], refine: b
                           inst.max_angles, refine=refine)
 
 
-def solve(inst: CassiniInstance, seed: int = 0, method: str = "auto",
+def solve(inst: CassiniInstance, seed: int = 0, method: Literal["auto", "exhaustive", "local"] = "auto",
           time_limit: float | None = None) -> SolveResult:
     """Per-link rotations on every shared link; unique shifts by the §4.1 "simple approach".
 

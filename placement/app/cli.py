@@ -8,14 +8,16 @@ line ``error: <field>: <what is wrong>`` and exits with code 2; nothing is writt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import sys
 from typing import Any
 
 from ..errors import InstanceError
-from ..io import check_output_path, read_document, write_json
-from ..registry import call_solver, get_problem, problem_of_document, problems, solver_parameters
+from ..io import check_output_path, parse_document, read_document, write_json
+from ..registry import call_solver, check_solver_options, get_problem, problem_of_document, problems
 
 __all__ = ["main", "build_parser", "load_instance_file"]
 
@@ -27,13 +29,41 @@ def load_instance_file(path: str):
     return spec, spec.load_instance(doc)
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are the package's one line: ``error: <option>: <what>``, exit 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        m = re.match(r"argument (\S+?)(?:/\S+)?: (.*)", message, re.S)
+        if m:
+            field, what = m.group(1), m.group(2)
+        elif message.startswith("the following arguments are required: "):
+            field, what = message.split(": ", 1)[1].split(",")[0].strip(), "is required"
+        elif message.startswith("unrecognized arguments: "):
+            field, what = message.split(": ", 1)[1].split()[0], "is not an option of this command"
+        else:
+            field, what = self.prog, message
+        what = " ".join(what.split())
+        print(f"error: {field}: {what}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return v
+
+
 def _positive_float(text: str) -> float:
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return v
 
 
@@ -42,10 +72,14 @@ def _key_value(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"must be key=value, got {text!r}")
+    if len(value) > 10_000:
+        raise argparse.ArgumentTypeError("value must be at most 10,000 characters")
     try:
-        return key.replace("-", "_"), json.loads(value)
-    except json.JSONDecodeError:
-        return key.replace("-", "_"), value
+        return key.replace("-", "_"), parse_document(value, f"--option {key}")
+    except InstanceError as exc:
+        if "is not valid JSON" in exc.message:
+            return key.replace("-", "_"), value
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
@@ -73,18 +107,24 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    """Solve, write ``-o`` (before anything is printed, so a closed stdout never costs the file), report.
+
+    Exit codes: 0 for every status but ``error``; 1 for ``error``; 2 for bad input.
+    """
     if args.output:
         check_output_path(args.output)
     spec, instance = load_instance_file(args.instance)
     solver = args.solver or spec.exact_solver
-    extra = dict(args.option or [])
-    accepted = solver_parameters(spec, solver)
-    unknown = sorted(set(extra) - set(accepted))
-    if unknown:
-        raise InstanceError("--option", f"{unknown[0]!r} is not a parameter of solver {solver!r} "
-                            f"(it takes {', '.join(accepted) or 'none'})")
+    extra = check_solver_options(spec, solver, dict(args.option or []),
+                                 reserved={"seed": "--seed", "time_limit": "--time-limit"})
     result = call_solver(spec, solver, instance, time_limit=args.time_limit, seed=args.seed, **extra)
     sol_json = spec.solution_to_json(instance, result.solution) if result.solution is not None else None
+    report, broken = ({}, [])
+    if result.solution is not None:
+        report, broken = spec.evaluate_report(instance, result.solution)
+    if args.output:
+        out = {"problem": spec.name, **result.to_dict(sol_json), "evaluation": report, "violations": broken}
+        write_json(args.output, out)
     print(f"problem   {spec.name}")
     print(f"solver    {result.solver}")
     print(f"status    {result.status}")
@@ -96,14 +136,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"message   {result.message}")
     if result.stats:
         _print_mapping("stats", {k: v for k, v in result.stats.items() if not isinstance(v, (list, dict))})
-    report, broken = ({}, [])
     if result.solution is not None:
-        report, broken = spec.evaluate_report(instance, result.solution)
         _print_mapping("evaluation (reference)", report)
         print(f"violations: {'; '.join(broken) if broken else 'none'}")
     if args.output:
-        out = {"problem": spec.name, **result.to_dict(sol_json), "evaluation": report, "violations": broken}
-        write_json(args.output, out)
         print(f"wrote {args.output}")
     return 0 if result.status != "error" else 1
 
@@ -130,7 +166,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="placement", description=__doc__.splitlines()[0])
+    parser = _OneLineParser(prog="placement", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     gen = sub.add_parser("generate", help="generate a seeded instance")
@@ -141,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = gsub.add_parser(spec.name, help=spec.description)
         if spec.add_generate_args is not None:
             spec.add_generate_args(p)
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=_nonnegative_int, default=0)
         p.add_argument("-o", "--output", help="write the instance here (default: stdout)")
         p.set_defaults(func=cmd_generate)
 
@@ -149,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("instance")
     solve.add_argument("--solver", help="solver name (default: the exact model)")
     solve.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
-    solve.add_argument("--seed", type=int, default=None)
+    solve.add_argument("--seed", type=_nonnegative_int, default=None)
     solve.add_argument("--option", action="append", type=_key_value, metavar="KEY=VALUE",
                        help="a solver keyword argument, e.g. --option loops=discard (repeatable)")
     solve.add_argument("-o", "--output", help="write the result JSON here")
@@ -166,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="smallest instances only")
     bench.add_argument("--scale", action="store_true", help="add the scale runs (minutes)")
     bench.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
-    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--seed", type=_nonnegative_int, default=0)
     bench.set_defaults(func=cmd_bench)
 
     for spec in problems().values():
@@ -175,21 +211,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _PipeSafeStream:
+    """Standard output that outlives its reader.
+
+    When the reader leaves (``placement solve ... | head -1``), the next write or
+    flush raises ``BrokenPipeError``; from then on output goes to ``/dev/null`` and
+    the command carries on, so files it promised (``-o``, bench results) are still
+    written and the exit code is the command's own.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._gone = False
+
+    def _leave(self) -> None:
+        self._gone = True
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text):
+        if self._gone:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._leave()
+            return len(text)
+
+    def flush(self):
+        if self._gone:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._leave()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    if not isinstance(sys.stdout, _PipeSafeStream) and sys.stdout is not None:
+        sys.stdout = _PipeSafeStream(sys.stdout)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except InstanceError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `placement solve ... | head`: the reader left, stay quiet
-        # Python's documented recipe: point stdout at devnull so the exit flush cannot fail.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,137 @@
+"""Where documents enter (placement/io.py): limits before and while parsing, and the write path."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from placement.errors import InstanceError
+from placement.io import MAX_DEPTH, check_output_path, parse_document, read_document, write_text
+
+BOMB = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefg", "bcdefgh", strict=True))
+
+
+@pytest.mark.parametrize("text,yaml_file,expect", [
+    ("[" * 100_000 + "]" * 100_000, False, "deeper than"),
+    ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", False, "deeper than"),
+    ("- " * 5_000 + "1", True, "deeper than"),
+    ('{"size": ' + "7" * 5000 + "}", False, "more than 30 digits"),
+    ("size: " + "7" * 5000, True, "more than 30 digits"),
+    (BOMB, True, "YAML aliases expanded"),
+    ("? [1, 2]\n: 3\n", True, "mapping key must be a string or a number"),
+    ("? {a: 1}\n: 3\n", True, "mapping key must be a string or a number"),
+    ('{"a": NaN}', False, "not a JSON number"),
+    ('{"a": 1, "a": 2}', False, "repeats the key"),
+    ("a: 1\na: 2\n", True, "repeats the key"),
+])
+def test_hostile_documents_are_one_error(text, yaml_file, expect):
+    with pytest.raises(InstanceError, match=expect):
+        parse_document(text, "f", yaml_file=yaml_file)
+
+
+def test_depth_limit_is_exact():
+    ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert parse_document(ok, "f") is not None
+    with pytest.raises(InstanceError):
+        parse_document("[" + ok + "]", "f")
+
+
+def test_brackets_inside_strings_do_not_count():
+    doc = parse_document('{"name": "' + "[" * 500 + '"}', "f")
+    assert doc["name"] == "[" * 500
+
+
+def test_yaml_merge_keys_are_accepted_and_own_keys_win():
+    doc = parse_document("base: &b {x: 1, y: 2}\nv:\n  <<: *b\n  y: 3\n", "f", yaml_file=True)
+    assert doc["v"] == {"x": 1, "y": 3}
+
+
+def test_file_size_limit(tmp_path, monkeypatch):
+    p = tmp_path / "big.json"
+    p.write_text("[" + ",".join(["1"] * 1000) + "]")
+    monkeypatch.setenv("PLACEMENT_MAX_INPUT_BYTES", "100")
+    with pytest.raises(InstanceError, match="larger than 100 bytes"):
+        read_document(p)
+    monkeypatch.setenv("PLACEMENT_MAX_INPUT_BYTES", "junk")
+    with pytest.raises(InstanceError, match="PLACEMENT_MAX_INPUT_BYTES"):
+        read_document(p)
+    monkeypatch.delenv("PLACEMENT_MAX_INPUT_BYTES")
+    assert len(read_document(p)) == 1000
+
+
+def test_folder_and_missing_file(tmp_path):
+    with pytest.raises(InstanceError, match="folder"):
+        read_document(tmp_path)
+    with pytest.raises(InstanceError, match="not found"):
+        read_document(tmp_path / "nope.json")
+
+
+def test_write_keeps_mode_of_existing_target(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text("old")
+    os.chmod(p, 0o600)
+    write_text(p, "new")
+    assert p.read_text() == "new"
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
+
+
+def test_stale_temporary_of_a_dead_writer_is_removed(tmp_path):
+    p = tmp_path / "r.json"
+    # A writer killed at the rename leaves its temporary: simulate with a pid that has exited.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stale = tmp_path / f".r.json.{dead}.abc123.tmp"
+    stale.write_text("partial")
+    live = tmp_path / f".r.json.{os.getppid()}.def456.tmp"  # a running process: left alone
+    live.write_text("in progress")
+    unrelated = tmp_path / f".other.json.{dead}.x.tmp"
+    unrelated.write_text("not ours to judge")
+    write_text(p, "done")
+    assert p.read_text() == "done"
+    assert not stale.exists()
+    assert live.exists() and unrelated.exists()
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".r.json.") and f != live.name]
+
+
+def test_kill_during_write_leaves_old_target_and_next_run_cleans(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text("old")
+    # The child writes its temporary then dies before the rename (os._exit inside os.replace).
+    code = (
+        "import os, placement.io as io\n"
+        "os.replace = lambda *a: os._exit(9)\n"
+        f"io.write_text({str(p)!r}, 'new')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code])
+    assert r.returncode == 9
+    assert p.read_text() == "old"
+    assert [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    write_text(p, "newer")
+    assert p.read_text() == "newer"
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_check_output_path_tries_a_real_write(tmp_path):
+    with pytest.raises(InstanceError, match="does not exist"):
+        check_output_path(tmp_path / "missing" / "x.json")
+    with pytest.raises(InstanceError, match="folder"):
+        check_output_path(tmp_path)
+    with pytest.raises(InstanceError, match="longer than"):
+        check_output_path(tmp_path / ("x" * 300))
+    check_output_path(tmp_path / ("y" * 250))  # near the limit: the temporary name still fits
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InstanceError, match="does not exist"):
+        check_output_path(tmp_path / "file" / "x.json")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_check_output_path_read_only_folder(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o555)
+    with pytest.raises(InstanceError, match="cannot write"):
+        check_output_path(ro / "x.json")
