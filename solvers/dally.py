@@ -150,9 +150,11 @@ class Dally(Policy):
         """Track attempts from the view: an attempt that ended adds its length to T_run."""
         running = view.running
         for jid in list(self._attempt):
-            if jid not in running:
-                start, _ = self._attempt.pop(jid)
-                self._run_time[jid] = self._run_time.get(jid, 0.0) + (view.now - start)
+            start, _ = self._attempt[jid]
+            if jid not in running or running[jid].start != start:  # ended (or restarted by rule 4a)
+                del self._attempt[jid]
+                end = view.now if jid not in running else running[jid].start
+                self._run_time[jid] = self._run_time.get(jid, 0.0) + (end - start)
         for jid in running:
             if jid not in self._attempt:
                 r = running[jid]

@@ -183,3 +183,15 @@ def test_bad_policy_options_name_the_field(name, options, field):
     with pytest.raises(InstanceError) as err:
         make_policy(name, **options)
     assert err.value.field == field
+
+
+def test_dally_replaced_job_is_not_moved_again():
+    # after rule 4a moves c to a machine, it is at its best tier: no further preemption of c, although
+    # its Nw_sens stays below 0.5 for hours (the slow start) and two GPUs of its machine stay free
+    cluster = Cluster.uniform(racks=2, machines=1, gpus_per_machine=4)
+    jobs = [Job("a", 0.0, 3, 2 * H, model="VGG11"), Job("b", 0.0, 3, 50 * H, model="VGG11"),
+            Job("c", 1.0, 2, 40 * H, model="MobileNetV3"), Job("d", 4 * H, 1, 1 * H, model="VGG11")]
+    trace = _trace(jobs)  # d's arrival at 4 h is a scheduling round while c (Nw_sens ~0.35) runs on a machine
+    res = simulate(trace, cluster, make_policy("dally", initial=Timers(0.0, 0.0)))
+    assert [r.job for r in res.log if r.event == "preempt"] == ["c"]
+    assert replay_check(trace, cluster, res.log) == []
