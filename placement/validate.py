@@ -11,7 +11,8 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER", "option_counts"]
+__all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER", "option_counts",
+           "generated_size"]
 
 
 def obj(v: Any, where: str) -> dict:
@@ -84,3 +85,40 @@ def option_counts(args: Any, *, positive: tuple[str, ...] = (), non_negative: tu
     for attr in non_negative:
         if getattr(args, attr) < 0:
             raise InstanceError(f"--{attr.replace('_', '-')}", "must be a non-negative integer")
+
+
+DEFAULT_GENERATE_BYTES = 2 * 2**30
+
+
+def generated_size(terms: list[tuple[str, float]], what: str = "the instance") -> None:
+    """Refuse to generate what would not fit in memory, naming the option that makes it too large.
+
+    ``terms`` lists ``(option, bytes)``: an estimate of the memory each option's items
+    take (Python objects and arrays, a conservative per-item size times the count, as the
+    generator's docstring states). Their sum must stay within the budget
+    ``PLACEMENT_MAX_GENERATE_BYTES`` (default 2 GiB); else one :class:`InstanceError`
+    names the largest contributor. Checked before anything is allocated.
+    """
+    import os
+
+    raw = os.environ.get("PLACEMENT_MAX_GENERATE_BYTES")
+    budget = DEFAULT_GENERATE_BYTES
+    if raw is not None:
+        try:
+            budget = int(raw)
+        except ValueError:
+            raise InstanceError("PLACEMENT_MAX_GENERATE_BYTES", f"must be an integer, got {raw!r}") from None
+    total_bytes = sum(b for _, b in terms)
+    if total_bytes > budget:
+        option, big = max(terms, key=lambda t: t[1])
+        raise InstanceError(option, f"too large: {what} would take about {_human(total_bytes)} of memory "
+                                    f"({_human(big)} from {option}); the limit is {_human(budget)} "
+                                    "(PLACEMENT_MAX_GENERATE_BYTES)")
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} B"

@@ -161,7 +161,7 @@ def _load_topology(doc: Any) -> Topology:
         if len(ends) != 2 or ends[0] == ends[1]:
             raise InstanceError(f"{w}.ends", "must name two different nodes")
         for e in ends:
-            if e not in seen:
+            if not isinstance(e, str) or e not in seen:
                 raise InstanceError(f"{w}.ends", f"unknown node {e!r}")
         name = lk.get("name", f"{ends[0]}-{ends[1]}")
         links.append(Link(_name(name, f"{w}.name"), (ends[0], ends[1]),
@@ -224,8 +224,8 @@ def load_instance(doc: Any, name: str = "") -> CassiniInstance:
         raise InstanceError("version", f"must be {FORMAT_VERSION}, got {doc.get('version')!r}")
     precision = _num(doc.get("precision_deg", 5.0), "precision_deg", positive=True)
     n_angles = 360.0 / precision
-    if precision > 360 or abs(n_angles - round(n_angles)) > 1e-9:
-        raise InstanceError("precision_deg", f"must divide 360 degrees into a whole number of angles, got {precision!r}")
+    if precision > 360 or n_angles > MAX_PERIMETER or abs(n_angles - round(n_angles)) > 1e-9:
+        raise InstanceError("precision_deg", f"must divide 360 degrees into a whole number of at most {MAX_PERIMETER} angles, got {precision!r}")
     # Bounds keep every circle array in memory (the perimeter is materialized on the integer grid).
     max_angles = _int(doc.get("max_angles", 720), "max_angles", 1, MAX_PERIMETER)
     max_perimeter = _int(doc.get("max_perimeter", 1_000_000), "max_perimeter", 1, MAX_PERIMETER)
@@ -250,7 +250,7 @@ def load_instance(doc: Any, name: str = "") -> CassiniInstance:
                 raise InstanceError(f"{w}.placement.{jn}", "is missing: every candidate places every job")
             servers = _list(pl[jn], f"{w}.placement.{jn}", nonempty=True)
             for k, s in enumerate(servers):
-                if s not in gpus:
+                if not isinstance(s, str) or s not in gpus:
                     raise InstanceError(f"{w}.placement.{jn}[{k}]", f"unknown server {s!r}")
                 used[s] = used.get(s, 0) + 1
             placement.append((jn, tuple(servers)))

@@ -18,7 +18,7 @@ import argparse
 from ..errors import InstanceError
 from ..io import read_document
 from ..registry import ProblemSpec
-from ..validate import option_counts
+from ..validate import generated_size, option_counts
 from .evaluation import evaluate, violations
 from .instance import (
     CassiniInstance,
@@ -61,6 +61,10 @@ def _generate(args: argparse.Namespace) -> CassiniInstance:
         raise InstanceError("--fragmentation", "must be in [0, 1]")
     if args.precision <= 0:
         raise InstanceError("--precision", "must be positive and divide 360")
+    # A job ~2 KB (profile phases), a placement entry ~256 B, a server or link ~512 B.
+    servers = args.pods * args.tors_per_pod * args.servers_per_tor if args.topology == "tree" else 24
+    generated_size([("--jobs", 2048 * args.jobs), ("--candidates", 256 * args.candidates * args.jobs),
+                    ("--pods", 512 * servers)], "the CASSINI instance")
     try:
         return generate_cassini(args.jobs, args.candidates, seed=args.seed, topology=args.topology, pods=args.pods,
                                 tors_per_pod=args.tors_per_pod, servers_per_tor=args.servers_per_tor,

@@ -324,15 +324,21 @@ def _walk_cell(b: _Builder, ch: Chain, c: int, k: int, i: int, cd: dict, f: str,
 # ----------------------------------------------------------------------------- Figure 4
 
 _RANGE = re.compile(r"^(.*?)(\d+)~(\d+)$")
+_MAX_RANGE = 2**22
 
 
 def _expand(entry: str, field: str) -> list[str]:
     m = _RANGE.match(entry)
     if not m:
         return [entry]
+    if len(m.group(2)) > 18 or len(m.group(3)) > 18:
+        raise InstanceError(field, f"range {entry[:60]!r} has a bound of more than 18 digits")
     prefix, lo, hi = m.group(1), int(m.group(2)), int(m.group(3))
     if hi < lo:
         raise InstanceError(field, f"range {entry!r} ends before it starts")
+    # A range lists the nodes of one top cell; no chain holds more than 2**22 GPUs (hence nodes).
+    if hi - lo + 1 > _MAX_RANGE:
+        raise InstanceError(field, f"range {entry!r} lists {hi - lo + 1} nodes; at most {_MAX_RANGE} fit in a chain")
     return [f"{prefix}{x}" for x in range(lo, hi + 1)]
 
 

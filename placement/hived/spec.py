@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InstanceError
 from ..io import read_document
 from ..registry import ProblemSpec
-from ..validate import option_counts
+from ..validate import generated_size, option_counts
 from .cells import HivedInstance
 from .config import claims, instance_to_json, load_instance
 from .evaluation import evaluate, load_solution, solution_to_json, violations
@@ -74,6 +75,17 @@ def _generate(args: argparse.Namespace) -> HivedInstance:
 
 
     option_counts(args, positive=("chains", "levels", "top_cells", "vcs"), non_negative=("overload", "pinned", "bad"))
+    if args.levels > 23:  # every split is >= 2 and a chain holds at most 2**22 GPUs
+        raise InstanceError("--levels", f"must be at most 23 (a chain holds at most 2**22 GPUs), got {args.levels}")
+    # A cell ~128 B per GPU of a chain (at most 2**22 GPUs, 3**(levels-1) per top cell with split <= 3),
+    # a VC reservation row ~256 B per (VC, chain, level), a pinned or faulty cell ~256 B.
+    per_top = 3 ** (args.levels - 1)
+    generated_size([("--chains", 128 * args.chains * min(args.top_cells * per_top, 2**23)),
+                    ("--top-cells", 128 * args.top_cells * per_top),
+                    ("--vcs", 256 * args.vcs * args.chains * args.levels),
+                    ("--overload", 256 * args.vcs * args.chains * args.overload),
+                    ("--pinned", 256 * args.pinned), ("--bad", 256 * args.chains * args.bad)],
+                   "the HiveD instance")
     return generate_hived(args.chains, args.levels, args.top_cells, args.vcs, seed=args.seed,
                           overload=args.overload, n_pinned=args.pinned, n_bad=args.bad)
 

@@ -354,13 +354,14 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
             raise InstanceError(f"{w}.tables", "must list at least one table")
         seen: set[str] = set()
         for k, tn in enumerate(tl):
+            _name(tn, f"{w}.tables[{k}]")
             if tn not in tnames:
                 raise InstanceError(f"{w}.tables[{k}]", f"names an unknown table {tn!r}")
             if tn in seen:
                 raise InstanceError(f"{w}.tables[{k}]", f"lists table {tn!r} twice")
             seen.add(tn)
         app = jd.get("app")
-        if app is not None and app not in anames:
+        if app is not None and _name(app, f"{w}.app") not in anames:
             raise InstanceError(f"{w}.app", f"names an unknown app {app!r}")
         cpu = _int(jd.get("cpu_hours", 0), f"{w}.cpu_hours")
         if kind == "ml":
@@ -453,7 +454,7 @@ def load_solution(inst: TetrisInstance, doc: Any) -> TetrisSolution:
     for tn, rn in home.items():
         if tn not in tidx:
             raise InstanceError(f"solution.home.{tn}", "names a table that is not in the instance")
-        if rn not in ridx:
+        if not isinstance(rn, str) or rn not in ridx:
             raise InstanceError(f"solution.home.{tn}", f"names an unknown region {rn!r}")
         out[tidx[tn]] = ridx[rn]
     missing = np.flatnonzero(out < 0)
@@ -471,7 +472,7 @@ def load_solution(inst: TetrisInstance, doc: Any) -> TetrisSolution:
                 raise InstanceError(f"solution.replicas.{tn}", "must be a list of region names")
             idx = []
             for rn in regs:
-                if rn not in ridx:
+                if not isinstance(rn, str) or rn not in ridx:
                     raise InstanceError(f"solution.replicas.{tn}", f"names an unknown region {rn!r}")
                 idx.append(ridx[rn])
             if int(out[tidx[tn]]) in idx:

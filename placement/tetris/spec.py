@@ -6,7 +6,7 @@ import argparse
 
 from ..io import read_document
 from ..registry import ProblemSpec
-from ..validate import option_counts
+from ..validate import generated_size, option_counts
 from .evaluation import evaluate, violations
 from .instance import (
     TetrisInstance,
@@ -42,6 +42,12 @@ def _generate(args: argparse.Namespace) -> TetrisInstance:
     option_counts(args, positive=("tables", "regions", "gpu_types", "priorities"), non_negative=("jobs",))
     if args.gpu_types > 8:
         raise InstanceError("--gpu-types", "must be at most 8")
+    # Per-item sizes measured on generated instances (Python objects, JSON and evaluation arrays),
+    # rounded up: a table ~0.5 KB, a job ~1 KB, D[r,g,k] and per-region rows 8 B per cell.
+    cells = args.regions * args.gpu_types * args.priorities
+    generated_size([("--tables", 512 * args.tables), ("--jobs", 1024 * args.jobs),
+                    ("--regions", 1024 * args.regions + 8 * cells), ("--priorities", 64 * args.priorities + 8 * cells)],
+                   "the Tetris instance")
     return generate_tetris(args.tables, args.jobs, args.regions, seed=args.seed,
                            n_gpu_types=args.gpu_types, n_priorities=args.priorities)
 
