@@ -536,7 +536,8 @@ class MastPolicy(Policy):
                 m >>= 1
                 r += 1
             self._st["rms_time_s"] += time.perf_counter() - t0
-            win = auction(offers)
+            win = auction(offers, {r: -int(self.states[r].free[self.states[r].gpu_type == g].sum())
+                                   for r in offers} if len(offers) > 1 else None)
             if win is None:
                 cache.store(key, n)
                 continue

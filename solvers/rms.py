@@ -366,16 +366,19 @@ def plan_workload(state: RegionState, jobs: list[tuple[int, int, int]], preempt:
     return plans, workload_cost([pl.cost for pl in plans])
 
 
-def auction(offers: dict) -> tuple | None:
+def auction(offers: dict, tiebreak: dict | None = None) -> tuple | None:
     """The cross-region auction (§4.3): the region whose offer has the highest P_score.
 
     ``offers`` maps region index -> ``(cost, payload)`` for every eligible region that
-    produced a plan (exhaustive search); the lowest cost vector (highest P_score) wins,
-    ties to the lowest region index. Returns ``(region, cost, payload)`` or ``None``.
+    produced a plan (exhaustive search); the lowest cost vector (highest P_score) wins.
+    Ties (the paper leaves them open) go to the lowest ``tiebreak[region]`` when given
+    (the policy passes minus the region's free GPUs of the type: spread the load), then
+    to the lowest region index. Returns ``(region, cost, payload)`` or ``None``.
     """
     if not offers:
         return None
-    r = min(offers, key=lambda k: (offers[k][0], k))
+    tb = tiebreak or {}
+    r = min(offers, key=lambda k: (offers[k][0], tb.get(k, 0), k))
     return r, offers[r][0], offers[r][1]
 
 

@@ -21,7 +21,7 @@ from .report import markdown_table
 __all__ = ["bench_sections", "SECTIONS", "QUICK_WINDOW", "QUICK_CLUSTER"]
 
 SECTIONS: list[str] = [
-    # "placement.app.bench_mast:bench_sections",
+    "placement.app.bench_mast:bench_sections",
     "placement.app.bench_dally:bench_sections",
     # "placement.app.bench_hived_trace:bench_sections",
 ]
