@@ -207,6 +207,8 @@ class MastPolicy(Policy):
     preempt : allow preemption (MAST does).
     data : a variant of :data:`VARIANTS`, or a :class:`DataPlacement`, or None (every
         region eligible: no data constraint).
+    prefilter, prefilter_min : run the pre-filter when more than ``prefilter_min`` workloads
+        are pending (below that, trying them is cheaper).
     replication_delay : seconds to replicate a workload's tables when no region is
         eligible (§4.3: "MAST will start data replication, waiting for its completion"),
         to the region with the most GPUs of its type; None: such workloads wait forever.
@@ -216,6 +218,7 @@ class MastPolicy(Policy):
 
     def __init__(self, *, gms: GmsParams | None = None, quota_share: float = 0.25, quotas: dict | None = None,
                  preempt: bool = True, negative_cache: bool = True, prefilter: bool = True,
+                 prefilter_min: int = 16,
                  data="replicas", data_seed: int = 0, n_tables: int = 200, n_data_jobs: int = 400,
                  replication_delay: float | None = 1800.0):
         self.gms = gms or GmsParams()
@@ -226,6 +229,7 @@ class MastPolicy(Policy):
         self.preempt = bool(preempt)
         self.negative_cache = bool(negative_cache)
         self.prefilter = bool(prefilter)
+        self.prefilter_min = int(prefilter_min)
         if not (data is None or isinstance(data, DataPlacement) or data in VARIANTS):
             raise ValueError(f"data must be None, a DataPlacement or one of {', '.join(VARIANTS)}")
         self.data_arg = data
@@ -324,6 +328,7 @@ class MastPolicy(Policy):
         self._arrivals: list = []
         self._scan_armed = False
         self.data_waits: dict = {}    # workload -> when its data replication completes
+        self._usage_version, self._avg_key, self._avg = 0, None, None
         self._ready = True
 
     def _tenant(self, name: str, level: int) -> tuple[int, int]:
@@ -332,6 +337,7 @@ class MastPolicy(Policy):
         if k is None:
             k = self.tenants[name] = len(self.tenants)
             self.usage.grow(k + 1)
+            self._usage_version += 1
         h = self.holders.get((name, level))
         if h is None:
             h = self.holders[(name, level)] = len(self.holders)
@@ -394,6 +400,7 @@ class MastPolicy(Policy):
         n, g, p, k, _, h = self.jobs[job_id]
         self.states[region].remove_job(job_id)
         self.usage.change(now, k, -len(gpus))
+        self._usage_version += 1
         if within:
             self.used_within[h] -= len(gpus)
 
@@ -448,7 +455,7 @@ class MastPolicy(Policy):
         if not self._arrivals:
             return
         q = self._q
-        avg = self.usage.window_avg(now, self.gms.window)
+        avg = self._window_avg(now)
         active = avg > 0
         all_avg = float(avg[active].mean()) if active.any() else 0.0
         queued_within = np.bincount(q.holder[q.within], weights=q.n[q.within], minlength=len(self.quota))
@@ -465,13 +472,20 @@ class MastPolicy(Policy):
         q.extend(rows)
         q.sort()
 
+    def _window_avg(self, now: float) -> np.ndarray:
+        """Tenants' window averages at ``now`` (cached until usage changes or time moves)."""
+        key = (now, self._usage_version)
+        if self._avg_key != key:
+            self._avg, self._avg_key = self.usage.window_avg(now, self.gms.window), key
+        return self._avg
+
     def _gms_scan(self, now: float) -> None:
         self._merge_arrivals(now)
         q = self._q
         self._st["gms_scans"] += 1
         if q.size == 0:
             return
-        avg = self.usage.window_avg(now, self.gms.window)
+        avg = self._window_avg(now)
         scan = gms_scan(now, q.since, q.prio, q.tenant, q.n, self.used_within, self.quota, avg, self.gms,
                         holder=q.holder)
         q.eff, q.credit, q.within = scan.priority, scan.credit, scan.within_quota
@@ -487,14 +501,14 @@ class MastPolicy(Policy):
             D = st.n_dclusters
             if D == 0:
                 continue
-            usable = np.zeros((D, T, L), dtype=np.int64)
-            np.add.at(usable, (st.dcluster, st.gpu_type), st.free[:, None])
-            if self.preempt:
+            free = np.bincount(st.dcluster * T + st.gpu_type, weights=st.free, minlength=D * T).reshape(D, T, 1)
+            usable = np.broadcast_to(free, (D, T, L))
+            if self.preempt and st._ids:
                 jdc, jt, jp, _, js = st._job_arrays()
-                held = np.zeros((D, T, L + 1), dtype=np.int64)
-                np.add.at(held, (jdc, jt, np.minimum(jp, L - 1)), js)
+                held = np.bincount((jdc * T + jt) * (L + 1) + np.minimum(jp, L - 1), weights=js,
+                                   minlength=D * T * (L + 1)).reshape(D, T, L + 1)
                 above = np.cumsum(held[:, :, ::-1], axis=2)[:, :, ::-1]   # above[q] = held at levels >= q
-                usable += above[:, :, 1:]
+                usable = usable + above[:, :, 1:]
             best[r] = usable.max(axis=0)
         return best
 
@@ -508,7 +522,7 @@ class MastPolicy(Policy):
             if len(st.free):
                 gs = self.region_gpus[r]
                 st.free[:] = np.bincount(self.gpu_unit[gs], weights=free[gs], minlength=len(st.free))
-        if self.prefilter:
+        if self.prefilter and q.size > self.prefilter_min:
             best = self._usable_best()
             vals = best[:, q.g, q.eff]
             bits = (q.elig[None, :] >> np.arange(len(self.states))[:, None]) & 1
@@ -561,6 +575,7 @@ class MastPolicy(Policy):
             within = bool(q.within[i])
             self.running[job_id] = (r, p, within, gpus)
             self.usage.change(now, int(q.tenant[i]), n)
+            self._usage_version += 1
             if within:
                 self.used_within[int(q.holder[i])] += n
             out.append(("start", job_id, tuple(int(x) for x in gpus)))
@@ -593,12 +608,12 @@ class _Queue:
 
     def extend(self, rows: list[tuple]) -> None:
         cols = list(zip(*rows, strict=True))
-        for f, d, c in zip(self.FIELDS, self.DTYPES, cols, strict=True):
-            new = np.empty(len(c), dtype=object) if d is object else np.asarray(c, dtype=d)
-            if d is object:
-                new[:] = list(c)
-            setattr(self, f, np.concatenate([getattr(self, f), new]))
-        self.seq = np.r_[self.seq, np.arange(self._next, self._next + len(rows))]
+        ids = np.empty(len(rows), dtype=object)
+        ids[:] = list(cols[0])
+        self.ids = np.concatenate([self.ids, ids])
+        for f, d, c in zip(self.FIELDS[1:], self.DTYPES[1:], cols[1:], strict=True):
+            setattr(self, f, np.concatenate([getattr(self, f), np.fromiter(c, dtype=d, count=len(c))]))
+        self.seq = np.concatenate([self.seq, np.arange(self._next, self._next + len(rows))])
         self._next += len(rows)
 
     def take(self, idx: np.ndarray) -> None:

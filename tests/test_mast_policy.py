@@ -35,12 +35,12 @@ def small_trace(seed: int, jobs: int = 120) -> Trace:
 @given(seed=st.integers(0, 10**6), policy=st.sampled_from(["mast", "federated"]))
 def test_logs_replay_clean_and_speedups_change_nothing(seed, policy):
     cl, tr = two_type_cluster(), small_trace(seed)
-    base = simulate(tr, cl, make_policy(policy, data_seed=seed))
+    base = simulate(tr, cl, make_policy(policy, data_seed=seed, prefilter_min=0))
     assert replay_check(tr, cl, base.log) == []
     assert not base.unfinished
     # the negative cache and the pre-filter change the work done, never a decision
     for opts in ({"negative_cache": False}, {"prefilter": False}, {"negative_cache": False, "prefilter": False}):
-        other = simulate(tr, cl, make_policy(policy, data_seed=seed, **opts))
+        other = simulate(tr, cl, make_policy(policy, data_seed=seed, prefilter_min=0, **opts))
         assert other.log.to_csv() == base.log.to_csv()
     assert base.policy_stats["rms_calls"] <= other.policy_stats["rms_calls"]
 
@@ -143,3 +143,19 @@ def test_bad_options_are_refused():
         MastPolicy(data="nowhere")
     with pytest.raises(ValueError, match="replication_delay"):
         MastPolicy(replication_delay=-1)
+
+
+def test_slo_events_and_report_by_hand():
+    from placement.app.bench_mast import scheduling_events, slo_report
+
+    cl = one_region()
+    jobs = [_job(0, 0, 8, 2, "a"), _job(1, 10, 8, 2, "b"), _job(2, 20, 8, 0, "c", dur=100)]
+    tr = Trace("t", tuple(jobs))
+    res = simulate(tr, cl, MastPolicy(data=None, quota_share=1.0))
+    ev = sorted(scheduling_events(res.log, tr))
+    # w0 queued at 0 and started at 0; preempted at 20 by w2, back at 120 when w2 ends
+    assert ev == [(0, 20.0, 20.0), (2, 0.0, 0.0), (2, 10.0, 10.0), (2, 20.0, 120.0)]
+    rep = slo_report([(0, 0.0, 100.0), (0, 0.0, 700.0), (0, 100.0, None), (0, 900.0, None), (5, 0.0, None)],
+                     {0: 600.0}, end=1000.0)
+    assert rep["per_priority"] == {0: {"judged": 3, "violated": 2, "rate": 2 / 3}}
+    assert rep["series"] == [(0.0, 0, 3, 2)]
