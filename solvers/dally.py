@@ -33,21 +33,15 @@ batch of simultaneous events) does, in this order:
 4. **Network-sensitive preemption** (§4.3.1: priority by :math:`Nw_{sens}`
    so that jobs "suffering from sub-optimal placements or network sensitivity"
    get better-consolidated placements, §5.2.3). The paper gives the metric,
-   not the mechanics; our rule, two steps, both limited to jobs that have run
-   at least ``min_run`` since their last start (no thrashing):
-
-   a. *Re-placement*: a running job placed at a tier worse than its best
-      placeable tier whose :math:`Nw_{sens}` is below ``preempt_below`` is
-      preempted and restarted at once on a strictly better tier when one is
-      free after the offers (a network-sensitive migration; the simulator's
-      checkpoint rule decides what work it keeps).
-   b. *Victims*: a waiting job whose :math:`Nw_{sens}` is below
-      ``preempt_below`` and that found no placement at its best tier may
-      preempt running jobs whose :math:`Nw_{sens}` exceeds its own by
-      ``margin``, highest :math:`Nw_{sens}` first, on the one machine (or
-      rack) where that frees its best tier with the fewest victim GPUs, and
-      starts there at once. Only a job that has run (and so has
-      :math:`Nw_{sens} < 1`) can preempt: a job that never ran has 1.
+   not the mechanics; our rule: a running job placed at a tier worse than its
+   best placeable tier, whose :math:`Nw_{sens}` is below ``preempt_below`` and
+   that has run at least ``min_run`` since its start (no thrashing), is
+   preempted and restarted at once on a strictly better tier when one is free
+   after the offers (lowest :math:`Nw_{sens}` first; the simulator's
+   checkpoint rule decides what work it keeps). We also tried letting such a
+   job preempt less sensitive running jobs, but with immediate restarts no
+   job with a run history ever waits, so that rule never fired on our traces
+   and is left out.
 
 Statistics (:meth:`Dally.stats`): offers made, accepts per tier, rejects by
 timer, preemptions per rule, the auto-tuner's timers over time.
@@ -109,11 +103,9 @@ class Dally(Policy):
     initial : Timers
         Timers while a wait list is empty.
     preempt : bool
-        Network-sensitive preemption (rules 4a, 4b) on or off.
+        Network-sensitive preemption (rule 4) on or off.
     preempt_below : float
-        :math:`Nw_{sens}` under which a job may be re-placed or preempt others (0.5).
-    margin : float
-        How much higher a victim's :math:`Nw_{sens}` must be (0.2).
+        :math:`Nw_{sens}` under which a running job may be re-placed (0.5).
     min_run : float
         Seconds a job runs after a start before it may be preempted (1 h).
     perf : performance model, optional
@@ -124,7 +116,7 @@ class Dally(Policy):
 
     def __init__(self, auto_tune: bool = True, timers: Timers = MANUAL_TIMERS, history: float = 48 * HOUR,
                  window: str = "age", initial: Timers = MANUAL_TIMERS, preempt: bool = True,
-                 preempt_below: float = 0.5, margin: float = 0.2, min_run: float = HOUR, perf: Any = None):
+                 preempt_below: float = 0.5, min_run: float = HOUR, perf: Any = None):
         from placement.errors import InstanceError
 
         self.auto_tune = check_bool("auto_tune", auto_tune)
@@ -135,7 +127,6 @@ class Dally(Policy):
                                window=window)
         self.preempt_enabled = check_bool("preempt", preempt)
         self.preempt_below = check_number("preempt_below", preempt_below, 0.0, 1.0)
-        self.margin = check_number("margin", margin, 0.0)
         self.min_run = check_number("min_run", min_run, 0.0)
         self.perf = perf
         self._shape: Shape | None = None
@@ -143,7 +134,7 @@ class Dally(Policy):
         self._attempt: dict[str, tuple[float, str]] = {}  # running: (start, tier)
         self._timers_set: set[tuple[str, float]] = set()
         self._stats = {"offers": 0, "accept_machine": 0, "accept_rack": 0, "accept_network": 0,
-                       "reject_timer": 0, "replacements": 0, "victim_preemptions": 0}
+                       "reject_timer": 0, "replacements": 0}
 
     # ------------------------------------------------------------------ bookkeeping
     def _sync(self, view) -> None:
@@ -151,7 +142,7 @@ class Dally(Policy):
         running = view.running
         for jid in list(self._attempt):
             start, _ = self._attempt[jid]
-            if jid not in running or running[jid].start != start:  # ended (or restarted by rule 4a)
+            if jid not in running or running[jid].start != start:  # ended (or restarted by rule 4)
                 del self._attempt[jid]
                 end = view.now if jid not in running else running[jid].start
                 self._run_time[jid] = self._run_time.get(jid, 0.0) + (end - start)
@@ -188,11 +179,9 @@ class Dally(Policy):
         pending = list(view.pending)
         nws = {j.id: self._nw(view, j, now) for j in pending}
         order = sorted(pending, key=lambda j: (nws[j.id], j.submit, j.id))
-        unplaced: list = []
         n_free = int(free.sum())
         for job in order:
             if job.gpus > n_free:
-                unplaced.append(job)
                 continue
             self._stats["offers"] += 1
             m_free, r_free = sh.free_counts(free)
@@ -207,7 +196,6 @@ class Dally(Policy):
                     if at > now and (job.id, at) not in self._timers_set:
                         self._timers_set.add((job.id, at))
                         decisions.append(Timer(at, ("delay", job.id)))
-                unplaced.append(job)
                 continue
             gpus = choose_gpus(free, sh.machine, sh.rack, job.gpus, d.tier)
             free[gpus] = False
@@ -218,10 +206,9 @@ class Dally(Policy):
             decisions.append(Start(job.id, tuple(int(g) for g in gpus)))
         if self.preempt_enabled:
             decisions += self._replace(view, free, now)
-            decisions += self._victims(view, free, now, unplaced, nws)
         return decisions
 
-    # ------------------------------------------------------------------ rule 4a
+    # ------------------------------------------------------------------ rule 4
     def _replace(self, view, free: np.ndarray, now: float) -> list:
         """Re-place slowed jobs on a strictly better tier that is free now (preempt, then start)."""
         sh = self._shape
@@ -249,52 +236,6 @@ class Dally(Policy):
                     self._stats["replacements"] += 1
                     out += [Preempt(jid), Start(jid, tuple(int(g) for g in gpus))]
                     break
-        return out
-
-    # ------------------------------------------------------------------ rule 4b
-    def _victims(self, view, free: np.ndarray, now: float, unplaced: list, nws: dict[str, float]) -> list:
-        """Preempt less sensitive running jobs so a slowed waiting job gets its best tier."""
-        sh = self._shape
-        out: list = []
-        gone: set[str] = set()
-        running = [(jid, np.asarray(r.gpus), r.start) for jid, r in view.running.items()
-                   if now - r.start >= self.min_run]
-        if not running:
-            return out
-        run_nw = {jid: self._nw(view, view.job(jid), now) for jid, _g, _s in running}
-        for job in unplaced:
-            nw = nws[job.id]
-            if nw >= self.preempt_below or job.gpus > sh.gpus_per_rack:
-                continue
-            tier = "machine" if job.gpus <= sh.gpus_per_machine else "rack"
-            level = sh.machine if tier == "machine" else sh.rack
-            victims = sorted(((run_nw[jid], jid, g) for jid, g, _s in running
-                              if jid not in gone and run_nw[jid] >= nw + self.margin),
-                             key=lambda v: (-v[0], v[1]))
-            best = None
-            for unit in np.unique(level):
-                in_unit = level == unit
-                have = int(free[in_unit].sum())
-                chosen, gained = [], 0
-                for _v, vid, vg in victims:
-                    if have + gained >= job.gpus:
-                        break
-                    if in_unit[vg].all():  # a victim wholly inside the unit frees GPUs there
-                        chosen.append((vid, vg))
-                        gained += len(vg)
-                if have + gained >= job.gpus and chosen and (best is None or gained < best[0]):
-                    best = (gained, chosen, in_unit)
-            if best is None:
-                continue
-            _gained, chosen, in_unit = best
-            for vid, vg in chosen:
-                gone.add(vid)
-                free[vg] = True
-                self._stats["victim_preemptions"] += 1
-                out.append(Preempt(vid))
-            gpus = choose_gpus(free & in_unit, sh.machine, sh.rack, job.gpus, tier)
-            free[gpus] = False
-            out.append(Start(job.id, tuple(int(g) for g in gpus)))
         return out
 
     def stats(self) -> dict[str, Any]:

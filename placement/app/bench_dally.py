@@ -269,10 +269,12 @@ def _fidelity(cases: list[dict]) -> list[str]:
         def rel(a, b):
             return 100 * (a / b - 1) if b else float("nan")
         key = "makespan_h" if c["kind"] == "batch" else "avg_jct_h"
+        label = "makespan" if key == "makespan_h" else "avg JCT"
         lines.append(
-            f"{c['racks']} racks {c['kind']}: Dally {key.split('_')[0]} {rel(d[key], t[key]):+.0f}% vs Tiresias, "
+            f"{c['racks']} racks {c['kind']}: Dally {label} {rel(d[key], t[key]):+.0f}% vs Tiresias, "
             f"{rel(d[key], g[key]):+.0f}% vs Gandiva, {rel(d[key], m[key]):+.0f}% vs Dally-manual; "
-            f"avg JCT {rel(d['avg_jct_h'], t['avg_jct_h']):+.0f}% vs Tiresias; communication overhead "
+            + (f"avg JCT {rel(d['avg_jct_h'], t['avg_jct_h']):+.0f}% vs Tiresias; " if key == "makespan_h" else "")
+            + "communication overhead "
             f"{rel(d['avg_comm_h'], t['avg_comm_h']):+.0f}% vs Tiresias, {rel(d['avg_comm_h'], g['avg_comm_h']):+.0f}% "
             f"vs Gandiva")
     return lines
