@@ -30,7 +30,7 @@ def load_instance_file(path: str):
 
 
 class _OneLineParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are the package's one line: ``error: <option>: <what>``, exit 2."""
+    """An ``ArgumentParser`` whose errors are :class:`InstanceError` naming the option (one line, exit 2)."""
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
         m = re.match(r"argument (\S+?)(?:/\S+)?: (.*)", message, re.S)
@@ -42,9 +42,9 @@ class _OneLineParser(argparse.ArgumentParser):
             field, what = message.split(": ", 1)[1].split()[0], "is not an option of this command"
         else:
             field, what = self.prog, message
-        what = " ".join(what.split())
-        print(f"error: {field}: {what}", file=sys.stderr)
-        sys.exit(2)
+        # Raised, not printed: main() prints it as the one line, and callers that parse
+        # command lines of their own (the sweep) get the field named.
+        raise InstanceError(field, " ".join(what.split()))
 
 
 def _nonnegative_int(text: str) -> int:
@@ -204,6 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
     bench.add_argument("--seed", type=_nonnegative_int, default=0)
     bench.set_defaults(func=cmd_bench)
+
+    from .sweep import add_parser as add_sweep
+
+    add_sweep(sub)
 
     for spec in problems().values():
         if spec.add_commands is not None:
