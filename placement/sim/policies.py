@@ -16,6 +16,7 @@ POLICIES: dict[str, str] = {
     "fifo": "solvers.fifo:FIFO",
     "dally": "solvers.dally:Dally", "dally-manual": "solvers.dally:DallyManual", "tiresias": "solvers.tiresias:Tiresias", "gandiva": "solvers.gandiva:Gandiva",
     "mast": "solvers.mast:MastPolicy", "federated": "solvers.federated:FederatedPolicy",
+    "hived": "solvers.hived_sched:HiveD", "hived-static": "solvers.hived_sched:HiveDStatic", "quota": "solvers.quota_sched:QuotaSharing", "private": "solvers.private:Private",
 }
 
 

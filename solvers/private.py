@@ -1,0 +1,71 @@
+"""Private clusters (HiveD §5.1's baseline): each tenant alone on GPUs of its own.
+
+Each tenant's VC cells (``models.hived_vc.VCAssignment``; default the node-level fit to the
+Philly trace) are bound once to physical cells by :class:`solvers.buddy.BuddyAllocator` and the
+tenant runs only there, with no sharing and no preemption. Jobs per tenant in order (FIFO, or
+``order="tiresias"``), every job that fits starts; placement with GPU affinity, best fit
+(:func:`solvers.quota_sched.affinity_place`). This is the yardstick of Figure 7.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models import hived_vc as hv
+from placement.errors import InstanceError
+from placement.sim.policy import Policy, Start
+from solvers.buddy import BuddyAllocator
+from solvers.quota_sched import _quotas, affinity_place
+
+__all__ = ["Private"]
+
+
+class Private(Policy):
+    """Each tenant on its own cells. Options: ``assignment``, ``levels``, ``order``."""
+
+    name = "private"
+
+    def __init__(self, assignment=None, levels: str = "node", order: str = "fifo"):
+        if order not in ("fifo", "tiresias"):
+            raise InstanceError("order", f"must be 'fifo' or 'tiresias', not {order!r}")
+        self.assignment_arg, self.levels, self.order = assignment, levels, order
+        self.n = {"starts": 0, "calls": 0, "never_fit": 0}
+
+    def setup(self, view, seed):
+        self.assign, _ = _quotas(self.assignment_arg, self.levels, view.cluster)
+        inst = hv.to_instance(self.assign)
+        alloc = BuddyAllocator(inst)
+        self.mine: dict[str, np.ndarray] = {}
+        for vi, v in enumerate(inst.vcs):
+            mask = np.zeros(view.cluster.n_gpus, dtype=bool)
+            for k in range(hv.K, 0, -1):
+                for _ in range(self.assign.cells[v.name][k - 1]):
+                    i = alloc.allocate(vi, 0, k).cell[2]
+                    mask[i * hv.LEVEL_GPUS[k]:(i + 1) * hv.LEVEL_GPUS[k]] = True
+            self.mine[v.name] = mask
+
+    def schedule(self, view, events):
+        from solvers.hived_sched import order_jobs
+
+        self.n["calls"] += 1
+        free = view.free.copy()
+        out = []
+        queues: dict[str, list] = {}
+        for job in view.pending:
+            queues.setdefault(job.tenant, []).append(job)
+        for t, q in queues.items():
+            mine = self.mine.get(t)
+            if mine is None:
+                continue
+            for job in order_jobs(view, q, self.order):
+                gpus = affinity_place(view.cluster, free & mine, job.gpus)
+                if gpus is None:
+                    continue
+                free[list(gpus)] = False
+                out.append(Start(job.id, gpus))
+                self.n["starts"] += 1
+        return out
+
+    def stats(self):
+        return {**self.n, "order": self.order,
+                "gpus": {t: int(m.sum()) for t, m in getattr(self, "mine", {}).items()}}
