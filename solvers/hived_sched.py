@@ -187,6 +187,7 @@ class HiveD(Policy):
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "binds": 0, "releases": 0, "calls": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant
+        self.guaranteed_ever: set[str] = set()  # jobs started guaranteed (for fragmentation measures)
 
     # ----------------------------------------------------------------- set-up
     def setup(self, view, seed):
@@ -299,8 +300,10 @@ class HiveD(Policy):
             q = order_jobs(view, q, self.order)
             lg = self.logical.get(t)
             rest[t] = []
+            fail = 1 << 30  # fitting is monotone in the GPU number
             for job in q:
-                if lg is None or not lg.fits(job.gpus):
+                if lg is None or job.gpus >= fail or not lg.fits(job.gpus):
+                    fail = min(fail, job.gpus) if lg is not None else fail
                     rest[t].append(job)
                     continue
                 placed = lg.place(job.id, job.gpus)
@@ -329,6 +332,7 @@ class HiveD(Policy):
                 out.append(Start(job.id, tuple(gpus)))
                 self.n["guaranteed_starts"] += 1
                 self.guaranteed[job.id] = t
+                self.guaranteed_ever.add(job.id)
         # pass 2: low-priority starts, per VC in order (the first that fails blocks its VC),
         # VCs by the submit time of their first waiting job
         heads = sorted((q[0].submit, t) for t, q in rest.items() if q)

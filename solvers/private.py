@@ -29,7 +29,8 @@ class Private(Policy):
         if order not in ("fifo", "tiresias"):
             raise InstanceError("order", f"must be 'fifo' or 'tiresias', not {order!r}")
         self.assignment_arg, self.levels, self.order = assignment, levels, order
-        self.n = {"starts": 0, "calls": 0, "never_fit": 0}
+        self.n = {"starts": 0, "calls": 0}
+        self.guaranteed_ever: set[str] = set()  # every job (all are high priority here)
 
     def setup(self, view, seed):
         self.assign, _ = _quotas(self.assignment_arg, self.levels, view.cluster)
@@ -57,13 +58,22 @@ class Private(Policy):
             mine = self.mine.get(t)
             if mine is None:
                 continue
+            usable = free & mine
+            n_usable = int(usable.sum())
+            fail = 1 << 30  # smallest GPU number that failed: larger jobs fail too
             for job in order_jobs(view, q, self.order):
-                gpus = affinity_place(view.cluster, free & mine, job.gpus)
-                if gpus is None:
+                if job.gpus >= fail or job.gpus > n_usable:
                     continue
+                gpus = affinity_place(view.cluster, usable, job.gpus)
+                if gpus is None:
+                    fail = job.gpus
+                    continue
+                usable[list(gpus)] = False
+                n_usable -= job.gpus
                 free[list(gpus)] = False
                 out.append(Start(job.id, gpus))
                 self.n["starts"] += 1
+                self.guaranteed_ever.add(job.id)
         return out
 
     def stats(self):

@@ -75,6 +75,7 @@ class QuotaSharing(Policy):
         self.used: dict[str, int] = {}
         self.high: dict[str, str] = {}
         self.low: dict[str, tuple[int, ...]] = {}
+        self.guaranteed_ever: set[str] = set()  # jobs started within quota (fragmentation measures)
         self.n = {"high_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "affinity_waits": 0, "calls": 0}
 
@@ -109,13 +110,17 @@ class QuotaSharing(Policy):
         preempted = False
         for t, q in queues.items():
             rest[t] = []
+            fail = 1 << 30  # smallest GPU number without affinity now: larger jobs fail too
             for job in order_jobs(view, q, self.order):
                 if self.used.get(t, 0) + job.gpus > self.quota.get(t, 0):
                     rest[t].append(job)
                     continue
+                if job.gpus >= fail:
+                    continue
                 gpus = affinity_place(view.cluster, free | self.low_mask, job.gpus, self.low_mask)
                 if gpus is None:
                     self.n["affinity_waits"] += 1
+                    fail = job.gpus
                     continue  # within quota, no affinity: waits (the anomaly)
                 victims = sorted({self.owner[g] for g in gpus if self.low_mask[g]})
                 for v in victims:
@@ -129,6 +134,7 @@ class QuotaSharing(Policy):
                 free[list(gpus)] = False
                 out.append(Start(job.id, gpus))
                 self.high[job.id] = t
+                self.guaranteed_ever.add(job.id)
                 self._g[job.id] = job.gpus
                 self.used[t] = self.used.get(t, 0) + job.gpus
                 self.n["high_starts"] += 1
