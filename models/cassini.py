@@ -22,8 +22,13 @@ the optimum over all integer shifts: the model is exact, loops included. One job
 connected component of the Affinity graph is fixed at shift 0 (turning a component
 together leaves every link score unchanged).
 
-Statuses: ``optimal``; ``time_limit`` with or without an incumbent; ``error`` when HiGHS
-fails. ``objective`` is always the integer-grid reference score of the returned shifts.
+Statuses: ``optimal``; ``feasible`` when the result fails verification; ``time_limit`` with
+or without an incumbent; ``error`` when HiGHS fails. ``objective`` is always the integer-grid
+reference score of the returned shifts. Verification (:mod:`models.verification`, recorded in
+``stats["verification"]``): a result is ``optimal`` only when the model's objective equals that
+reference score within 1e-6 and the gap from it to the solver's bound is at most ``mip_gap``;
+otherwise it is ``feasible`` with an honest bound (``None`` when the model and the evaluation
+disagree, e.g. the per-link model on a grid that is not faithful) and a message.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from placement.cassini.circle import UnifiedCircle
 from placement.cassini.evaluation import evaluate, link_score
 from placement.cassini.instance import CassiniInstance, CassiniSolution
 from placement.result import SolveResult, Status
+
+from .verification import verify
 
 __all__ = ["build_link", "solve_link", "build_cluster", "model_terms", "solve_cluster", "solve"]
 
@@ -111,7 +118,12 @@ def solve_link(c: UnifiedCircle, time_limit: float = 60.0, mip_gap: float = 1e-9
     sh = c.shifts(rot)
     stats.update(shifts=sh, circle_score=c.score(rot), model_objective=pyo.value(m.obj))
     obj = link_score(c.jobs, sh, c.capacity)
-    return SolveResult(status, "exact-link", rot, obj, bound, time.perf_counter() - t0, stats, sense="max")
+    v = verify(status, stats["model_objective"], obj, bound, sense="max", mip_gap=mip_gap)
+    stats["verification"] = v.record
+    if not c.faithful and not v.record["verified"]:
+        v.message += " (the angle grid is not faithful: the model scores averaged slots, not integer times)"
+    return SolveResult(v.status, "exact-link", rot, obj, v.bound, time.perf_counter() - t0, stats, v.message,
+                       sense="max")
 
 
 def _lattice(inst: CassiniInstance, candidate: str) -> tuple[dict, list[str], int]:
@@ -258,9 +270,10 @@ def solve_cluster(inst: CassiniInstance, candidate: str, time_limit: float = 60.
     sol = CassiniSolution(candidate, tuple(shifts.items()))
     stats["model_objective"] = pyo.value(m.obj)
     obj = evaluate(inst, sol).score
-    if status == Status.OPTIMAL and bound is not None:
-        bound = max(bound, obj)
-    return SolveResult(status, "exact", sol, obj, bound, time.perf_counter() - t0, stats, sense="max")
+    v = verify(status, stats["model_objective"], obj, bound, sense="max", mip_gap=mip_gap)
+    stats["verification"] = v.record
+    return SolveResult(v.status, "exact", sol, obj, v.bound, time.perf_counter() - t0, stats, v.message,
+                       sense="max")
 
 
 def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9,
@@ -278,7 +291,7 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
         r = solve_cluster(inst, c.name, time_limit=max(left / (len(inst.candidates) - i), 1e-3), mip_gap=mip_gap,
                           formulation=formulation)
         rows.append({"candidate": c.name, "status": str(r.status), "score": r.objective, "bound": r.bound,
-                     "time_s": r.wall_time_s})
+                     "time_s": r.wall_time_s, "verified": r.stats.get("verification", {}).get("verified")})
         statuses.append(r.status)
         if r.message and r.message not in messages:
             messages.append(r.message)
@@ -289,11 +302,13 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
         status = Status.OPTIMAL
     elif any(s == Status.ERROR for s in statuses):
         status = Status.ERROR
+    elif all(s in (Status.OPTIMAL, Status.FEASIBLE) for s in statuses):
+        status = Status.FEASIBLE  # solved, but some candidate failed verification
     else:
         status = Status.TIME_LIMIT
     bound = max(bounds) if all(b is not None for b in bounds) else None
-    # Candidates cut by the time limit whose bounds lie below the best proven score cannot win.
-    if status == Status.TIME_LIMIT and best is not None and bound is not None and best.objective >= bound - 1e-9:
+    # Candidates cut short whose (verified-honest) bounds lie below the best score cannot win.
+    if status in (Status.TIME_LIMIT, Status.FEASIBLE) and best is not None and bound is not None and best.objective >= bound - 1e-9:
         status = Status.OPTIMAL
     stats = {"candidates": rows}
     if best is not None:

@@ -25,6 +25,7 @@ from placement.hived.evaluation import Binding, HivedSolution, evaluate
 from placement.result import SolveResult, Status
 
 from .hived import pinned_bindings, structure
+from .verification import verify
 
 __all__ = ["build", "solve"]
 
@@ -51,7 +52,7 @@ def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> t
 
 def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
           form: Literal["max", "feasibility"] = "max") -> SolveResult:
-    """Solve with PuLP + HiGHS; statuses and objective as :func:`models.hived.solve`."""
+    """Solve with PuLP + HiGHS; statuses, objective and verification as :func:`models.hived.solve`."""
     t0 = time.perf_counter()
     st = structure(inst)
     stats = {"form": form, "binaries": len(st.index), "layer": "pulp"}
@@ -80,8 +81,10 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
     proven = prob.sol_status == pulp.LpSolutionOptimal
     dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (TOOLING.md)
     bound = min(float(inst.n_reserved), math.floor(dual + st.n_pins + 1e-6)) if math.isfinite(dual) else None
-    if proven:
-        bound = ev.objective if bound is None else max(min(bound, float(inst.n_reserved)), ev.objective)
-    return SolveResult(Status.OPTIMAL if proven else Status.TIME_LIMIT, SOLVER, solution=sol,
-                       objective=ev.objective, bound=bound, wall_time_s=time.perf_counter() - t0, stats=stats,
-                       sense="max")
+    model_value = pulp.value(prob.objective)
+    stats["model_objective"] = model_value
+    v = verify(Status.OPTIMAL if proven else Status.TIME_LIMIT, model_value, ev.objective,
+               bound if bound is not None else float(inst.n_reserved), sense="max", mip_gap=mip_gap)
+    stats["verification"] = v.record
+    return SolveResult(v.status, SOLVER, solution=sol, objective=ev.objective, bound=v.bound,
+                       wall_time_s=time.perf_counter() - t0, stats=stats, sense="max", message=v.message)
