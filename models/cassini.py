@@ -44,14 +44,15 @@ from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.cassini.affinity import affinity_graph
-from placement.cassini.circle import UnifiedCircle
+from placement.cassini.circle import UnifiedCircle, unified_circle
 from placement.cassini.evaluation import evaluate, link_score
 from placement.cassini.instance import CassiniInstance, CassiniSolution
 from placement.result import SolveResult, Status
 
 from .verification import verify
 
-__all__ = ["build_link", "solve_link", "build_cluster", "model_terms", "solve_cluster", "solve"]
+__all__ = ["build_link", "solve_link", "build_cluster", "model_terms", "solve_cluster", "solve", "compose_shifts",
+           "solve_table1"]
 
 
 def _fix_first(c: UnifiedCircle) -> bool:
@@ -316,3 +317,102 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
         stats["candidate"] = best.solution.candidate
     return SolveResult(status, "exact", best.solution if best else None, best.objective if best else None, bound,
                        time.perf_counter() - t0, stats, "; ".join(messages), sense="max")
+
+
+def compose_shifts(link_jobs: dict[str, tuple[str, ...]], link_shifts: dict[str, dict[str, int]],
+                   iteration: dict[str, int]) -> dict[str, int]:
+    """Unique shifts from per-link shifts by a breadth-first walk of the Affinity graph (Algorithm 1).
+
+    Per component, its first job (instance order of ``link_jobs``) gets shift 0; crossing link l from
+    job j to job k sets ``s_k = (s_j - t_j^l + t_k^l) mod iter_k`` (Eq. 5 weights ``t``). The same rule
+    as :func:`solvers.affinity.bfs_shifts`, rebuilt here with a fixed root because ``models/`` does not
+    import ``solvers/``. On loop-free graphs every link keeps its per-link optimum; with loops some
+    links may not, which :func:`solve_table1` detects by evaluating them.
+    """
+    g = affinity_graph(link_jobs)
+    order = {n: i for i, n in enumerate(n for names in link_jobs.values() for n in names)}
+    shifts: dict[str, int] = {}
+    for comp in sorted(nx.connected_components(g), key=lambda c: min(order[n[1]] for n in c if n[0] == "job")):
+        root = min((n[1] for n in comp if n[0] == "job"), key=order.__getitem__)
+        shifts[root] = 0
+        reached_by: dict[str, str] = {}  # link -> the job the walk reached it from
+        for u, v in nx.bfs_edges(g, ("job", root), sort_neighbors=sorted):
+            if u[0] == "job":
+                reached_by[v[1]] = u[1]
+            else:  # link -> job: place the job relative to the job that reached the link
+                lk, j, k = u[1], reached_by[u[1]], v[1]
+                shifts[k] = (shifts[j] - link_shifts[lk][j] + link_shifts[lk][k]) % iteration[k]
+    return shifts
+
+
+def solve_table1(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9) -> SolveResult:
+    """Table 1 per link on every candidate (``--solver table1``), then unique shifts and the reference score.
+
+    For each candidate, each shared link's unified circle (instance precision) is solved exactly by
+    :func:`solve_link` (the paper's per-link optimization model); per-link optima and their verified
+    bounds are reported in ``stats["candidates"][i]["links"]``. The per-link shifts are made unique by
+    :func:`compose_shifts` and the resulting solution is scored by the reference evaluation: that is
+    ``objective``. A link is *consistent* when its score under the unique shifts equals its per-link
+    optimum; a candidate whose links are all consistent reaches the mean of its per-link optima.
+
+    ``bound``: the largest over candidates of the mean per-link bound (each link's score is at most its
+    own optimum, so no shift assignment of any candidate scores more); ``None`` when some link's bound
+    is not verified (a grid that is not faithful). ``optimal`` when the best reference score reaches
+    that bound within ``mip_gap`` (:func:`models.verification.verify`), else ``feasible`` with the bound;
+    ``time_limit``/``error`` when a link model ends without a solution. The time limit is shared evenly
+    among the links still to solve.
+    """
+    t0 = time.perf_counter()
+    cap = inst.topology.capacity
+    iteration = {j.name: j.iteration_time for j in inst.jobs}
+    plans = [(c.name, inst.shared_links(c.name)) for c in inst.candidates]
+    left_links = sum(len(s) for _, s in plans)
+    rows, best, bounds, failures = [], None, [], []
+    for cand, shared in plans:
+        links, shifts_by_link, link_bounds, ok = {}, {}, [], True
+        for lk, names in shared.items():
+            budget = max((time_limit - (time.perf_counter() - t0)) / max(left_links, 1), 1e-3)
+            left_links -= 1
+            circ = unified_circle([inst.job[n] for n in names], cap[lk], inst.precision_deg, inst.max_angles)
+            r = solve_link(circ, time_limit=budget, mip_gap=mip_gap)
+            links[lk] = {"jobs": list(names), "status": str(r.status), "optimum": r.objective, "bound": r.bound,
+                         "faithful": circ.faithful, "time_s": r.wall_time_s}
+            link_bounds.append(r.bound)
+            if r.solution is None:
+                ok = False
+                failures.append(r.status)
+                continue
+            shifts_by_link[lk] = dict(zip(names, r.stats["shifts"], strict=True))
+        row = {"candidate": cand, "links": links}
+        cand_bound = (sum(link_bounds) / len(link_bounds) if link_bounds else 1.0) \
+            if all(b is not None for b in link_bounds) else None
+        bounds.append(cand_bound)
+        row["bound"] = cand_bound
+        if ok:
+            shifts = compose_shifts(shared, shifts_by_link, iteration)
+            sol = CassiniSolution(cand, tuple((j.name, shifts.get(j.name, 0)) for j in inst.jobs))
+            ev = evaluate(inst, sol)
+            for lk, info in links.items():
+                info["score"] = ev.link_scores[lk]
+                info["consistent"] = abs(ev.link_scores[lk] - info["optimum"]) <= 1e-9
+            row.update(score=ev.score, consistent=all(i["consistent"] for i in links.values()))
+            if best is None or ev.score > best[1] + 1e-12:
+                best = (sol, ev.score, row)
+        rows.append(row)
+    stats: dict = {"candidates": rows}
+    elapsed = time.perf_counter() - t0
+    if best is None:
+        status = Status.TIME_LIMIT if Status.TIME_LIMIT in failures else Status.ERROR
+        return SolveResult(status, "table1", None, None, None, elapsed, stats, "no candidate got every link solved",
+                           sense="max")
+    sol, score, row = best
+    bound = max(bounds) if all(b is not None for b in bounds) else None
+    v = verify(Status.OPTIMAL if not failures else Status.TIME_LIMIT, score, score, bound, sense="max",
+               mip_gap=mip_gap)
+    stats.update(candidate=sol.candidate, consistent=row["consistent"], verification=v.record)
+    message = "" if row["consistent"] else \
+        "the per-link optima of the chosen candidate are not all reached by one shift per job (Affinity loop)"
+    if bound is None:
+        message = "; ".join(m for m in (message, "no verified bound (a link model hit its time limit or its grid is not faithful)") if m)
+    return SolveResult(v.status, "table1", sol, score, v.bound if bound is not None else None, elapsed, stats,
+                       "; ".join(m for m in (message, v.message) if m), sense="max")

@@ -122,3 +122,47 @@ def test_hived_check_fires_when_the_evaluation_disagrees(monkeypatch, module):
     monkeypatch.setattr(module, "evaluate", lambda i, s: dataclasses.replace(real(i, s), honoured=real(i, s).honoured - 1))
     r = module.solve(inst, time_limit=60)
     assert r.status == Status.FEASIBLE and r.bound is None and "verification failed" in r.message
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(0, 10**6))
+def test_table1_solver_brackets_the_exact_optimum(seed):
+    """``--solver table1``: reference score of the composed shifts <= exact optimum <= mean of per-link
+    optima; a candidate whose links are all consistent reaches its bound exactly."""
+    inst = generate_cassini(4, 2, seed=seed)
+    t1 = mc.solve_table1(inst, time_limit=30)
+    ex = mc.solve(inst, time_limit=30)
+    assert ex.status == Status.OPTIMAL and t1.has_solution
+    assert t1.objective == cassini_evaluate(inst, t1.solution).score
+    assert t1.objective <= ex.objective + 1e-9
+    for row in t1.stats["candidates"]:
+        if row["bound"] is None:
+            continue
+        for info in row["links"].values():
+            assert info["score"] <= info["optimum"] + 1e-9  # no unique assignment beats a per-link optimum
+        if row["consistent"]:
+            assert row["score"] == pytest.approx(row["bound"], abs=1e-9)
+    if t1.bound is not None:
+        assert ex.objective <= t1.bound + 1e-9
+        assert (t1.status == Status.OPTIMAL) == (t1.objective >= t1.bound - 1e-9)
+
+
+def test_compose_shifts_keeps_every_per_link_optimum_on_a_tree():
+    """Loop-free Affinity graph (a path j0 - l1 - j1 - l2 - j2): Algorithm 1's walk keeps each
+    link's relative shifts, so every link scores its per-link optimum under the unique shifts."""
+    a = JobProfile("a", 40, ((20, 0.0), (20, 40.0)))
+    b = JobProfile("b", 60, ((30, 0.0), (30, 40.0)))
+    c = JobProfile("c", 40, ((10, 0.0), (30, 30.0)))
+    link_jobs = {"l1": ("a", "b"), "l2": ("b", "c")}
+    jobs = {"a": a, "b": b, "c": c}
+    per_link, optimum = {}, {}
+    for lk, names in link_jobs.items():
+        circ = unified_circle([jobs[n] for n in names], 50.0)
+        r = mc.solve_link(circ, time_limit=30)
+        assert r.status == Status.OPTIMAL
+        per_link[lk] = dict(zip(names, r.stats["shifts"], strict=True))
+        optimum[lk] = r.objective
+    shifts = mc.compose_shifts(link_jobs, per_link, {n: j.iteration_time for n, j in jobs.items()})
+    assert shifts["a"] == 0
+    for lk, names in link_jobs.items():
+        assert link_score([jobs[n] for n in names], [shifts[n] for n in names], 50.0) == pytest.approx(optimum[lk])
