@@ -71,6 +71,7 @@ class _State:
         self.pending: dict[str, Job] = {}
         self.pending_dirty = False
         self.running: dict[str, _Run] = {}
+        self.version = 0                         # bumped on every start / preempt / finish
         self.work: dict[str, float] = {}        # kept work of jobs not running
         self.attempts: dict[str, int] = {}
         self.preemptions: dict[str, int] = {}
@@ -154,6 +155,7 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
             if r is None or r.attempt != attempt:
                 continue  # stale: the job was preempted
             del s.running[jid]
+            s.version += 1
             s.run_time[jid] = s.run_time.get(jid, 0.0) + (t - r.start)
             free[list(r.gpus)] = True
             s.n_free += len(r.gpus)
@@ -239,6 +241,7 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
                 s.attempts[job.id] = att
                 s.first_start.setdefault(job.id, t)
                 s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
+                s.version += 1
                 heapq.heappush(heap, (t + left / rate, 0, seq, "finish", (job.id, att)))
                 seq += 1
                 stats["starts"] += 1
@@ -254,6 +257,7 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
                 progressed = min(r.left, r.rate * elapsed)
                 kept = job.duration - r.left + progressed
                 del s.running[job.id]
+                s.version += 1
                 s.run_time[job.id] = s.run_time.get(job.id, 0.0) + (t - r.start)
                 free[list(r.gpus)] = True
                 s.n_free += len(r.gpus)

@@ -113,15 +113,48 @@ class Policy:
 
 
 class _RunningMap(Mapping):
-    """Live read-only mapping job id -> :class:`Running` (remaining work computed at ``now``)."""
+    """Live read-only mapping job id -> :class:`Running` (remaining work computed at ``now``).
+
+    The :class:`Running` tuples are cached per (time, state version): a policy that walks all
+    running jobs in every call pays for building them once per batch, not once per access."""
 
     def __init__(self, state):
         self._s = state
+        self._key = None
+        self._cache: dict[str, Running] = {}
+        self._full = False
+
+    def _fresh(self) -> dict[str, Running]:
+        s = self._s
+        key = (s.now, s.version)
+        if key != self._key:
+            self._key, self._cache, self._full = key, {}, False
+        return self._cache
+
+    def _make(self, r) -> Running:
+        left = r.left - r.rate * (self._s.now - r.start)
+        return Running(r.gpus, r.start, left if left > 0.0 else 0.0, r.rate, r.tier)
 
     def __getitem__(self, job_id: str) -> Running:
-        r = self._s.running[job_id]
-        left = max(0.0, r.left - r.rate * (self._s.now - r.start))
-        return Running(r.gpus, r.start, left, r.rate, r.tier)
+        cache = self._fresh()
+        out = cache.get(job_id)
+        if out is None:
+            out = cache[job_id] = self._make(self._s.running[job_id])
+        return out
+
+    def _all(self) -> dict[str, Running]:
+        cache = self._fresh()
+        if not self._full:
+            make = self._make
+            self._cache = cache = {k: cache.get(k) or make(r) for k, r in self._s.running.items()}
+            self._full = True
+        return cache
+
+    def items(self):
+        return self._all().items()
+
+    def values(self):
+        return self._all().values()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._s.running)
