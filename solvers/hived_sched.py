@@ -30,6 +30,7 @@ Sharing safety
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Mapping
 
@@ -55,14 +56,16 @@ class VCLogical:
 
     def __init__(self, reserved: tuple[int, ...]):
         self.r = list(reserved)
-        self.open: dict[tuple[int, int], np.ndarray] = {}  # key -> used mask of g_k GPUs
+        self.open: dict[tuple[int, int], int] = {}  # key -> used GPUs as a bit mask
         self.n_open = [0] * hv.K
         self.serial = 0
         self.jobs: dict[str, list[tuple[tuple[int, int], int, int]]] = {}
 
-    def _block(self, mask: np.ndarray, size: int) -> int | None:
-        for off in range(0, len(mask), size):
-            if not mask[off:off + size].any():
+    @staticmethod
+    def _block(mask: int, n: int, size: int) -> int | None:
+        ones = (1 << size) - 1
+        for off in range(0, n, size):
+            if not (mask >> off) & ones:
                 return off
         return None
 
@@ -76,7 +79,7 @@ class VCLogical:
             best = None
             for key, mask in self.open.items():
                 if key[0] >= k and (best is None or key[0] < best[0][0]):
-                    off = self._block(mask, size)
+                    off = self._block(mask, G[key[0]], size)
                     if off is not None:
                         best = (key, off)
             if best is not None:
@@ -102,11 +105,11 @@ class VCLogical:
             if kind == "new":
                 key = (a, self.serial)
                 self.serial += 1
-                self.open[key] = np.zeros(G[a], dtype=bool)
+                self.open[key] = 0
                 self.n_open[a - 1] += 1
             else:
                 key = a
-            self.open[key][off:off + n] = True
+            self.open[key] |= ((1 << n) - 1) << off
             out.append((key, off, n))
         self.jobs[job] = out
         return out
@@ -114,9 +117,8 @@ class VCLogical:
     def remove(self, job: str) -> list[tuple[int, int]]:
         closed = []
         for key, off, n in self.jobs.pop(job):
-            mask = self.open[key]
-            mask[off:off + n] = False
-            if not mask.any():
+            self.open[key] &= ~(((1 << n) - 1) << off)
+            if not self.open[key]:
                 del self.open[key]
                 self.n_open[key[0] - 1] -= 1
                 closed.append(key)
@@ -166,6 +168,37 @@ def _as_assignment(assignment, n_nodes: int) -> hv.VCAssignment:
     raise InstanceError("assignment", "must be a VCAssignment or a mapping tenant -> 4 cell counts")
 
 
+class Queues:
+    """Per-tenant pending jobs kept incrementally in (submit, id) order (no scan of the whole
+    pending list per call): ``add`` on submit and on preemption, ``remove`` on start."""
+
+    def __init__(self):
+        self.q: dict[str, list[tuple[float, str]]] = {}
+        self.jobs: dict[str, object] = {}
+
+    def add(self, job) -> None:
+        bisect.insort(self.q.setdefault(job.tenant, []), (job.submit, job.id))
+        self.jobs[job.id] = job
+
+    def remove(self, job) -> None:
+        q = self.q[job.tenant]
+        i = bisect.bisect_left(q, (job.submit, job.id))
+        del q[i]
+        del self.jobs[job.id]
+
+    def events(self, view, events) -> None:
+        for ev in events:
+            if ev.kind == "submit" and ev.job_id is not None:
+                self.add(view.job(ev.job_id))
+
+    def tenants(self):
+        return [t for t, q in self.q.items() if q]
+
+    def ordered(self, view, tenant: str, order: str):
+        jobs = (self.jobs[j] for _, j in self.q[tenant])
+        return jobs if order == "fifo" else order_jobs(view, list(jobs), order)
+
+
 def order_jobs(view, jobs, order: str):
     if order == "fifo":
         return jobs
@@ -188,6 +221,7 @@ class HiveD(Policy):
                   "binds": 0, "releases": 0, "calls": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant
         self.guaranteed_ever: set[str] = set()  # jobs started guaranteed (for fragmentation measures)
+        self.queues = Queues()
 
     # ----------------------------------------------------------------- set-up
     def setup(self, view, seed):
@@ -288,23 +322,23 @@ class HiveD(Policy):
         for ev in events:
             if ev.kind == "finish" and ev.job_id is not None:
                 self._finished(ev.job_id, view)
+        self.queues.events(view, events)
         free = view.free.copy()
         out: list = []
-        queues: dict[str, list] = {}
-        for job in view.pending:
-            queues.setdefault(job.tenant, []).append(job)
-        rest: dict[str, list] = {}
+        started: list = []
         preempt_all: set[str] = set()
+        tenants = self.queues.tenants()
         # pass 1: guaranteed starts, per VC in order; every job its VC can hold starts
-        for t, q in queues.items():
-            q = order_jobs(view, q, self.order)
+        for t in tenants:
             lg = self.logical.get(t)
-            rest[t] = []
+            if lg is None:
+                continue
             fail = 1 << 30  # fitting is monotone in the GPU number
-            for job in q:
-                if lg is None or job.gpus >= fail or not lg.fits(job.gpus):
-                    fail = min(fail, job.gpus) if lg is not None else fail
-                    rest[t].append(job)
+            for job in self.queues.ordered(view, t, self.order):
+                if fail == 1:
+                    break  # nothing else fits this VC now
+                if job.gpus >= fail or not lg.fits(job.gpus):
+                    fail = min(fail, job.gpus)
                     continue
                 placed = lg.place(job.id, job.gpus)
                 preempt: set[str] = set()
@@ -330,22 +364,40 @@ class HiveD(Policy):
                     raise RuntimeError("guaranteed cell overlaps busy GPUs")
                 free[gpus] = False
                 out.append(Start(job.id, tuple(gpus)))
+                started.append(job)
                 self.n["guaranteed_starts"] += 1
                 self.guaranteed[job.id] = t
                 self.guaranteed_ever.add(job.id)
         # pass 2: low-priority starts, per VC in order (the first that fails blocks its VC),
         # VCs by the submit time of their first waiting job
-        heads = sorted((q[0].submit, t) for t, q in rest.items() if q)
-        for _, t in heads:
-            for job in rest[t]:
-                if job.gpus > int(free.sum()):
+        done = {j.id for j in started}
+        for j in started:
+            self.queues.remove(j)
+        heads = []
+        for t in tenants:
+            first = next((j for j in self.queues.ordered(view, t, self.order) if j.id not in done), None)
+            if first is not None:
+                heads.append((first.submit, t))
+        n_free = int(free.sum())
+        for _, t in sorted(heads):
+            if n_free == 0:
+                break
+            low_started = []
+            for job in self.queues.ordered(view, t, self.order):
+                if job.gpus > n_free:
                     break
                 gpus = self._start_low(view, job, free)
                 if gpus is None:
                     break
                 free[list(gpus)] = False
+                n_free -= job.gpus
                 out.append(Start(job.id, gpus))
+                low_started.append(job)
                 self.n["low_starts"] += 1
+            for job in low_started:
+                self.queues.remove(job)
+        for jid in sorted(preempt_all):
+            self.queues.add(view.job(jid))
         if preempt_all:  # preempted jobs are pending again only after these decisions apply
             out.append(Timer(view.now, "requeue"))
         return out

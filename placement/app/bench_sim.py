@@ -23,7 +23,7 @@ __all__ = ["bench_sections", "SECTIONS", "QUICK_WINDOW", "QUICK_CLUSTER"]
 SECTIONS: list[str] = [
     "placement.app.bench_mast:bench_sections",
     "placement.app.bench_dally:bench_sections",
-    # "placement.app.bench_hived_trace:bench_sections",
+    "placement.app.bench_hived_trace:bench_sections",
 ]
 # A busy day of Philly (day 50 after the first submit: 1,432 jobs asking 915 GPUs on average,
 # measured), the default window of the quick bench.

@@ -1,0 +1,25 @@
+"""Measures of the HiveD trace bench (delays, fragmentation) on the hand-made anomaly scene."""
+
+import pytest
+
+from placement.app.bench_hived_trace import delay_over_time, fragmentation, tenant_delays
+from placement.sim import Cluster, simulate
+from placement.sim.perf import IdealPerf
+from solvers.hived_sched import HiveD
+from solvers.quota_sched import QuotaSharing
+from tests.test_hived_trace_policies import ASSIGN, SCENE, _trace
+
+
+@pytest.mark.parametrize("cls,big_wait,frag_mid", [(QuotaSharing, 98.0, 1.0), (HiveD, 0.0, 0.0)])
+def test_delays_and_fragmentation_by_hand(cls, big_wait, frag_mid):
+    trace, cluster = _trace(SCENE), Cluster.uniform(1, 1, 1, 2, 8)
+    pol = cls(assignment=ASSIGN)
+    res = simulate(trace, cluster, pol, perf=IdealPerf())
+    d = tenant_delays(trace, res.log)
+    assert d["A"]["jobs"] == 5 and d["A"]["mean_delay_s"] == pytest.approx(big_wait / 5)
+    assert d["B"]["mean_delay_s"] == pytest.approx(0.0)
+    xs, ys = fragmentation(res.log, pol.guaranteed_ever, 2, step_s=1.0)
+    # at t=50: quota has B's eight jobs split 4/4 over both nodes; HiveD keeps them in one node cell
+    assert ys[xs.index(50.0)] == frag_mid
+    xs, ys = delay_over_time(trace, res.log, "A", window_s=10.0, step_s=1.0)
+    assert xs == [10.0] and ys == [pytest.approx(big_wait / 5)]  # one window holding all five jobs
