@@ -198,7 +198,7 @@ def bench_sections(out_dir, quick: bool = False, scale: bool = False, seed: int 
         if worst is not None:
             r = next(x for x in rows if x["tenant"] == worst)
             summary.append(f"hived ({label}, {n_nodes} nodes): worst tenant under quota {worst}: "
-                           f"quota {r.get('quota_x')}x private, HiveD {r.get('hived_x')}x")
+                           f"quota {r.get('quota_x') or 0:.3g}x private, HiveD {r.get('hived_x') or 0:.3g}x")
         summary.append(f"hived ({label}, {n_nodes} nodes): wall s per scheme "
                        + ", ".join(f"{s} {r['wall_s']:.1f}" for s, r in runs.items())
                        + f"; replay violations {sum(len(r['violations']) for r in runs.values())}")
