@@ -15,6 +15,7 @@ from models import hived_vc as hv
 from placement.errors import InstanceError
 from placement.sim.policy import Policy, Start
 from solvers.buddy import BuddyAllocator
+from solvers.hived_sched import Queues
 from solvers.quota_sched import _quotas, affinity_place
 
 __all__ = ["Private"]
@@ -31,6 +32,7 @@ class Private(Policy):
         self.assignment_arg, self.levels, self.order = assignment, levels, order
         self.n = {"starts": 0, "calls": 0}
         self.guaranteed_ever: set[str] = set()  # every job (all are high priority here)
+        self.queues = Queues()
 
     def setup(self, view, seed):
         self.assign, _ = _quotas(self.assignment_arg, self.levels, view.cluster)
@@ -46,22 +48,21 @@ class Private(Policy):
             self.mine[v.name] = mask
 
     def schedule(self, view, events):
-        from solvers.hived_sched import order_jobs
-
         self.n["calls"] += 1
+        self.queues.events(view, events)
         free = view.free.copy()
         out = []
-        queues: dict[str, list] = {}
-        for job in view.pending:
-            queues.setdefault(job.tenant, []).append(job)
-        for t, q in queues.items():
+        for t in self.queues.tenants():
             mine = self.mine.get(t)
             if mine is None:
                 continue
             usable = free & mine
             n_usable = int(usable.sum())
             fail = 1 << 30  # smallest GPU number that failed: larger jobs fail too
-            for job in order_jobs(view, q, self.order):
+            started = []
+            for job in self.queues.ordered(view, t, self.order):
+                if n_usable == 0 or fail == 1:
+                    break
                 if job.gpus >= fail or job.gpus > n_usable:
                     continue
                 gpus = affinity_place(view.cluster, usable, job.gpus)
@@ -72,8 +73,11 @@ class Private(Policy):
                 n_usable -= job.gpus
                 free[list(gpus)] = False
                 out.append(Start(job.id, gpus))
+                started.append(job)
                 self.n["starts"] += 1
                 self.guaranteed_ever.add(job.id)
+            for job in started:
+                self.queues.remove(job)
         return out
 
     def stats(self):

@@ -22,6 +22,7 @@ import numpy as np
 from models import hived_vc as hv
 from placement.errors import InstanceError
 from placement.sim.policy import Policy, Preempt, Start, Timer
+from solvers.hived_sched import Queues
 
 __all__ = ["QuotaSharing", "affinity_place"]
 
@@ -76,6 +77,7 @@ class QuotaSharing(Policy):
         self.high: dict[str, str] = {}
         self.low: dict[str, tuple[int, ...]] = {}
         self.guaranteed_ever: set[str] = set()  # jobs started within quota (fragmentation measures)
+        self.queues = Queues()
         self.n = {"high_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "affinity_waits": 0, "calls": 0}
 
@@ -93,30 +95,26 @@ class QuotaSharing(Policy):
             self.low_mask[g] = False
 
     def schedule(self, view, events):
-        from solvers.hived_sched import order_jobs
-
         if not hasattr(self, "_g"):
             self._g: dict[str, int] = {}
         self.n["calls"] += 1
         for ev in events:
             if ev.kind == "finish" and ev.job_id is not None:
                 self._end(ev.job_id)
+        self.queues.events(view, events)
         free = view.free.copy()
         out: list = []
-        queues: dict[str, list] = {}
-        for job in view.pending:
-            queues.setdefault(job.tenant, []).append(job)
-        rest: dict[str, list] = {}
-        preempted = False
-        for t, q in queues.items():
-            rest[t] = []
+        preempted: list[str] = []
+        tenants = self.queues.tenants()
+        for t in tenants:
             fail = 1 << 30  # smallest GPU number without affinity now: larger jobs fail too
-            for job in order_jobs(view, q, self.order):
-                if self.used.get(t, 0) + job.gpus > self.quota.get(t, 0):
-                    rest[t].append(job)
-                    continue
-                if job.gpus >= fail:
-                    continue
+            started = []
+            for job in self.queues.ordered(view, t, self.order):
+                left = self.quota.get(t, 0) - self.used.get(t, 0)
+                if left <= 0 or fail == 1:
+                    break
+                if job.gpus > left or job.gpus >= fail:
+                    continue  # beyond quota (low priority, below) or no affinity for its size
                 gpus = affinity_place(view.cluster, free | self.low_mask, job.gpus, self.low_mask)
                 if gpus is None:
                     self.n["affinity_waits"] += 1
@@ -130,7 +128,7 @@ class QuotaSharing(Policy):
                     out.append(Preempt(v))
                     self.n["preempted_jobs"] += 1
                     self.n["preempted_gpus"] += len(g)
-                    preempted = True
+                    preempted.append(v)
                 free[list(gpus)] = False
                 out.append(Start(job.id, gpus))
                 self.high[job.id] = t
@@ -138,18 +136,38 @@ class QuotaSharing(Policy):
                 self._g[job.id] = job.gpus
                 self.used[t] = self.used.get(t, 0) + job.gpus
                 self.n["high_starts"] += 1
-        heads = sorted((q[0].submit, t) for t, q in rest.items() if q)
-        for _, t in heads:
-            for job in rest[t]:
-                gpus = affinity_place(view.cluster, free, job.gpus)
+                started.append(job)
+            for job in started:
+                self.queues.remove(job)
+        # low priority: per tenant in order, jobs beyond the quota; the first that fails blocks
+        heads = []
+        for t in tenants:
+            first = next(iter(self.queues.ordered(view, t, self.order)), None)
+            if first is not None:
+                heads.append((first.submit, t))
+        n_free = int(free.sum())
+        for _, t in sorted(heads):
+            started = []
+            for job in self.queues.ordered(view, t, self.order):
+                if n_free == 0:
+                    break
+                if self.used.get(t, 0) + job.gpus <= self.quota.get(t, 0):
+                    continue  # within quota: waits for affinity as high priority
+                gpus = affinity_place(view.cluster, free, job.gpus) if job.gpus <= n_free else None
                 if gpus is None:
                     break
+                n_free -= job.gpus
+                started.append(job)
                 free[list(gpus)] = False
                 self.low[job.id] = gpus
                 self.low_mask[list(gpus)] = True
                 self.owner[list(gpus)] = job.id
                 out.append(Start(job.id, gpus))
                 self.n["low_starts"] += 1
+            for job in started:
+                self.queues.remove(job)
+        for jid in preempted:
+            self.queues.add(view.job(jid))
         if preempted:
             out.append(Timer(view.now, "requeue"))
         return out
