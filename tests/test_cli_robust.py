@@ -139,3 +139,16 @@ def test_heuristics_without_a_feasible_answer_say_proof_false():
     for r in (hill_climb.solve(inst, time_limit=5), replicas.solve(inst, time_limit=5)):
         assert r.status == "infeasible", r.status
         assert r.stats["proof"] is False
+
+
+def test_simulate_scan_interval_bounded(tmp_path, capsys):
+    rc = main(["simulate", "philly", "--sample", "5", "--scan", "1e-300", "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: --scan: must be at least 1 s"), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_simulate_option_values_are_bounded(tmp_path, capsys):
+    rc = main(["simulate", "philly", "--sample", "5", "--option", "x=" + "[" * 5000, "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: --option:"), err

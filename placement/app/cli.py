@@ -16,8 +16,9 @@ import sys
 from typing import Any
 
 from ..errors import InstanceError
-from ..io import check_output_path, parse_document, read_document, write_json
+from ..io import check_output_path, read_document, write_json
 from ..registry import call_solver, check_solver_options, get_problem, problem_of_document, problems
+from .options import key_value
 
 __all__ = ["main", "build_parser", "load_instance_file"]
 
@@ -65,21 +66,6 @@ def _positive_float(text: str) -> float:
     if not (v > 0 and v < float("inf")):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return v
-
-
-def _key_value(text: str) -> tuple[str, Any]:
-    """``key=value`` with the value read as JSON when it parses (numbers, true/false, lists), else a string."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"must be key=value, got {text!r}")
-    if len(value) > 10_000:
-        raise argparse.ArgumentTypeError("value must be at most 10,000 characters")
-    try:
-        return key.replace("-", "_"), parse_document(value, f"--option {key}")
-    except InstanceError as exc:
-        if "is not valid JSON" in exc.message:
-            return key.replace("-", "_"), value
-        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
@@ -186,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--solver", help="solver name (default: the exact model)")
     solve.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
     solve.add_argument("--seed", type=_nonnegative_int, default=None)
-    solve.add_argument("--option", action="append", type=_key_value, metavar="KEY=VALUE",
+    solve.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
                        help="a solver keyword argument, e.g. --option loops=discard (repeatable)")
     solve.add_argument("-o", "--output", help="write the result JSON here")
     solve.set_defaults(func=cmd_solve)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..io import write_json, write_text
+from .options import key_value
 from .report import fmt, save_figure
 
 __all__ = ["add_commands", "cmd_simulate", "run_simulation", "write_outputs", "DEFAULT_CLUSTERS"]
@@ -28,16 +29,6 @@ __all__ = ["add_commands", "cmd_simulate", "run_simulation", "write_outputs", "D
 # Default cluster per trace format when --cluster is not given. Philly: 512 GPUs (the trace's
 # mean demand is 374 GPUs: sum of duration x GPUs over its 109 days, measured), 8 per machine.
 DEFAULT_CLUSTERS = {"philly": "1x1x8x8x8", "openb": "openb", "v1": "1x1x4x8x8"}
-
-
-def _key_value(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"must be key=value, got {text!r}")
-    try:
-        return key.replace("-", "_"), json.loads(value)
-    except json.JSONDecodeError:
-        return key.replace("-", "_"), value
 
 
 def add_commands(sub) -> None:
@@ -55,7 +46,7 @@ def add_commands(sub) -> None:
                    help="performance model (default dally)")
     p.add_argument("--checkpoint", type=float, default=None, help="checkpoint interval, s (default: keep all progress)")
     p.add_argument("--scan", type=float, default=None, help="periodic scan interval, s")
-    p.add_argument("--option", action="append", type=_key_value, metavar="KEY=VALUE",
+    p.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
                    help="a policy constructor argument (repeatable)")
     p.add_argument("--bin", type=float, default=None, help="time-series bin, s (default: about 400 bins)")
     p.add_argument("-o", "--output", required=True, help="output folder (created if missing)")
@@ -82,6 +73,8 @@ def load_inputs(args: argparse.Namespace):
         v = getattr(args, name, None)
         if v is not None and (not math.isfinite(v) or v < 0 or (v == 0 and name != "start")):
             raise InstanceError(f"--{name}", "must be a positive finite number")
+    if args.scan is not None and args.scan < 1.0:
+        raise InstanceError("--scan", "must be at least 1 s (a scan runs the policy over the whole queue)")
     if args.sample is not None and args.sample < 1:
         raise InstanceError("--sample", "must be a positive number of jobs")
     win = {"start": args.start * 3600.0, "hours": args.hours, "sample": args.sample, "seed": args.seed}

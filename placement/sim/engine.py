@@ -102,6 +102,9 @@ class _State:
                        self.last_stop.get(job_id, self.jobs[job_id].submit), run)
 
 
+MIN_SCAN_INTERVAL = 1.0
+
+
 def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | None = None,
              seed: int = 0, scan_interval: float | None = None,
              checkpoint_interval: float | None = None,
@@ -113,8 +116,10 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
     Raises :class:`PolicyError` on an invalid decision.
     """
     perf = DallyPerf() if perf is None else perf
-    if scan_interval is not None and not (math.isfinite(scan_interval) and scan_interval > 0):
-        raise ValueError("scan_interval must be a positive number of seconds")
+    # At least 1 s: a shorter period makes a scan batch per millisecond of simulated time (or,
+    # below float resolution at trace times, a loop that never advances).
+    if scan_interval is not None and not (math.isfinite(scan_interval) and scan_interval >= MIN_SCAN_INTERVAL):
+        raise ValueError(f"scan_interval must be at least {MIN_SCAN_INTERVAL:g} s")
     if checkpoint_interval is not None and not (math.isfinite(checkpoint_interval)
                                                 and checkpoint_interval > 0):
         raise ValueError("checkpoint_interval must be a positive number of seconds")

@@ -116,8 +116,10 @@ def load_instance(doc: Any) -> SimInstance:
     cluster = cluster_from_doc(doc["cluster"], "cluster")
     perf = doc.get("perf", "dally")
     make_perf(perf)
-    return SimInstance(trace, cluster, perf, _opt_pos(doc, "checkpoint_interval"),
-                       _opt_pos(doc, "scan_interval"))
+    scan = _opt_pos(doc, "scan_interval")
+    if scan is not None and scan < 1.0:
+        raise InstanceError("scan_interval", "must be at least 1 s (a scan runs the policy over the whole queue)")
+    return SimInstance(trace, cluster, perf, _opt_pos(doc, "checkpoint_interval"), scan)
 
 
 def instance_to_json(inst: SimInstance) -> dict:
