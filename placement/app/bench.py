@@ -7,8 +7,9 @@ optimum (or to its bound when optimality was not proven) and wall time, and
 the time ratio against the exact model measured in the same run. Families add
 their own sections (scale runs, plots) through ``ProblemSpec.bench_extra``.
 
-Outputs in ``--out``: ``results.csv``, ``results.json``, ``report.md`` and PNG
-plots; all written atomically.
+Outputs in ``--out``: ``results.csv``, ``results.json``, ``report.md``, ``figures.md``
+(the run's summary lines per family in the block README.md quotes, see
+:mod:`placement.app.report`) and PNG plots; all written atomically.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import csv
 import inspect
 import io
+import os
+import platform
 import statistics
 import sys
 import time
@@ -29,9 +32,9 @@ from rich.table import Table
 from ..io import write_json, write_text
 from ..registry import BenchSection, call_solver, get_problem, problems, resolve
 from ..result import SolveResult, Status, relative_gap
-from .report import fmt, markdown_table, save_figure
+from .report import figures_section, fmt, markdown_table, save_figure
 
-__all__ = ["run_bench", "reference_value"]
+__all__ = ["run_bench", "reference_value", "bench_command", "machine_line"]
 
 COLUMNS = ["problem", "instance", "solver", "status", "objective", "bound", "gap_to_exact",
            "wall_time_s", "time_ratio_vs_exact"]
@@ -44,6 +47,18 @@ def reference_value(exact: Any) -> float | None:
     if exact.status == "optimal":
         return exact.objective
     return exact.bound
+
+
+def bench_command(problems_: list[str] | None, quick: bool, scale: bool, seed: int) -> str:
+    """The command line that reproduces a run (without ``--out``), as quoted in ``figures.md``."""
+    parts = ["placement bench"] + [f"--problem {p}" for p in problems_ or []]
+    parts += ["--quick"] * quick + ["--scale"] * scale + ([f"--seed {seed}"] if seed else [])
+    return " ".join(parts)
+
+
+def machine_line() -> str:
+    """What the figures were measured on (no periods: it ends a sentence in ``figures.md``)."""
+    return f"{os.cpu_count()} CPU(s), {platform.system()} {platform.machine()}".replace(".", "_")
 
 
 def _plot_gaps(rows: list[dict[str, Any]], problem: str, out_dir: Path) -> str | None:
@@ -121,11 +136,13 @@ def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bo
     names = problems_ or list(problems())
     rows: list[dict[str, Any]] = []
     summary: list[str] = []
+    by_family: dict[str, list[str]] = {}
     sections: list[BenchSection] = []
     t0 = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         for name in names:
+            mark = len(summary)
             summary += _run_family(name, quick, progress, rows)
             spec = get_problem(name)
             if spec.bench_extra is not None:
@@ -137,6 +154,7 @@ def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bo
                 sections += extra
                 for s in extra:
                     summary += s.summary
+            by_family[name] = summary[mark:]
     elapsed = time.perf_counter() - t0
 
     table = Table(title="exact vs heuristic (objective = reference evaluation)")
@@ -162,9 +180,11 @@ def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bo
     for s in sections:
         md += ["", f"## {s.title}", "", s.markdown, ""] + [f"![{f}]({f})" for f in s.figures]
     write_text(out / "report.md", "\n".join(md) + "\n")
+    write_text(out / "figures.md", figures_section(bench_command(problems_, quick, scale, seed), elapsed,
+                                                   machine_line(), {k: v for k, v in by_family.items() if v}))
 
     console.print("[bold]What this run showed:[/bold]")
     for line in summary:
         console.print(f"  - {line}")
-    console.print(f"wrote {out}/results.csv, results.json, report.md and {len(figures) + sum(len(s.figures) for s in sections)} plot(s) in {elapsed:.1f} s")
+    console.print(f"wrote {out}/results.csv, results.json, report.md, figures.md and {len(figures) + sum(len(s.figures) for s in sections)} plot(s) in {elapsed:.1f} s")
     return 0

@@ -1,14 +1,36 @@
-"""Report helpers of the app layer: number formatting, markdown tables, PNG figures."""
+"""Report helpers of the app layer: number formatting, markdown tables, PNG figures, and the
+README's generated figures section.
+
+Generated figures (issue 13)
+----------------------------
+Every ``placement bench`` run writes ``figures.md`` in its output folder: the run's summary
+lines (the figures the README quotes), one block per family, between two HTML comment markers.
+README.md holds one such block, copied verbatim from a run; it is regenerated with::
+
+    placement bench --out bench-results
+    python -m placement.app.report README.md bench-results/figures.md
+
+which replaces the text between the markers (atomically) and nothing else. The format is fixed
+by :func:`figures_section` and read back by :func:`parse_figures_section`; a test requires the
+README's block to be exactly what :func:`figures_section` renders from its parsed content.
+"""
 
 from __future__ import annotations
 
 import io
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
-from ..io import write_bytes
+from ..io import write_bytes, write_text
 
-__all__ = ["fmt", "markdown_table", "save_figure"]
+__all__ = ["fmt", "markdown_table", "save_figure", "figures_section", "parse_figures_section",
+           "replace_figures_section", "BEGIN", "END"]
+
+BEGIN = "<!-- bench-figures:begin (written by `placement bench` in figures.md; do not edit by hand) -->"
+END = "<!-- bench-figures:end -->"
+_RUN = re.compile(r"^Run: `(?P<command>placement bench[^`]*)`, (?P<elapsed>\d+) s in all on (?P<machine>[^.]+)\.$")
 
 
 def fmt(v: Any) -> str:
@@ -36,3 +58,68 @@ def save_figure(fig, out_dir: str | Path, name: str, dpi: int = 110) -> str:
     plt.close(fig)
     write_bytes(Path(out_dir) / name, buf.getvalue())
     return name
+
+
+def figures_section(command: str, elapsed_s: float, machine: str, families: dict[str, list[str]]) -> str:
+    """The generated figures block: a run line, then per family a ``**family**`` line and its bullets."""
+    if "\n" in command or "`" in command or "." in machine or "\n" in machine:
+        raise ValueError("command and machine must be single lines (machine without '.')")
+    lines = [BEGIN, f"Run: `{command}`, {round(elapsed_s)} s in all on {machine}."]
+    for fam, bullets in families.items():
+        lines += ["", f"**{fam}**", ""] + [f"- {' '.join(b.split())}" for b in bullets]
+    return "\n".join(lines + [END]) + "\n"
+
+
+def parse_figures_section(text: str) -> dict[str, Any]:
+    """Read a block written by :func:`figures_section` (the first one in ``text``); ``ValueError`` if malformed."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError("no generated figures section (markers missing or out of order)")
+    body = text[start + len(BEGIN):end].strip("\n").split("\n")
+    m = _RUN.match(body[0]) if body else None
+    if m is None:
+        raise ValueError(f"the first line must be the run line, got {body[:1]!r}")
+    families: dict[str, list[str]] = {}
+    current = None
+    for line in body[1:]:
+        if not line:
+            continue
+        if line.startswith("**") and line.endswith("**"):
+            current = line[2:-2]
+            families[current] = []
+        elif line.startswith("- ") and current is not None:
+            families[current].append(line[2:])
+        else:
+            raise ValueError(f"unexpected line in the figures section: {line!r}")
+    return {"command": m["command"], "elapsed_s": float(m["elapsed"]), "machine": m["machine"], "families": families}
+
+
+def replace_figures_section(readme: str, section: str) -> str:
+    """``readme`` with its generated block replaced by ``section`` (exactly one block must exist)."""
+    if readme.count(BEGIN) != 1 or readme.count(END) != 1:
+        raise ValueError("README must hold exactly one generated figures section")
+    start, end = readme.index(BEGIN), readme.index(END) + len(END)
+    return readme[:start] + section.rstrip("\n") + readme[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m placement.app.report README.md bench-results/figures.md``: update the README block."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m placement.app.report README.md FIGURES.md", file=sys.stderr)
+        return 2
+    readme, figures = (Path(a) for a in args)
+    try:
+        section = Path(figures).read_text()
+        parse_figures_section(section)
+        new = replace_figures_section(readme.read_text(), section)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    write_text(readme, new)
+    print(f"updated the generated figures section of {readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

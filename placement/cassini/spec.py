@@ -109,6 +109,6 @@ SPEC = ProblemSpec(
     generate=_generate,
     bench_instances=_bench_instances,
     bench_solvers=["exact", "affinity", "rotation", "table1"],
-    bench_options={"exact": {"time_limit": 8.0}, "table1": {"time_limit": 8.0}},
+    bench_options={"exact": {"time_limit": 8.0}, "table1": {"time_limit": 20.0}},
     bench_extra="placement.app.bench_cassini:bench_sections",
 )
