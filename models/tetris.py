@@ -135,6 +135,7 @@ class _Square:
     s: float
     top: int
     lo: int = 0
+    support: list[int] | None = None  # every value n can take (a superset), when few
 
     def f(self, n: float) -> float:
         return (n / self.den - self.s) ** 2
@@ -143,6 +144,18 @@ class _Square:
         """The cut through (n, f(n)) and (n+1, f(n+1)); valid at every integer."""
         slope = self.f(n + 1) - self.f(n)
         return self.z >= self.f(n) + slope * (self.n - n)
+
+    def chord(self, p: int, q: int):
+        """The cut through (p, f(p)) and (q, f(q)), p < q: valid at every integer outside (p, q)."""
+        slope = (self.f(q) - self.f(p)) / (q - p)
+        return self.z >= self.f(p) + slope * (self.n - p)
+
+    def initial_cuts(self) -> list:
+        """Chords between consecutive values of a small support (exact there: one round), else secants."""
+        if self.support is not None and 1 < len(self.support) <= FULL_SECANTS + 1 \
+                and self.top - self.lo > FULL_SECANTS:
+            return [self.chord(p, q) for p, q in zip(self.support, self.support[1:], strict=False)]
+        return [self.secant(n) for n in self.initial_points()]
 
     def initial_points(self) -> list[int]:
         if self.top - self.lo <= FULL_SECANTS:
@@ -208,8 +221,9 @@ def _fixed_part(inst: TetrisInstance, fixed: np.ndarray | None, regions) -> _Fix
                   fixed_load)
 
 
-def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"] = "disaggregated", fixed: np.ndarray | None = None,
-          regions=None, scale: bool = False) -> pyo.ConcreteModel:
+def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"] = "disaggregated",
+          fixed: np.ndarray | None = None, regions=None, scale: bool = False,
+          saturation: int = SATURATION_LEVEL) -> pyo.ConcreteModel:
     """The declarative Pyomo model of Figure 4 (with the initial secant cuts).
 
     ``product`` chooses the linearization of (7) x (8): ``"disaggregated"`` (default,
@@ -228,6 +242,12 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
     (4), the move quota, CPU (5), home GPU-hours (6), the overload levels of (8))
     by a power of ten so their largest coefficient is at most 1000 (measured in the
     module docstring: it does not make the model more robust).
+
+    ``saturation`` below ``SATURATION_LEVEL`` merges the overload levels from that
+    level up into one whose factor is ``sigmoid(saturation)``: a relaxation (the
+    model's value is at most ``1 - sigmoid(saturation)`` of the GPU term below the
+    true one, so bounds stay valid) with far fewer binaries, for matheuristics that
+    judge their answers by the reference evaluation anyway.
 
     The model carries ``m._squares`` (the convex terms, for lazy secants), the
     objective constant ``m._constant`` and the fixed part ``m._fixed``. Variables:
@@ -377,14 +397,15 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
         lo = int(fx.demand[r, g, k])
         top = lo + int(sum(int(A.job_gh[j]) for j in var_demand[r, g, k]))
         squares.append(_Square(m.z[r, g, k], demand[r, g, k], float(TD[g, k]),
-                               float(A.supply[r, g] / TS[g]) if TS[g] > 0 else 0.0, top, lo))
+                               float(A.supply[r, g] / TS[g]) if TS[g] > 0 else 0.0, top, lo,
+                               _subset_sums(lo, [int(A.job_gh[j]) for j in var_demand[r, g, k]])))
     levels, over_hi = {}, {}
     for r, g in rg:
         base = int(fx.demand[r, g].sum()) - int(A.supply[r, g])
         extra = sum(int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), []))
         lo_over, over_hi[r, g] = max(0, base), max(0, base + extra)
         jobs_rg = [int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), [])]
-        levels[r, g] = _reachable_levels(base, jobs_rg, lo_over, over_hi[r, g])
+        levels[r, g] = _reachable_levels(base, jobs_rg, lo_over, over_hi[r, g], saturation)
     rgl = [(r, g, l) for r, g in rg for l in levels[r, g]]
     m.y = pyo.Var(rgl, domain=pyo.Binary)
     m.W = pyo.Var(rgl, domain=pyo.NonNegativeReals)
@@ -431,14 +452,15 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
     for r in st_var:
         lo = int(fx.stored[r])
         squares.append(_Square(m.zs[r], stored[r], float(A.total_size),
-                               float(A.storage_cap[r] / A.total_capacity), lo + sum(size[t] for t in free), lo))
+                               float(A.storage_cap[r] / A.total_capacity), lo + sum(size[t] for t in free), lo,
+                               _subset_sums(lo, [size[t] for t in free])))
     st_constant = float(sum(st_terms[r] for r in range(R) if r not in set(st_var)))
     m.storage_balance = pyo.Expression(expr=st_constant + sum(m.zs[r] for r in st_var))
 
     m.cuts = pyo.ConstraintList()
     for sq in squares:
-        for n in sq.initial_points():
-            m.cuts.add(sq.secant(n))
+        for cut in sq.initial_cuts():
+            m.cuts.add(cut)
     m.obj = pyo.Objective(expr=inst.w1 * m.cross_bytes + inst.w2 * m.gpu_balance + inst.w3 * m.storage_balance,
                           sense=pyo.minimize)
     m._squares = squares
@@ -451,7 +473,8 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
 SUBSET_SUM_BITS = 1 << 20  # largest window the reachable-level search handles; beyond it all levels stay
 
 
-def _reachable_levels(base: int, hours: list[int], lo_over: int, hi_over: int) -> list[int]:
+def _reachable_levels(base: int, hours: list[int], lo_over: int, hi_over: int,
+                      cap: int = SATURATION_LEVEL) -> list[int]:
     """Overload levels ``max(0, base + subset sum of hours)`` that can occur, capped at saturation.
 
     The overload of (r, g) is ``base + sum of the GPU-hours of the ML jobs placed at
@@ -462,8 +485,8 @@ def _reachable_levels(base: int, hours: list[int], lo_over: int, hi_over: int) -
     ``[-base, -base + SATURATION_LEVEL]`` is small enough; in a sub-problem with a few
     jobs this removes most of the 38 levels.
     """
-    full = list(range(min(lo_over, SATURATION_LEVEL), min(hi_over, SATURATION_LEVEL) + 1))
-    hi = SATURATION_LEVEL - base  # sums above this saturate
+    full = list(range(min(lo_over, cap), min(hi_over, cap) + 1))
+    hi = cap - base  # sums above this saturate
     if len(full) <= 2 or hi >= SUBSET_SUM_BITS or hi < 0:
         return full
     mask = (1 << (hi + 1)) - 1
@@ -473,9 +496,22 @@ def _reachable_levels(base: int, hours: list[int], lo_over: int, hi_over: int) -
     first = max(0, -base)  # sums below this leave no overload
     out = {0} if bits & ((1 << first) - 1) else set()
     out.update(base + s for s in range(first, hi + 1) if bits >> s & 1)
-    if hi_over >= SATURATION_LEVEL:  # sums beyond the window saturate
-        out.add(SATURATION_LEVEL)
+    if hi_over >= cap:  # sums beyond the window saturate
+        out.add(cap)
     return sorted(lv for lv in out if lv in set(full)) or full
+
+
+def _subset_sums(base: int, values: list[int], most: int = FULL_SECANTS + 1) -> list[int] | None:
+    """``base`` plus every subset sum of ``values``, sorted; ``None`` when more than ``most``."""
+    total = sum(values)
+    if total >= SUBSET_SUM_BITS or len(values) > 40:
+        return None
+    bits = 1
+    for v in values:
+        bits |= bits << v
+    if bin(bits).count("1") > most:
+        return None
+    return [base + s for s in range(total + 1) if bits >> s & 1]
 
 
 def _home_of(m: pyo.ConcreteModel) -> np.ndarray:
@@ -568,7 +604,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
           max_rounds: int = 200, tol: float = 1e-9, product: Literal["disaggregated", "mccormick"] = "disaggregated",
           highs_options: dict | None = None, fix_home: TetrisSolution | np.ndarray | None = None,
           fixed: np.ndarray | None = None, regions=None, scale: bool = False, recover: bool = True,
-          node_limit: int | None = None, start: np.ndarray | None = None) -> SolveResult:
+          node_limit: int | None = None, start: np.ndarray | None = None,
+          saturation: int = SATURATION_LEVEL) -> SolveResult:
     """Solve Figure 4 exactly with HiGHS (lazy secant rounds), then verify the answer.
 
     Verification (a solver's own number is never the last word): after the last
@@ -612,6 +649,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     node_limit : int, optional
         HiGHS ``mip_max_nodes`` per round: a deterministic work limit (a time limit
         is not). A round stopped by it is a ``time_limit`` status.
+    saturation : int
+        See :func:`build`; below ``SATURATION_LEVEL`` the model is a relaxation and
+        ``optimal`` is reported only when the reference evaluation still verifies it.
     start : array, optional
         A placement (consistent with ``fixed``) known to the caller; when it is
         feasible it is the fallback result, so the solve never returns worse. The
@@ -630,7 +670,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     """
     t0 = time.perf_counter()
     deadline = t0 + time_limit
-    m = build(inst, product=product, fixed=fixed, regions=regions, scale=scale)
+    m = build(inst, product=product, fixed=fixed, regions=regions, scale=scale, saturation=saturation)
     if fix_home is not None:
         home = np.asarray(fix_home.home if isinstance(fix_home, TetrisSolution) else fix_home, dtype=np.int64)
         for (t, r), v in m.x.items():

@@ -1,0 +1,297 @@
+"""MIP-based large neighbourhood search (LNS) for Tetris home regions: a matheuristic.
+
+Not in MAST: the paper keeps hill climbing (§3.4) for scale and interpretability
+and leaves "a comprehensive comparison with local-search alternatives" open. This
+is the optimization-centric answer. It starts from hill climbing
+(:func:`solvers.hill_climb.solve`, passes to convergence) and then repeatedly
+
+1. chooses a *neighbourhood*: a set of free tables and the regions they may take,
+   everything else fixed at the incumbent;
+2. solves it exactly with the Tetris model (:func:`models.tetris.solve` with
+   ``fixed=`` / ``regions=``; only the free tables and the jobs reading them get
+   variables, the rest of (1)-(3) is a constant), the incumbent given as ``start``
+   so the sub-solve never returns worse;
+3. accepts the sub-solution only when the reference evaluation
+   (:func:`placement.tetris.evaluate`) says it is strictly better and
+   :func:`placement.tetris.violations` finds nothing broken ((4), (5), (6) and the
+   move quota, counted against the instance's current homes).
+
+Neighbourhoods (the kind is drawn by the seeded generator, in equal shares)
+-------------------------------------------------------------------------
+``jobs``
+    Tables that share jobs: the tables of one job (drawn in proportion to its
+    cross-region bytes plus its GPU-hours), then the tables of the jobs reading
+    those, breadth first in seeded order, up to the size. This is the move single-
+    table hill climbing cannot make: an ML job gains only when all its tables move
+    together.
+``region_pair``
+    Two regions (the first drawn in proportion to its share of the objective's
+    GPU and storage terms plus one, the second uniformly): a seeded sample of the
+    tables homed there, free to take either region.
+``overloaded``
+    The region with the largest GPU overload (demand over supply, all GPU
+    types), its tables read by the most ML GPU-hours, free to stay or move to the
+    regions with the most spare supply.
+With at most ``all_regions`` regions (default 6) every free table may take every
+region in every kind except ``region_pair``.
+
+Size and limits: a neighbourhood starts at ``size`` free tables; a sub-solve that
+finishes proven grows the next one by 2 (up to ``max_size``), one stopped by its
+node limit shrinks it by 2 (down to 4) -- a rule on statuses, not on times.
+
+Determinism: HiGHS runs with one thread; each sub-solve is limited by
+``node_limit`` branch-and-bound nodes per cut round (deterministic) and by a
+safety time limit (``sub_time_limit``, not deterministic when it binds). With
+``time_limit=None`` and ``iterations`` set, the result depends only on the
+instance, the seed and the options; with a time limit, the number of
+neighbourhoods tried depends on the machine (each one is still deterministic),
+and the search also stops after ``stall`` neighbourhoods in a row without
+improvement.
+
+Statuses: ``feasible`` (a placement :func:`violations` accepts, never worse than
+the hill-climbing start), ``infeasible`` (hill climbing found no feasible start;
+not a proof), ``time_limit`` (the budget ended inside hill climbing). Stats:
+rounds, neighbourhoods tried / improved per kind, sub-MIP sizes (free tables,
+binaries) and times, start (hill-climbing) and final objective, hill-climbing
+time.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import models.tetris as exact
+from placement.result import SolveResult, Status
+from placement.tetris import TetrisInstance, TetrisSolution, evaluate, violations
+
+from . import hill_climb
+
+__all__ = ["solve", "KINDS"]
+
+KINDS = ("jobs", "region_pair", "overloaded", "moved")
+_REL_EPS = 1e-9  # an accepted move must improve the reference objective by this share
+
+
+class _Neighbourhoods:
+    """Seeded choice of free tables and regions around the incumbent."""
+
+    def __init__(self, inst: TetrisInstance, rng: np.random.Generator, all_regions: int) -> None:
+        self.inst, self.rng = inst, rng
+        self.A = inst.arrays
+        self.R = inst.n_regions
+        self.all_regions = all_regions
+
+    def _regions(self, home: np.ndarray, free: np.ndarray, extra: list[int]) -> list[int]:
+        """The free tables' current regions, topped up from ``extra`` to ``all_regions``."""
+        if self.R <= self.all_regions:
+            return list(range(self.R))
+        regs = dict.fromkeys(home[free].tolist())
+        for r in extra:
+            if len(regs) >= self.all_regions:
+                break
+            regs.setdefault(r, None)
+        return sorted(regs)
+
+    def _spare_regions(self, ev) -> list[int]:
+        """Regions by spare GPU supply (supply minus demand, all types), largest first."""
+        spare = self.A.supply.sum(axis=1) - ev.demand.sum(axis=(1, 2))
+        return np.argsort(-spare, kind="stable").tolist()
+
+    def jobs(self, home: np.ndarray, ev, size: int):
+        A, rng = self.A, self.rng
+        J = self.inst.n_jobs
+        if J == 0:
+            return self.random(home, size)
+        # Weight: bytes of ML jobs without a region (they gain only if their tables meet), GPU-hours, 1/J.
+        null_bytes = np.where(A.job_ml & (ev.job_region < 0), A.job_size, 0).astype(float)
+        w = null_bytes / max(null_bytes.sum(), 1.0) + A.job_gh / max(float(A.job_gh.sum()), 1.0) + 1.0 / J
+        j0 = int(rng.choice(J, p=w / w.sum()))
+        seed_tabs = A.job_tab[A.job_ptr[j0]:A.job_ptr[j0 + 1]]
+        regs = self._regions(home, seed_tabs, self._spare_regions(ev))
+        inside = np.isin(home, regs)  # tables that can stay where they are
+        chosen: dict[int, None] = {}
+        queue = [j0]
+        seen_jobs = {j0}
+        while queue and len(chosen) < size:
+            j = queue.pop(0)
+            tabs = A.job_tab[A.job_ptr[j]:A.job_ptr[j + 1]]
+            for t in rng.permutation(tabs).tolist():
+                if len(chosen) >= size:
+                    break
+                if t in chosen or not inside[t]:
+                    continue
+                chosen[t] = None
+                readers = A.tab_job[A.tab_ptr[t]:A.tab_ptr[t + 1]]
+                for k in rng.permutation(readers).tolist():
+                    if k not in seen_jobs:
+                        seen_jobs.add(k)
+                        queue.append(k)
+        free = np.asarray(sorted(chosen), dtype=np.int64)
+        return free, regs
+
+    def region_pair(self, home: np.ndarray, ev, size: int):
+        A, rng, R = self.A, self.rng, self.R
+        if R < 2:
+            return self.random(home, size)
+        from placement.tetris.evaluation import gpu_balance_terms, storage_balance_terms
+
+        weight = gpu_balance_terms(A, ev.demand).sum(axis=(1, 2)) * self.inst.w2 + \
+            storage_balance_terms(A, ev.storage_used) * self.inst.w3
+        weight = weight / max(weight.sum(), 1e-300) + 1.0 / R
+        r1 = int(rng.choice(R, p=weight / weight.sum()))
+        r2 = int(rng.choice([r for r in range(R) if r != r1]))
+        pool = np.flatnonzero((home == r1) | (home == r2))
+        if len(pool) == 0:
+            return self.random(home, size)
+        free = np.sort(rng.choice(pool, size=min(size, len(pool)), replace=False))
+        return free, sorted({r1, r2})
+
+    def overloaded(self, home: np.ndarray, ev, size: int):
+        A, rng = self.A, self.rng
+        over = (ev.demand.sum(axis=2) - A.supply).clip(min=0).sum(axis=1)
+        ratio = ev.demand.sum(axis=(1, 2)) / np.maximum(A.supply.sum(axis=1), 1)
+        r0 = int(np.lexsort((-ratio, -over))[0])  # most overloaded, then highest demand/supply
+        pool = np.flatnonzero(home == r0)
+        if len(pool) == 0:
+            return self.random(home, size)
+        # Tables read by the most ML GPU-hours (a seeded tie-break), half of them by that rank.
+        ml_gh = np.zeros(self.inst.n_tables)
+        np.add.at(ml_gh, A.job_tab, A.job_gh[A.entry_job])
+        score = ml_gh[pool] * rng.uniform(0.5, 1.5, size=len(pool))
+        free = np.sort(pool[np.argsort(-score, kind="stable")[:size]])
+        extra = [r for r in self._spare_regions(ev) if r != r0]
+        regs = list(range(self.R)) if self.R <= self.all_regions else sorted({r0, *extra[:self.all_regions - 1]})
+        return free, regs
+
+    def moved(self, home: np.ndarray, ev, size: int):
+        """Re-decide which tables use the move quota: moved tables and big unmoved ones together."""
+        A, rng = self.A, self.rng
+        away = np.flatnonzero(home != A.home0)
+        if self.inst.move_quota is None or len(away) == 0:
+            return self.jobs(home, ev, size)
+        take = min(len(away), max(1, size // 2))
+        part1 = rng.choice(away, size=take, replace=False, p=A.size[away] / max(A.size[away].sum(), 1))
+        rest = np.flatnonzero(home == A.home0)
+        part2 = np.zeros(0, dtype=np.int64)
+        if len(rest) and size - take > 0:
+            w = A.size[rest] + 1.0
+            part2 = rng.choice(rest, size=min(len(rest), size - take), replace=False, p=w / w.sum())
+        free = np.sort(np.concatenate([part1, part2]).astype(np.int64))
+        extra = list(dict.fromkeys(A.home0[free].tolist() + self._spare_regions(ev)))
+        return free, self._regions(home, free, extra)
+
+    def random(self, home: np.ndarray, size: int):
+        free = np.sort(self.rng.choice(self.inst.n_tables, size=min(size, self.inst.n_tables), replace=False))
+        return free, self._regions(home, free, self.rng.permutation(self.R).tolist())
+
+
+def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 0, iterations: int | None = None,
+          size: int = 10, max_size: int = 40, all_regions: int = 6, node_limit: int = 500,
+          sub_time_limit: float = 1.0, sub_gap: float = 1e-6, stall: int = 60, saturation: int = 8,
+          hill_climb_options: dict | None = None) -> SolveResult:
+    """MIP-based LNS from the hill-climbing placement (see the module docstring).
+
+    Parameters
+    ----------
+    time_limit : float or None
+        Seconds for everything (hill climbing included); ``None`` for no limit
+        (then ``iterations`` or ``stall`` ends the search).
+    seed : int
+        Seeds hill climbing's tie order and every neighbourhood choice.
+    iterations : int, optional
+        Neighbourhoods to try at most.
+    size, max_size : int
+        Free tables of the first neighbourhood, and the cap of the adaptive size.
+    all_regions : int
+        Up to this many regions, free tables may take every region.
+    node_limit : int
+        HiGHS branch-and-bound nodes per cut round of a sub-solve (deterministic).
+    sub_time_limit : float
+        Safety limit in seconds per sub-solve.
+    stall : int
+        Stop after this many neighbourhoods in a row without improvement.
+    hill_climb_options : dict, optional
+        Keyword options of the hill-climbing start.
+
+    Returns
+    -------
+    SolveResult
+        ``feasible`` (never worse than the hill-climbing start), ``infeasible``
+        (no feasible start found; not a proof) or ``time_limit`` (inside hill
+        climbing). ``objective`` is the reference evaluation.
+    """
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    hc = hill_climb.solve(inst, seed=seed, time_limit=time_limit, **(hill_climb_options or {}))
+    hc_s = time.perf_counter() - t0
+    stats: dict = {"hill_climb_status": str(hc.status), "hill_climb_s": hc_s, "rounds": 0,
+                   "tried": dict.fromkeys(KINDS, 0), "improved": dict.fromkeys(KINDS, 0),
+                   "sub_free_tables": [], "sub_binaries": [], "sub_s": [], "sub_status": {},
+                   "start_objective": hc.objective, "final_objective": hc.objective, "proof": False}
+    if hc.solution is None or hc.status != Status.FEASIBLE:
+        res = SolveResult(hc.status, "lns", solution=hc.solution, objective=hc.objective,
+                          wall_time_s=time.perf_counter() - t0, stats=stats,
+                          message=f"hill-climbing start: {hc.message}")
+        return res
+    home = hc.solution.home.copy()
+    ev = evaluate(inst, home)
+    obj = ev.objective
+    rng = np.random.default_rng([seed, 7])
+    hoods = _Neighbourhoods(inst, rng, all_regions)
+    cur_size = max(1, min(size, inst.n_tables))
+    since_improved = 0
+    while True:
+        if iterations is not None and stats["rounds"] >= iterations:
+            break
+        if since_improved >= stall:
+            break
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is not None and remaining <= 0.05:
+            break
+        kind = KINDS[int(rng.integers(len(KINDS)))]
+        free, regions = getattr(hoods, kind)(home, ev, cur_size)
+        stats["rounds"] += 1
+        stats["tried"][kind] += 1
+        fixed = home.copy()
+        fixed[free] = -1
+        limit = sub_time_limit if remaining is None else min(sub_time_limit, remaining)
+        # Cut off everything not strictly better than the incumbent, and branch without strong-branching
+        # warm-up (measured 2.4x faster on a 14-table neighbourhood, same optimum).
+        options = {"objective_bound": obj + _REL_EPS * max(1.0, abs(obj)), "mip_pscost_minreliable": 0,
+                   "mip_allow_restart": False, "mip_detect_symmetry": False}
+        sub = exact.solve(inst, fixed=fixed, regions=regions, start=home, time_limit=limit,
+                          node_limit=node_limit, recover=False, mip_gap=sub_gap, highs_options=options,
+                          saturation=saturation)
+        stats["sub_free_tables"].append(len(free))
+        stats["sub_binaries"].append(sub.stats.get("binaries", 0))
+        stats["sub_s"].append(sub.wall_time_s)
+        stats["sub_status"][str(sub.status)] = stats["sub_status"].get(str(sub.status), 0) + 1
+        if sub.status in (Status.OPTIMAL, Status.FEASIBLE, Status.INFEASIBLE):  # finished, not stopped
+            cur_size = min(cur_size + 2, max_size, inst.n_tables)
+        elif sub.status == Status.TIME_LIMIT:
+            cur_size = max(4, cur_size - 2)
+        improved = False
+        if sub.solution is not None:
+            cand = sub.solution.home
+            cev = evaluate(inst, cand)  # our own check: the sub-solver's word is not the last one
+            if cev.objective < obj - _REL_EPS * max(1.0, abs(obj)) and not violations(inst, cand, cev):
+                home, ev, obj = cand.copy(), cev, cev.objective
+                stats["improved"][kind] += 1
+                improved = True
+        since_improved = 0 if improved else since_improved + 1
+    stats["final_objective"] = obj
+    subs = np.asarray(stats["sub_s"]) if stats["sub_s"] else np.zeros(1)
+    stats["sub_s_median"] = float(np.median(subs))
+    stats["sub_s_max"] = float(subs.max())
+    stats["sub_s_total"] = float(subs.sum())
+    stats["improvement"] = (hc.objective - obj) / max(abs(hc.objective), 1e-9)
+    stats["stopped_by"] = ("iterations" if iterations is not None and stats["rounds"] >= iterations else
+                           "stall" if since_improved >= stall else "time_limit")
+    stats.update(ev.measures)
+    wall = time.perf_counter() - t0
+    return SolveResult(Status.FEASIBLE, "lns", solution=TetrisSolution(home=home), objective=obj,
+                       wall_time_s=wall, stats=stats,
+                       message=f"{sum(stats['improved'].values())} of {stats['rounds']} neighbourhoods improved, "
+                               f"objective {hc.objective:.6g} -> {obj:.6g}")
