@@ -509,9 +509,10 @@ def _subset_sums(base: int, values: list[int], most: int = FULL_SECANTS + 1) -> 
     bits = 1
     for v in values:
         bits |= bits << v
-    if bin(bits).count("1") > most:
+    digits = bin(bits)[:1:-1]  # bit s of ``bits`` is digits[s]: one pass, not a shift per s
+    if digits.count("1") > most:
         return None
-    return [base + s for s in range(total + 1) if bits >> s & 1]
+    return [base + s for s, d in enumerate(digits) if d == "1"]
 
 
 def _home_of(m: pyo.ConcreteModel) -> np.ndarray:
