@@ -20,6 +20,8 @@ Choices where the paper is silent (ours):
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from .trace import Job
 
 __all__ = ["PerfModel", "IdealPerf", "DallyPerf", "DALLY_TABLE1", "DALLY_MODELS"]
@@ -41,13 +43,14 @@ DALLY_MODELS = tuple(DALLY_TABLE1)
 _TIER_COLUMN = {"machine": 0, "rack": 1, "cluster": 2, "network": 2}
 
 
-class PerfModel:
+class PerfModel(ABC):
     """Base: ``rate(job, tier)`` -> progress per second (1.0 = ideal)."""
 
     name = "perf"
 
-    def rate(self, job: Job, tier: str) -> float:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def rate(self, job: Job, tier: str) -> float:
+        """Progress per second of ``job`` placed across ``tier``."""
 
 
 class IdealPerf(PerfModel):

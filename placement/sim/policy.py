@@ -16,6 +16,7 @@ policy (they are listed in ``view.unschedulable``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -93,7 +94,7 @@ class History(NamedTuple):
     run_time: float = 0.0
 
 
-class Policy:
+class Policy(ABC):
     """Base class of scheduling policies (one per module in ``solvers/``).
 
     Subclasses implement :meth:`schedule`; :meth:`setup` is called once before the first event;
@@ -102,11 +103,12 @@ class Policy:
 
     name = "policy"
 
-    def setup(self, view: SimView, seed: int) -> None:
+    def setup(self, view: SimView, seed: int) -> None:  # noqa: B027 - an optional hook, empty by default
         """Called once before the first event (``view.now`` is the first event's time)."""
 
+    @abstractmethod
     def schedule(self, view: SimView, events: list[Event]) -> list:
-        raise NotImplementedError
+        """The decisions (Start, Preempt, Timer) for this batch of simultaneous events."""
 
     def stats(self) -> dict[str, Any]:
         return {}
