@@ -93,9 +93,15 @@ def _flag(key: str) -> str:
     return "--" + str(key).replace("_", "-")
 
 
-def _argv(options: dict[str, Any]) -> list[str]:
+def _argv(options: dict[str, Any], where: str = "options") -> list[str]:
     out: list[str] = []
     for k, v in options.items():
+        if not isinstance(k, str):
+            raise InstanceError(f"{where}.{k}", "option names must be strings")
+        if v is not None and not isinstance(v, (str, int, float)):
+            raise InstanceError(f"{where}.{k}", f"must be a number, a string or a boolean, got {type(v).__name__}")
+        if v is None:
+            raise InstanceError(f"{where}.{k}", "must have a value")
         if isinstance(v, bool):
             if v:
                 out.append(_flag(k))
@@ -131,12 +137,12 @@ def load_spec(path: str | Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise InstanceError("spec", "must be a mapping with a 'kind'")
     kind = doc.get("kind", "solve")
-    known = {"solve": {"kind", "family", "solvers", "sizes", "seeds", "time_limit", "options", "name"},
+    known: dict[str, set[str]] = {"solve": {"kind", "family", "solvers", "sizes", "seeds", "time_limit", "options", "name"},
              "simulate": {"kind", "policies", "traces", "clusters", "seeds", "options", "name"}}
-    if kind not in known:
+    if not isinstance(kind, str) or kind not in known:
         raise InstanceError("kind", f"must be 'solve' or 'simulate', got {kind!r}")
     for key in doc:
-        if key not in known[kind]:
+        if not isinstance(key, str) or key not in known[kind]:
             raise InstanceError(str(key), f"is not a field of a {kind} sweep (fields: {', '.join(sorted(known[kind]))})")
     seeds = _seq(doc, "seeds")
     for i, s in enumerate(seeds):
@@ -194,8 +200,19 @@ def load_spec(path: str | Path) -> dict[str, Any]:
     return spec
 
 
+MAX_CELLS = 100_000
+
+
 def expand_cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every cell of the grid, in a stable order (size or trace, cluster, seed, solver or policy)."""
+    """Every cell of the grid, in a stable order (size or trace, cluster, seed, solver or policy).
+
+    Refuses a grid of more than ``MAX_CELLS`` cells before building it (one line).
+    """
+    axes = (("sizes", "seeds", "solvers") if spec["kind"] == "solve" else ("traces", "clusters", "seeds", "policies"))
+    n = math.prod(len(spec[a]) for a in axes)
+    if n > MAX_CELLS:
+        raise InstanceError("spec", f"the grid {' x '.join(str(len(spec[a])) for a in axes)} = {n:,} cells "
+                                    f"exceeds {MAX_CELLS:,}; split the sweep")
     cells = []
     if spec["kind"] == "solve":
         for si, size in enumerate(spec["sizes"]):
@@ -228,7 +245,7 @@ def validate_cells(spec: dict[str, Any], cells: list[dict[str, Any]]) -> None:
     if spec["kind"] == "solve":
         pspec = get_problem(spec["family"])
         for si, size in enumerate(spec["sizes"]):
-            args = _parse(["generate", spec["family"], *_argv(size), "--seed", str(spec["seeds"][0])],
+            args = _parse(["generate", spec["family"], *_argv(size, f"sizes[{si}]"), "--seed", str(spec["seeds"][0])],
                           f"sizes[{si}]")
             try:
                 pspec.generate(args)  # the generator's own checks (counts, memory bound)
@@ -251,14 +268,14 @@ def validate_cells(spec: dict[str, Any], cells: list[dict[str, Any]]) -> None:
         for p in spec["policies"]:
             try:
                 policy_class(p)(**spec["options"].get(p, {}))
-            except TypeError as exc:
+            except (TypeError, ValueError) as exc:
                 raise InstanceError(f"options.{p}", f"policy {p!r} does not take these options ({exc})") from None
 
 
 def _sim_args(tr: dict[str, Any], cluster: str, seed: int, policy: str, where: str) -> argparse.Namespace:
     window = {k: v for k, v in tr.items() if k != "trace"}
     return _parse(["simulate", tr["trace"], "--policy", policy, "--cluster", cluster, "--seed", str(seed),
-                   *_argv(window), "-o", "unused"], where)
+                   *_argv(window, where), "-o", "unused"], where)
 
 
 def _numbers(prefix: str, d: dict[str, Any], out: dict[str, Any]) -> None:
