@@ -85,7 +85,7 @@ SPEC = ProblemSpec(
     add_generate_args=_add_generate_args,
     generate=_generate,
     bench_instances=_bench_instances,
-    bench_solvers=["exact", "hill-climb", "hill-climb-ils"],
-    bench_options={"exact": {"time_limit": 30.0}},
+    bench_solvers=["exact", "hill-climb", "hill-climb-ils", "lns"],
+    bench_options={"exact": {"time_limit": 30.0}, "lns": {"time_limit": 10.0}},
     bench_extra="placement.app.bench_tetris:bench_sections",
 )
