@@ -136,6 +136,7 @@ class _Square:
     top: int
     lo: int = 0
     support: list[int] | None = None  # every value n can take (a superset), when few
+    n_secants: int = INITIAL_SECANTS  # grid secants up front on a large domain
 
     def f(self, n: float) -> float:
         return (n / self.den - self.s) ** 2
@@ -161,7 +162,7 @@ class _Square:
         if self.top - self.lo <= FULL_SECANTS:
             return list(range(self.lo, self.top))
         ideal = int(math.floor(self.s * self.den))
-        grid = np.linspace(self.lo, self.top - 1, INITIAL_SECANTS).round().astype(int).tolist()
+        grid = np.linspace(self.lo, self.top - 1, self.n_secants).round().astype(int).tolist()
         return sorted({max(self.lo, min(self.top - 1, p)) for p in grid + [ideal - 1, ideal, ideal + 1]})
 
 
@@ -223,8 +224,12 @@ def _fixed_part(inst: TetrisInstance, fixed: np.ndarray | None, regions) -> _Fix
 
 def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"] = "disaggregated",
           fixed: np.ndarray | None = None, regions=None, scale: bool = False,
-          saturation: int = SATURATION_LEVEL) -> pyo.ConcreteModel:
+          saturation: int = SATURATION_LEVEL, initial_secants: int = INITIAL_SECANTS) -> pyo.ConcreteModel:
     """The declarative Pyomo model of Figure 4 (with the initial secant cuts).
+
+    ``initial_secants`` is the number of evenly spread secants each large-domain
+    square term starts with (more: a tighter first cut round and a bigger LP; the
+    lazy rounds keep the model exact either way).
 
     ``product`` chooses the linearization of (7) x (8): ``"disaggregated"`` (default,
     ``Q = sum_l W_l``, ``W_l <= Qmax y_l``) or ``"mccormick"`` (``W_l >= Q - Qmax (1 - y_l)``,
@@ -398,7 +403,8 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
         top = lo + int(sum(int(A.job_gh[j]) for j in var_demand[r, g, k]))
         squares.append(_Square(m.z[r, g, k], demand[r, g, k], float(TD[g, k]),
                                float(A.supply[r, g] / TS[g]) if TS[g] > 0 else 0.0, top, lo,
-                               _subset_sums(lo, [int(A.job_gh[j]) for j in var_demand[r, g, k]])))
+                               _subset_sums(lo, [int(A.job_gh[j]) for j in var_demand[r, g, k]]),
+                               n_secants=initial_secants))
     levels, over_hi = {}, {}
     for r, g in rg:
         base = int(fx.demand[r, g].sum()) - int(A.supply[r, g])
@@ -453,7 +459,7 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
         lo = int(fx.stored[r])
         squares.append(_Square(m.zs[r], stored[r], float(A.total_size),
                                float(A.storage_cap[r] / A.total_capacity), lo + sum(size[t] for t in free), lo,
-                               _subset_sums(lo, [size[t] for t in free])))
+                               _subset_sums(lo, [size[t] for t in free]), n_secants=initial_secants))
     st_constant = float(sum(st_terms[r] for r in range(R) if r not in set(st_var)))
     m.storage_balance = pyo.Expression(expr=st_constant + sum(m.zs[r] for r in st_var))
 
@@ -558,7 +564,7 @@ class _Rounds:
                 out["termination"] = "time_limit"
                 return out
             self.stats["rounds"] += 1
-            res = self.opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=False,
+            res = self.opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=bool(__import__("os").environ.get("TETRIS_TEE")),
                                  load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                  solver_options=options)
             tc = res.termination_condition
@@ -606,7 +612,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
           highs_options: dict | None = None, fix_home: TetrisSolution | np.ndarray | None = None,
           fixed: np.ndarray | None = None, regions=None, scale: bool = False, recover: bool = True,
           node_limit: int | None = None, start: np.ndarray | None = None,
-          saturation: int = SATURATION_LEVEL) -> SolveResult:
+          saturation: int = SATURATION_LEVEL, initial_secants: int = INITIAL_SECANTS) -> SolveResult:
     """Solve Figure 4 exactly with HiGHS (lazy secant rounds), then verify the answer.
 
     Verification (a solver's own number is never the last word): after the last
@@ -653,6 +659,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     saturation : int
         See :func:`build`; below ``SATURATION_LEVEL`` the model is a relaxation and
         ``optimal`` is reported only when the reference evaluation still verifies it.
+    initial_secants : int
+        See :func:`build` (the first round's secants per large-domain square term).
     start : array, optional
         A placement (consistent with ``fixed``) known to the caller; when it is
         feasible it is the fallback result, so the solve never returns worse. The
@@ -671,7 +679,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     """
     t0 = time.perf_counter()
     deadline = t0 + time_limit
-    m = build(inst, product=product, fixed=fixed, regions=regions, scale=scale, saturation=saturation)
+    m = build(inst, product=product, fixed=fixed, regions=regions, scale=scale, saturation=saturation,
+              initial_secants=initial_secants)
     if fix_home is not None:
         home = np.asarray(fix_home.home if isinstance(fix_home, TetrisSolution) else fix_home, dtype=np.int64)
         for (t, r), v in m.x.items():

@@ -85,3 +85,21 @@ def test_reader_cap_keeps_popular_tables_out():
     assert set(kept.tolist()) <= set(free.tolist())
     # Greedy in order: a table that fits after a skipped one is still taken.
     assert all(readers[t] > 50 - readers[kept].sum() for t in free if t not in set(kept.tolist()))
+
+
+@settings(max_examples=5)
+@given(small, st.sampled_from(["gpu_type", "jobs,gpu_type", "region_pair", "overloaded,moved"]))
+def test_every_kind_alone_keeps_the_properties(inst, kinds):
+    res = lns.solve(inst, seed=0, kinds=kinds, full_share=0.0, **OPTS)
+    best, _ = brute_force(inst)
+    assert res.status == "feasible" and not violations(inst, res.solution)
+    assert best - 1e-9 * max(1.0, abs(best)) <= res.objective <= res.stats["start_objective"]
+
+
+def test_unknown_kind_is_refused_before_any_work():
+    import pytest
+
+    from placement.errors import InstanceError
+
+    with pytest.raises(InstanceError, match="kinds"):
+        lns.solve(generate_tetris(4, 4, 2, seed=0), kinds="jobs,bogus")
