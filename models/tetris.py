@@ -564,7 +564,7 @@ class _Rounds:
                 out["termination"] = "time_limit"
                 return out
             self.stats["rounds"] += 1
-            res = self.opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=bool(__import__("os").environ.get("TETRIS_TEE")),
+            res = self.opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=False,
                                  load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                  solver_options=options)
             tc = res.termination_condition
