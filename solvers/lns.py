@@ -355,16 +355,30 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
                           message=f"hill-climbing start: {hc.message}")
         return res
     home = hc.solution.home.copy()
+    ils = None
     if kicks > 0 and inst.n_regions > 1 and inst.n_tables <= local_max_tables:
         ils_limit = None if time_limit is None else kick_share_of_time * time_limit
         ils = hill_climb.solve(inst, seed=seed, home=home, kicks=kicks, time_limit=ils_limit,
                                **(hill_climb_options or {}))
-        if ils.solution is not None and ils.objective < hc.objective and not violations(inst, ils.solution.home):
-            home = ils.solution.home.copy()
         stats["ils_objective"] = ils.objective
     stats["ils_s"] = time.perf_counter() - t0 - hc_s
     ev = evaluate(inst, home)
     obj = ev.objective
+
+    def accept(res: SolveResult) -> bool:
+        """Take ``res``'s placement when the reference evaluation says it is strictly better and feasible."""
+        nonlocal home, ev, obj
+        if res.solution is None:
+            return False
+        cand = res.solution.home
+        cev = evaluate(inst, cand)  # our own check: a sub-solver's word is not the last one
+        if cev.objective < obj - _REL_EPS * max(1.0, abs(obj)) and not violations(inst, cand, cev):
+            home, ev, obj = cand.copy(), cev, cev.objective
+            return True
+        return False
+
+    if ils is not None:
+        accept(ils)
     whole_regions = list(range(inst.n_regions))
     bound = None
     if full_share > 0 and inst.n_tables * inst.n_regions <= full_max_cells:
@@ -378,20 +392,16 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
                              "s": full.wall_time_s}
             if full.bound is not None and math.isfinite(full.bound):
                 bound = full.bound
-            if full.solution is not None and full.objective < obj - _REL_EPS * max(1.0, abs(obj)) \
-                    and not violations(inst, full.solution.home):
-                home = full.solution.home.copy()
-                ev = evaluate(inst, home)
-                obj = ev.objective
+            accept(full)
             if full.status == Status.OPTIMAL and full.objective <= obj + _REL_EPS * max(1.0, abs(obj)):
-                stats["proved_optimal"] = stats["proof"] = True
+                stats["proof"] = True
                 bound = obj
     rng = np.random.default_rng([seed, 7])
     hoods = _Neighbourhoods(inst, rng, all_regions)
     cur_size = max(1, min(size, inst.n_tables))
     since_improved = 0
     overhead = 0.0  # the longest round time spent outside the sub-solve (kept out of the sub-solve's limit)
-    while not stats.get("proved_optimal"):
+    while not stats["proof"]:
         t_round = time.perf_counter()
         if iterations is not None and stats["rounds"] >= iterations:
             break
@@ -428,26 +438,17 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         elif sub.status == Status.TIME_LIMIT:
             cur_size = max(4, cur_size - 2)
         improved = False
-        if sub.solution is not None:
-            cand = sub.solution.home
-            cev = evaluate(inst, cand)  # our own check: the sub-solver's word is not the last one
-            if cev.objective < obj - _REL_EPS * max(1.0, abs(obj)) and not violations(inst, cand, cev):
-                home, ev, obj = cand.copy(), cev, cev.objective
-                stats["improved"][kind] += 1
-                improved = True
-                if polish and inst.n_tables <= local_max_tables:
-                    left = None if deadline is None else max(0.01, deadline - time.perf_counter())
-                    pol = hill_climb.solve(inst, seed=seed, home=home, time_limit=left, **(hill_climb_options or {}))
-                    if pol.solution is not None and pol.objective < obj - _REL_EPS * max(1.0, abs(obj)) \
-                            and not violations(inst, pol.solution.home):
-                        home = pol.solution.home.copy()
-                        ev = evaluate(inst, home)
-                        obj = ev.objective
-                        stats["polished"] = stats.get("polished", 0) + 1
+        if accept(sub):
+            stats["improved"][kind] += 1
+            improved = True
+            if polish and inst.n_tables <= local_max_tables:
+                left = None if deadline is None else max(0.01, deadline - time.perf_counter())
+                if accept(hill_climb.solve(inst, seed=seed, home=home, time_limit=left, **(hill_climb_options or {}))):
+                    stats["polished"] = stats.get("polished", 0) + 1
         since_improved = 0 if improved else since_improved + 1
         overhead = max(overhead, time.perf_counter() - t_round - sub.wall_time_s)
         if len(free) == inst.n_tables and list(regions) == whole_regions and not improved and _proved(sub):
-            stats["proved_optimal"] = stats["proof"] = True  # the whole instance was the neighbourhood
+            stats["proof"] = True  # the whole instance was the neighbourhood
             bound = obj
             break
     stats["final_objective"] = obj
@@ -456,7 +457,8 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
     stats["sub_s_max"] = float(subs.max())
     stats["sub_s_total"] = float(subs.sum())
     stats["improvement"] = (hc.objective - obj) / max(abs(hc.objective), 1e-9)
-    stats["stopped_by"] = ("proof" if stats.get("proved_optimal") else "iterations" if iterations is not None and stats["rounds"] >= iterations else
+    stats["stopped_by"] = ("proof" if stats["proof"] else
+                           "iterations" if iterations is not None and stats["rounds"] >= iterations else
                            "stall" if since_improved >= stall else "time_limit")
     stats.update(ev.measures)
     wall = time.perf_counter() - t0
