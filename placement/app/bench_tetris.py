@@ -194,7 +194,8 @@ def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
         cmp_rows = [{"solver": "hill-climb", "status": str(res.status), "objective": res.objective,
                      "minus_hill_climb": 0.0, "wall_time_s": res.wall_time_s},
                     {"solver": "lns", "status": str(lns_res.status), "objective": lns_res.objective,
-                     "minus_hill_climb": lns_res.objective - res.objective, "wall_time_s": lns_res.wall_time_s, "hill_climb_s": ls.get("hill_climb_s"),
+                     "minus_hill_climb": lns_res.objective - res.objective, "wall_time_s": lns_res.wall_time_s,
+                     "hill_climb_s": ls.get("hill_climb_s"),
                      "neighbourhoods": ls.get("rounds"), "improved": sum(ls.get("improved", {}).values()),
                      "sub_s_median": ls.get("sub_s_median")}]
         better = lns_res.objective is not None and res.objective is not None and lns_res.objective < res.objective
