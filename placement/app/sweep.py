@@ -98,10 +98,10 @@ def _argv(options: dict[str, Any], where: str = "options") -> list[str]:
     for k, v in options.items():
         if not isinstance(k, str):
             raise InstanceError(f"{where}.{k}", "option names must be strings")
-        if v is not None and not isinstance(v, (str, int, float)):
-            raise InstanceError(f"{where}.{k}", f"must be a number, a string or a boolean, got {type(v).__name__}")
         if v is None:
             raise InstanceError(f"{where}.{k}", "must have a value")
+        if not isinstance(v, (str, int, float)):
+            raise InstanceError(f"{where}.{k}", f"must be a number, a string or a boolean, got {type(v).__name__}")
         if isinstance(v, bool):
             if v:
                 out.append(_flag(k))
