@@ -5,9 +5,12 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["trace_path", "TRACES"]
+__all__ = ["trace_path", "TRACES", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"]
 
 TRACES = ("philly.csv", "openb_pod_list_default.csv", "openb_node_list_gpu_node.csv")
+# Names the command line accepts for shipped files.
+SHIPPED_TRACES = {"philly": "philly.csv", "openb": "openb_pod_list_default.csv"}
+SHIPPED_CLUSTERS = {"openb": "openb_node_list_gpu_node.csv"}
 
 
 def trace_path(name: str) -> Path:

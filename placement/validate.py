@@ -12,7 +12,7 @@ from typing import Any
 from .errors import InstanceError
 
 __all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER", "option_counts",
-           "generated_size"]
+           "generated_size", "check_number", "check_bool"]
 
 
 def obj(v: Any, where: str) -> dict:
@@ -122,3 +122,18 @@ def _human(n: float) -> str:
             return f"{n:.3g} {unit}"
         n /= 1024
     return f"{n:.3g} B"
+
+
+def check_number(name: str, value, lo: float | None = None, hi: float | None = None) -> float:
+    """``value`` as a finite float within [lo, hi]; :class:`InstanceError` naming ``name`` otherwise."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (lo is not None and value < lo) or (hi is not None and value > hi):
+        rng = f" in [{lo:g}, {hi:g}]" if lo is not None and hi is not None else f" >= {lo:g}" if lo is not None else ""
+        raise InstanceError(name, f"must be a finite number{rng}, got {value!r}")
+    return float(value)
+
+
+def check_bool(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise InstanceError(name, f"must be true or false, got {value!r}")
+    return value

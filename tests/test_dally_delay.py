@@ -1,4 +1,4 @@
-"""Dally's pure pieces (solvers/delay.py): Algorithm 1 branch by branch, Algorithm 2 against
+"""Dally's pure pieces (solvers/online/delay.py): Algorithm 1 branch by branch, Algorithm 2 against
 hand computations, Nw_sens and the offer order, GPU choice per tier."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solvers.delay import (
+from placement.sim.placement import choose_gpus
+from solvers.online.delay import (
     HOUR,
     MANUAL_TIMERS,
     AutoTuner,
     Timers,
-    choose_gpus,
     fit_timers,
     mean_plus_two_sd,
     nw_sens,

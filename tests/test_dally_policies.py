@@ -15,7 +15,7 @@ from models.schedule_bound import instance_from_trace, solve
 from placement.errors import InstanceError
 from placement.sim import Cluster, Job, Trace, replay_check, simulate, synthetic_trace
 from placement.sim.policies import make_policy
-from solvers.delay import Timers
+from solvers.online.delay import Timers
 
 POLICIES = ("fifo", "dally", "dally-manual", "tiresias", "gandiva")
 H = 3600.0

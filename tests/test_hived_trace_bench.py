@@ -5,8 +5,8 @@ import pytest
 from placement.app.bench_hived_trace import delay_over_time, fragmentation, tenant_delays
 from placement.sim import Cluster, simulate
 from placement.sim.perf import IdealPerf
-from solvers.hived_sched import HiveD
-from solvers.quota_sched import QuotaSharing
+from solvers.online.hived import HiveD
+from solvers.online.quota import QuotaSharing
 from tests.test_hived_trace_policies import ASSIGN, SCENE, _trace
 
 

@@ -10,9 +10,9 @@ from placement.sim import Cluster, replay_check, simulate
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
 from placement.sim.trace import Job, Trace
-from solvers.hived_sched import HiveD, HiveDStatic, VCLogical, sharing_safety_check
-from solvers.private import Private
-from solvers.quota_sched import QuotaSharing
+from solvers.online.hived import HiveD, HiveDStatic, VCLogical, sharing_safety_check
+from solvers.online.private import Private
+from solvers.online.quota import QuotaSharing
 
 PERF = IdealPerf()
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from solvers.mast import VARIANTS, tetris_placement
+from placement.app.policy_data import VARIANTS, tetris_placement
 
 REGIONS = ["east", "west", "north"]
 TYPES = ["A100", "V100"]
@@ -49,5 +49,5 @@ def test_replication_adds_the_region():
 
 
 def test_unknown_variant_is_refused():
-    with pytest.raises(ValueError, match="variant"):
+    with pytest.raises(ValueError, match="data"):
         tetris_placement(REGIONS, TYPES, GPUS, variant="magic")

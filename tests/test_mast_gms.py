@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solvers.gms import GmsParams, TenantUsage, credit, gms_scan, quota_scan
+from solvers.online.gms import GmsParams, TenantUsage, credit, gms_scan, quota_scan
 
 
 def _usage() -> TenantUsage:

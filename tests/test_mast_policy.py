@@ -5,13 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from placement.app.policy_data import build_policy
 from placement.sim.cluster import Cluster, MachineSpec
 from placement.sim.engine import simulate
-from placement.sim.policies import make_policy
 from placement.sim.replay import replay_check
 from placement.sim.trace import Job, Trace, synthetic_trace
-from solvers.federated import FederatedPolicy
-from solvers.mast import MastPolicy
+from solvers.online.federated import FederatedPolicy
+from solvers.online.mast import MastPolicy
 
 
 def two_type_cluster(regions: int = 3) -> Cluster:
@@ -35,20 +35,20 @@ def small_trace(seed: int, jobs: int = 120) -> Trace:
 @given(seed=st.integers(0, 10**6), policy=st.sampled_from(["mast", "federated"]))
 def test_logs_replay_clean_and_speedups_change_nothing(seed, policy):
     cl, tr = two_type_cluster(), small_trace(seed)
-    base = simulate(tr, cl, make_policy(policy, data_seed=seed, prefilter_min=0))
+    base = simulate(tr, cl, build_policy(policy, cl, data_seed=seed, prefilter_min=0))
     assert replay_check(tr, cl, base.log) == []
     assert not base.unfinished
     # the negative cache and the pre-filter change the work done, never a decision
     for opts in ({"negative_cache": False}, {"prefilter": False}, {"negative_cache": False, "prefilter": False}):
-        other = simulate(tr, cl, make_policy(policy, data_seed=seed, prefilter_min=0, **opts))
+        other = simulate(tr, cl, build_policy(policy, cl, data_seed=seed, prefilter_min=0, **opts))
         assert other.log.to_csv() == base.log.to_csv()
     assert base.policy_stats["rms_calls"] <= other.policy_stats["rms_calls"]
 
 
 def test_same_seed_same_log():
     cl, tr = two_type_cluster(), small_trace(5, jobs=200)
-    a = simulate(tr, cl, MastPolicy(data="v0", data_seed=2), seed=1)
-    b = simulate(tr, cl, MastPolicy(data="v0", data_seed=2), seed=1)
+    a = simulate(tr, cl, build_policy("mast", cl, data="v0", data_seed=2), seed=1)
+    b = simulate(tr, cl, build_policy("mast", cl, data="v0", data_seed=2), seed=1)
     assert a.log.to_csv() == b.log.to_csv()
     timing = {"rms_time_s"}
     assert ({k: v for k, v in a.policy_stats.items() if k not in timing}
@@ -112,12 +112,12 @@ def test_workload_without_an_eligible_region_waits_and_is_counted():
     cl = two_type_cluster()
     tr = small_trace(3, jobs=80)
     # v0 homes leave some workloads without any region holding all their tables
-    never = simulate(tr, cl, MastPolicy(data="v0", data_seed=1, replication_delay=None))
+    never = simulate(tr, cl, build_policy("mast", cl, data="v0", data_seed=1, replication_delay=None))
     st = never.policy_stats
     assert st["no_eligible_region"] > 0 and st["waiting_forever"] == st["no_eligible_region"]
     assert len(never.unfinished) == st["waiting_forever"]
     assert replay_check(tr, cl, never.log, require_complete=False) == []
-    pol = MastPolicy(data="v0", data_seed=1, replication_delay=600.0)
+    pol = build_policy("mast", cl, data="v0", data_seed=1, replication_delay=600.0)
     repl = simulate(tr, cl, pol)
     assert repl.policy_stats["replications"] == repl.policy_stats["no_eligible_region"] > 0
     assert not repl.unfinished and replay_check(tr, cl, repl.log) == []

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from models.mast_rms import evaluate_plan
 from models.mast_rms import solve as mip_solve
 from placement.result import Status
-from solvers.rms import (
+from solvers.online.rms import (
     NegativeCache,
     RegionState,
     auction,

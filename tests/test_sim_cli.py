@@ -10,7 +10,7 @@ import pytest
 
 from placement.app.cli import main
 from placement.sim import read_log, replay_check
-from placement.sim.spec import load_instance, load_solution
+from placement.sim.instance import load_instance, load_solution
 
 
 def test_generate_simulate_evaluate(tmp_path, capsys):
@@ -102,7 +102,7 @@ def test_unreadable_trace_files(tmp_path, capsys, content):
 def test_whole_philly_trace_through_fifo_passes_replay():
     from instances.traces import trace_path
     from placement.sim import Cluster, load_philly, simulate
-    from solvers.fifo import FIFO
+    from solvers.online.fifo import FIFO
 
     trace = load_philly(trace_path("philly.csv"))
     cluster = Cluster.uniform(racks=8, machines=8, gpus_per_machine=8)

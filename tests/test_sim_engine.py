@@ -24,7 +24,7 @@ from placement.sim import (
     synthetic_trace,
 )
 from placement.sim.placement import first_fit_consolidated
-from solvers.fifo import FIFO
+from solvers.online.fifo import FIFO
 
 
 class RandomPolicy(Policy):

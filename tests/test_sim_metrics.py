@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from instances.traces import trace_path
+from placement.app.shipped import cluster_arg
 from placement.errors import InstanceError
 from placement.sim import Cluster, replay_check, simulate, synthetic_trace
 from placement.sim.cluster_io import (
@@ -16,11 +17,10 @@ from placement.sim.cluster_io import (
     cluster_to_doc,
     load_cluster_spec,
     load_openb_nodes,
-    resolve_cluster,
 )
 from placement.sim.metrics import per_job, step_average, summary, time_series
 from placement.sim.trace import load_openb
-from solvers.fifo import FIFO
+from solvers.online.fifo import FIFO
 
 
 @given(seed=st.integers(0, 1000), bin_s=st.sampled_from([None, 600.0, 3600.0]))
@@ -84,7 +84,7 @@ def test_cluster_spec_round_trip_and_errors(tmp_path):
 def test_openb_nodes_cluster_is_the_real_one():
     import csv
 
-    c = resolve_cluster("openb")
+    c = cluster_arg("openb")
     with open(trace_path("openb_node_list_gpu_node.csv")) as f:
         nodes = list(csv.DictReader(f))
     assert c.n_gpus == sum(int(n["gpu"]) for n in nodes) == 6212
@@ -98,7 +98,7 @@ def test_openb_pods_load_and_simulate():
     trace = load_openb(trace_path("openb_pod_list_default.csv"))
     assert 0 < len(trace) < 8152
     assert all(j.gpus >= 1 and j.duration >= 0 for j in trace.jobs)
-    cluster = resolve_cluster("openb")
+    cluster = cluster_arg("openb")
     small = load_openb(trace_path("openb_pod_list_default.csv"), sample=300, seed=1)
     res = simulate(small, cluster, FIFO(backfill=True))
     assert replay_check(small, cluster, res.log) == []

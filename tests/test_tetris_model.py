@@ -40,7 +40,7 @@ def test_model_objective_equals_reference_evaluation(inst):
 
 
 def test_stored_default_instances_solve_to_optimality():
-    from placement.tetris.spec import SPEC
+    from placement.app.families.tetris import SPEC
 
     for name, inst in SPEC.bench_instances(True):
         res = solve(inst, time_limit=60)

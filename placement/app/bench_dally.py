@@ -9,7 +9,7 @@ Set-up (Dally §5.1, with what we do not have replaced and labelled)
     all submitted at 0 (batch) or 400 with Poisson arrivals at ``jobs_per_hour`` (seeded). GPU
     demand and duration (= ideal compute time) are Philly's; the model is assigned uniformly
     over Table 1's six by a seeded rule (labelled synthetic); iterations = ideal time / the
-    model's time per iteration (:data:`solvers.dally.ITERATION_TIME`, synthetic).
+    model's time per iteration (:data:`solvers.online.dally.ITERATION_TIME`, synthetic).
     Performance: :class:`placement.sim.perf.DallyPerf` (Table 1). No checkpoint loss
     (the simulator's default: preemption keeps all progress).
 Metrics (from the log, :mod:`placement.sim.metrics`)

@@ -117,20 +117,20 @@ def run_schemes(trace, n_nodes: int, schemes=tuple(SCHEMES), order: str = "fifo"
     log, the per-tenant delays, fragmentation series, preempted GPUs, wall time and violations."""
     from ..sim import replay_check, simulate
     from ..sim.perf import IdealPerf
-    from ..sim.policies import make_policy
+    from .policy_data import build_policy
 
     cluster = _cluster(n_nodes)
     perf = IdealPerf()
     out: dict[str, dict[str, Any]] = {}
     for name in schemes:
         pol_name, opts = SCHEMES[name]
-        pol = make_policy(pol_name, order=order, **opts)
+        pol = build_policy(pol_name, cluster, order=order, **opts)
         t0 = time.perf_counter()
         res = simulate(trace, cluster, pol, perf=perf, seed=seed)
         wall = time.perf_counter() - t0
         checks = []
         if pol_name.startswith("hived"):
-            from solvers.hived_sched import sharing_safety_check
+            from solvers.online.hived import sharing_safety_check
             checks = [sharing_safety_check(pol.assign)]
         bad = replay_check(trace, cluster, res.log, perf=perf, checks=checks)
         high = set(getattr(pol, "guaranteed_ever", set()))

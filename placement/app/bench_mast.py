@@ -40,7 +40,7 @@ __all__ = ["bench_sections", "slo_report", "scheduling_events", "compare_run", "
 def uniform_region(n_dclusters: int = 20, racks: int = 8, machines: int = 16, gpus: int = 8, *,
                    fill: float = 1.0, seed: int = 0):
     """A region of identical machines filled with random jobs up to ``fill`` of its GPUs."""
-    from solvers.rms import RegionState, choose_machines
+    from solvers.online.rms import RegionState, choose_machines
 
     rng = np.random.default_rng(seed)
     per = racks * machines
@@ -98,7 +98,7 @@ def slo_report(events: list[tuple], limits: dict, end: float, bucket: float = 36
 
 
 def gms_scan_run(n_pending: int = 10_000, n_tenants: int = 200, seed: int = 0, repeats: int = 5) -> dict:
-    from solvers.gms import GmsParams, TenantUsage, gms_scan
+    from solvers.online.gms import GmsParams, TenantUsage, gms_scan
 
     rng = np.random.default_rng(seed)
     now = 86_400.0
@@ -123,7 +123,7 @@ def gms_scan_run(n_pending: int = 10_000, n_tenants: int = 200, seed: int = 0, r
 
 
 def rms_speed_run(fill: float, n_requests: int = 400, seed: int = 0) -> dict:
-    from solvers.rms import plan_region
+    from solvers.online.rms import plan_region
 
     s = uniform_region(fill=fill, seed=seed)
     rng = np.random.default_rng(seed + 1)
@@ -143,7 +143,7 @@ def rms_speed_run(fill: float, n_requests: int = 400, seed: int = 0) -> dict:
 
 def negative_cache_run(n_pending: int = 3000, seed: int = 0) -> dict:
     """One pass over pending workloads in priority order, cache on vs off (same requests)."""
-    from solvers.rms import NegativeCache, plan_region
+    from solvers.online.rms import NegativeCache, plan_region
 
     rng = np.random.default_rng(seed + 2)
     prio = np.sort(rng.choice(7, n_pending, p=[0.03, 0.2, 0.16, 0.54, 0.002, 0.005, 0.063]), kind="stable")
@@ -183,7 +183,7 @@ def rms_vs_mip_run(n_cases: int = 60, seed: int = 0) -> dict:
     """RMS's plan vs the lexicographic MIP on generated, mostly full dynamic clusters."""
     from models.mast_rms import COST_NAMES, evaluate_plan
     from models.mast_rms import solve as mip_solve
-    from solvers.rms import RegionState, choose_machines, plan_dcluster
+    from solvers.online.rms import RegionState, choose_machines, plan_dcluster
 
     rng = np.random.default_rng(seed)
     rows, mip_s, rms_s = [], 0.0, 0.0
@@ -252,8 +252,8 @@ def compare_run(trace, cluster, policies=("mast", "federated"), seed: int = 0, o
     """Each policy on the trace: replay_check, SLO violations per priority and over time."""
     from ..sim.engine import simulate
     from ..sim.metrics import DEFAULT_SLO, slo_limit
-    from ..sim.policies import make_policy
     from ..sim.replay import replay_check
+    from .policy_data import build_policy
 
     end = max(j.submit for j in trace.jobs) if trace.jobs else 0.0
     t_start = min(j.submit for j in trace.jobs) if trace.jobs else 0.0
@@ -262,7 +262,7 @@ def compare_run(trace, cluster, policies=("mast", "federated"), seed: int = 0, o
     out = {}
     for name in policies:
         t0 = time.perf_counter()
-        res = simulate(trace, cluster, make_policy(name, **(options or {})), seed=seed)
+        res = simulate(trace, cluster, build_policy(name, cluster, **(options or {})), seed=seed)
         wall = time.perf_counter() - t0
         ev = scheduling_events(res.log, trace)
         delays = [s - q for _, q, s in ev if s is not None]
@@ -344,12 +344,12 @@ def _busy_section(out_dir: Path, quick: bool, seed: int) -> BenchSection:
 def cache_sim_run(trace, cluster, seed: int = 0) -> dict:
     """The same simulation with the negative cache on and off: identical logs, work and time."""
     from ..sim.engine import simulate
-    from ..sim.policies import make_policy
+    from .policy_data import build_policy
 
     out = {}
     for on in (True, False):
         t0 = time.perf_counter()
-        res = simulate(trace, cluster, make_policy("mast", negative_cache=on, prefilter=False), seed=seed)
+        res = simulate(trace, cluster, build_policy("mast", cluster, negative_cache=on, prefilter=False), seed=seed)
         out[on] = (time.perf_counter() - t0, res)
     a, b = out[True][1], out[False][1]
     return {"same_log": a.log.to_csv() == b.log.to_csv(), "hit_rate": a.policy_stats["cache_hit_rate"],
@@ -371,10 +371,10 @@ def philly_whole_run(seed: int = 0) -> dict:
 
     trace = load_philly(trace_path("philly.csv"))
     cluster = Cluster.uniform(regions=4, clusters=2, racks=2, machines=8, gpus_per_machine=8)
-    from solvers.mast import MastPolicy
+    from .policy_data import build_policy
 
     t0 = time.perf_counter()
-    res = simulate(trace, cluster, MastPolicy(), seed=seed)
+    res = simulate(trace, cluster, build_policy("mast", cluster), seed=seed)
     wall = time.perf_counter() - t0
     broken = replay_check(trace, cluster, res.log)
     return {"jobs": len(trace.jobs), "gpus": cluster.n_gpus, "wall_s": wall,

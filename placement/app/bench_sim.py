@@ -34,12 +34,12 @@ QUICK_CLUSTER = "1x1x2x8x8"  # 128 GPUs: the window's jobs queue (measured: abou
 def _philly_instance(window: dict | None, cluster: str = "1x1x8x8x8"):
     from instances.traces import trace_path
 
-    from ..sim.cluster_io import resolve_cluster
-    from ..sim.spec import SimInstance
+    from ..sim.instance import SimInstance
     from ..sim.trace import load_philly
+    from .shipped import cluster_arg
 
     trace = load_philly(trace_path("philly.csv"), **(window or {}))
-    return SimInstance(trace, resolve_cluster(cluster), "dally")
+    return SimInstance(trace, cluster_arg(cluster), "dally")
 
 
 def _core_section(out_dir: Path, quick: bool, scale: bool, seed: int, progress) -> BenchSection:

@@ -35,7 +35,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="run a scheduling policy on a trace (trace-driven simulator)")
     p.add_argument("trace", help="trace file (Philly CSV, openb pod CSV, our CSV v1, or a "
                    "'trace' instance .json/.yaml) or a shipped name: philly, openb")
-    p.add_argument("--policy", default="fifo", help="policy name (placement.sim.policies)")
+    p.add_argument("--policy", default="fifo", help="a registered policy (listed below; default fifo)")
     p.add_argument("--cluster", default=None, help="spec .json/.yaml, openb node .csv, 'openb', or "
                    "RxCxKxMxG[:TYPE] (default: by trace format, philly 1x1x8x8x8, openb its nodes)")
     p.add_argument("--seed", type=int, default=0)
@@ -51,6 +51,23 @@ def add_commands(sub) -> None:
     p.add_argument("--bin", type=float, default=None, help="time-series bin, s (default: about 400 bins)")
     p.add_argument("-o", "--output", required=True, help="output folder (created if missing)")
     p.set_defaults(func=cmd_simulate)
+    _list_policies_in_help(p)
+
+
+def _list_policies_in_help(p: argparse.ArgumentParser) -> None:
+    """``--help`` ends with every registered policy and its one-line description (the classes are
+    imported only when help is shown)."""
+    base = p.format_help
+
+    def format_help() -> str:
+        from ..sim.policies import describe_policies
+
+        desc = describe_policies()
+        width = max((len(n) for n in desc), default=0)
+        lines = [f"  {n:<{width}}  {d}" for n, d in desc.items()]
+        return base() + "\npolicies (entry-point group placement.policies):\n" + "\n".join(lines) + "\n"
+
+    p.format_help = format_help
 
 
 def _check_out_dir(path: str) -> Path:
@@ -65,9 +82,9 @@ def _check_out_dir(path: str) -> Path:
 def load_inputs(args: argparse.Namespace):
     """(SimInstance, trace format) from the command-line arguments; all validation here."""
     from ..io import read_document
-    from ..sim.cluster_io import resolve_cluster
-    from ..sim.spec import SimInstance, load_instance
-    from ..sim.trace import load_trace, window
+    from ..sim.instance import SimInstance, load_instance
+    from ..sim.trace import window
+    from .shipped import cluster_arg, load_trace_arg
 
     for name in ("start", "hours", "checkpoint", "scan", "bin"):
         v = getattr(args, name, None)
@@ -83,12 +100,12 @@ def load_inputs(args: argparse.Namespace):
         inst = load_instance(read_document(src))
         jobs = window(inst.trace.jobs, **win)
         trace = type(inst.trace)(inst.trace.name, tuple(jobs), inst.trace.provenance)
-        cluster = resolve_cluster(args.cluster) if args.cluster else inst.cluster
+        cluster = cluster_arg(args.cluster) if args.cluster else inst.cluster
         return SimInstance(trace, cluster, args.perf or inst.perf,
                            args.checkpoint or inst.checkpoint_interval,
                            args.scan or inst.scan_interval), "json"
-    trace, fmt_ = load_trace(src, **win)
-    cluster = resolve_cluster(args.cluster or DEFAULT_CLUSTERS[fmt_])
+    trace, fmt_ = load_trace_arg(src, **win)
+    cluster = cluster_arg(args.cluster or DEFAULT_CLUSTERS[fmt_])
     return SimInstance(trace, cluster, args.perf or "dally", args.checkpoint, args.scan), fmt_
 
 
@@ -96,13 +113,10 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     """Simulate; returns (SimResult, per-job rows, summary dict, violations)."""
     from ..sim.engine import simulate
     from ..sim.metrics import per_job, summary
-    from ..sim.policies import make_policy
     from ..sim.replay import replay_check
+    from .policy_data import build_policy
 
-    try:
-        pol = make_policy(policy, **(options or {}))
-    except TypeError as exc:
-        raise InstanceError("--option", f"policy {policy!r} does not take these options ({exc})") from None
+    pol = build_policy(policy, inst.cluster, **(options or {}))
     perf = inst.perf_model()
     res = simulate(inst.trace, inst.cluster, pol, perf=perf, seed=seed, scan_interval=inst.scan_interval,
                    checkpoint_interval=inst.checkpoint_interval, progress=progress)
@@ -174,8 +188,8 @@ def plot_run(out: Path, ts: list[dict[str, Any]], rows: list[dict[str, Any]], ti
 
 
 def write_outputs(out: Path, inst, res, rows, summ, broken, bin_s=None, plots=True) -> list[str]:
+    from ..sim.instance import instance_to_json, solution_to_json
     from ..sim.metrics import time_series
-    from ..sim.spec import instance_to_json, solution_to_json
 
     out.mkdir(parents=True, exist_ok=True)
     ts = time_series(rows, res.log, inst.cluster.n_gpus, bin_s=bin_s)

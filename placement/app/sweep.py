@@ -112,10 +112,10 @@ def _argv(options: dict[str, Any], where: str = "options") -> list[str]:
 
 def _parse(argv: list[str], where: str) -> argparse.Namespace:
     """Parse a command line with the CLI's own parser; errors name the spec field."""
-    from .cli import build_parser
+    from .commands import base_parser
 
     try:
-        return build_parser().parse_args(argv)
+        return base_parser()[0].parse_args(argv)
     except InstanceError as exc:
         raise InstanceError(f"{where}.{exc.field.lstrip('-').replace('-', '_')}", exc.message) from None
 
@@ -179,7 +179,9 @@ def load_spec(path: str | Path) -> dict[str, Any]:
             raise InstanceError("time_limit", f"must be a positive number of seconds, got {tl!r}")
         spec.update(family=fam, solvers=solvers, sizes=sizes, time_limit=tl)
     else:
-        from ..sim.policies import POLICIES
+        from ..sim.policies import policy_names
+
+        POLICIES = policy_names()
 
         policies = _seq(doc, "policies")
         for i, p in enumerate(policies):
@@ -258,7 +260,7 @@ def validate_cells(spec: dict[str, Any], cells: list[dict[str, Any]]) -> None:
             except InstanceError as exc:
                 raise InstanceError(f"options.{solver}", exc.message) from None
     else:
-        from ..sim.policies import policy_class
+        from .policy_data import check_policy_options
         from .simulate import load_inputs
 
         for ti, tr in enumerate(spec["traces"]):
@@ -267,9 +269,9 @@ def validate_cells(spec: dict[str, Any], cells: list[dict[str, Any]]) -> None:
                 load_inputs(args)
         for p in spec["policies"]:
             try:
-                policy_class(p)(**spec["options"].get(p, {}))
-            except (TypeError, ValueError) as exc:
-                raise InstanceError(f"options.{p}", f"policy {p!r} does not take these options ({exc})") from None
+                check_policy_options(p, spec["options"].get(p, {}))
+            except InstanceError as exc:
+                raise InstanceError(f"options.{p}", exc.message) from None
 
 
 def _sim_args(tr: dict[str, Any], cluster: str, seed: int, policy: str, where: str) -> argparse.Namespace:

@@ -5,5 +5,5 @@ networks and ring all-reduce routes), :mod:`.instance` (instances, candidates,
 solutions, file format), :mod:`.circle` (unified circle of a link on an angle
 grid), :mod:`.evaluation` (reference evaluation on the integer time grid and
 the link-sharing iteration-time model), :mod:`.affinity` (Affinity graph and
-loop detection), :mod:`.spec` (CLI / bench registration).
+loop detection), and the CLI / bench adapter :mod:`placement.app.families.cassini`.
 """

@@ -201,12 +201,9 @@ def parse_shorthand(text: str, option: str = "--cluster") -> Cluster:
 
 
 def resolve_cluster(text: str, option: str = "--cluster") -> Cluster:
-    """A cluster from a ``--cluster`` value: spec file, openb node CSV, ``openb``, or shorthand."""
+    """A cluster from a ``--cluster`` value: spec file, openb node CSV, or shorthand. (The shipped
+    name ``openb`` is the app's: :func:`placement.app.shipped.cluster_arg`.)"""
     low = text.lower()
-    if low == "openb":
-        from instances.traces import trace_path  # the shipped node list
-
-        return load_openb_nodes(trace_path("openb_node_list_gpu_node.csv"))
     if low.endswith((".json", ".yaml", ".yml")):
         return load_cluster_spec(text)
     if low.endswith(".csv"):

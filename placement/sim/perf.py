@@ -21,25 +21,15 @@ Choices where the paper is silent (ours):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
-from .trace import Job
+from .table1 import DALLY_MODELS, DALLY_SKEW, DALLY_TABLE1
 
-__all__ = ["PerfModel", "IdealPerf", "DallyPerf", "DALLY_TABLE1", "DALLY_MODELS"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .trace import Job
 
-# Dally Table 1 (Dally §3.2): communication overhead as a fraction of compute time per tier
-# (machine, rack, network), transcribed from papers/dally-network-sensitive-dl.txt.
-DALLY_TABLE1: dict[str, tuple[float, float, float]] = {
-    "VGG11": (0.01, 0.06, 0.07),
-    "AlexNet": (0.02, 0.13, 1.00),
-    "MobileNetV3": (0.42, 9.40, 195.92),
-    "ResNet18": (0.07, 1.16, 27.49),
-    "ResNet50": (0.12, 0.12, 0.38),
-    "BERT-large": (0.08, 0.23, 7.15),
-}
-# Table 1's skew column (High / Low), for policies that use Tiresias-style skew.
-DALLY_SKEW = {"VGG11": "High", "AlexNet": "High", "MobileNetV3": "High", "ResNet18": "Low",
-              "ResNet50": "Low", "BERT-large": "Low"}
-DALLY_MODELS = tuple(DALLY_TABLE1)
+__all__ = ["PerfModel", "IdealPerf", "DallyPerf", "DALLY_TABLE1", "DALLY_MODELS", "DALLY_SKEW"]
+
 _TIER_COLUMN = {"machine": 0, "rack": 1, "cluster": 2, "network": 2}
 
 

@@ -1,4 +1,4 @@
-"""The policy seam: what a scheduling policy sees and what it may decide (/work/notes/sim-api.md).
+"""The policy seam: what a scheduling policy sees and what it may decide.
 
 The engine (:mod:`placement.sim.engine`) calls ``policy.schedule(view, events)`` after each batch
 of simultaneous events and applies the returned decisions in order, validating each one: a
@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -95,13 +95,19 @@ class History(NamedTuple):
 
 
 class Policy(ABC):
-    """Base class of scheduling policies (one per module in ``solvers/``).
+    """Base class of scheduling policies (one per module in ``solvers/online/``).
 
     Subclasses implement :meth:`schedule`; :meth:`setup` is called once before the first event;
-    :meth:`stats` reports the policy's own statistics (JSON-able values).
+    :meth:`stats` reports the policy's own statistics (JSON-able values). The first line of a
+    subclass's docstring is its one-line description in ``placement simulate --help``.
+
+    ``needs`` maps a constructor option to the kind of data the policy receives there (a VC
+    assignment, a data placement); a policy never loads or generates it. The app layer
+    (:mod:`placement.app.policy_data`) fills an option the user did not give.
     """
 
     name = "policy"
+    needs: ClassVar[dict[str, str]] = {}
 
     def setup(self, view: SimView, seed: int) -> None:  # noqa: B027 - an optional hook, empty by default
         """Called once before the first event (``view.now`` is the first event's time)."""

@@ -7,7 +7,7 @@ file, the row (its line number in the file) and the column.
 
 What a trace lacks is assigned by a seeded rule and named in ``Job.synthetic``:
 
-- ``model``: drawn uniformly from Dally Table 1's models (:data:`placement.sim.perf.DALLY_MODELS`).
+- ``model``: drawn uniformly from Dally Table 1's models (:data:`placement.sim.table1.DALLY_MODELS`).
   No trace names the model a job trains (traces README).
 - ``priority`` (Philly, synthetic traces): 0 (high) / 1 / 2 (low) with probabilities
   :data:`PRIORITY_WEIGHTS`. Philly has no priority column; this split is our choice.
@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InstanceError
+from .table1 import DALLY_MODELS
 
 __all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv", "load_trace", "trace_format",
            "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
@@ -199,8 +200,6 @@ def window(jobs: Sequence[Job], *, start: float = 0.0, hours: float | None = Non
 
 
 def _synthetic_fields(n_rows: int, seed: int, *, priority: bool):
-    from .perf import DALLY_MODELS
-
     rng = np.random.default_rng(seed)
     models = rng.integers(0, len(DALLY_MODELS), size=n_rows)
     prios = rng.choice(len(PRIORITY_WEIGHTS), size=n_rows, p=PRIORITY_WEIGHTS) if priority else None
@@ -424,8 +423,6 @@ def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
     sizes = np.array([g for g in PHILLY_GPU_HISTOGRAM if max_gpus is None or g <= max_gpus])
     if len(sizes) == 0:
         raise InstanceError("max_gpus", "must be at least 1")
-    from .perf import DALLY_MODELS
-
     rng = np.random.default_rng(seed)
     w = np.array([PHILLY_GPU_HISTOGRAM[g] for g in sizes], dtype=float)
     g = rng.choice(sizes, size=jobs, p=w / w.sum())
@@ -454,7 +451,6 @@ def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
 
 # ----------------------------------------------------------------------------- any trace file
 
-SHIPPED = {"philly": "philly.csv", "openb": "openb_pod_list_default.csv"}
 
 
 def trace_format(path: str | os.PathLike) -> str:
@@ -480,15 +476,10 @@ def trace_format(path: str | os.PathLike) -> str:
 
 
 def load_trace(source: str | os.PathLike, **window_args) -> tuple[Trace, str]:
-    """A trace from a file of any supported format, or a shipped name (``philly``, ``openb``);
-    returns (trace, format). ``window_args``: ``start``, ``hours``, ``sample``, ``seed``."""
-    s = str(source)
-    if s in SHIPPED:
-        from instances.traces import trace_path
-
-        path = trace_path(SHIPPED[s])
-    else:
-        path = Path(s)
+    """A trace from a file of any supported format; returns (trace, format). ``window_args``:
+    ``start``, ``hours``, ``sample``, ``seed``. (Shipped names such as ``philly`` are the app's:
+    :func:`placement.app.shipped.load_trace_arg`.)"""
+    path = Path(source)
     fmt = trace_format(path)
     loader = {"v1": load_trace_csv, "philly": load_philly, "openb": load_openb}[fmt]
     return loader(path, **window_args), fmt

@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InstanceError
-from ..io import read_document
-from ..registry import ProblemSpec
-from ..validate import generated_size, option_counts
-from .evaluation import evaluate, violations
-from .instance import (
+from placement.cassini.evaluation import evaluate, violations
+from placement.cassini.instance import (
     CassiniInstance,
     instance_to_json,
     load_instance,
     load_solution,
     solution_to_json,
 )
+from placement.errors import InstanceError
+from placement.io import read_document
+from placement.registry import ProblemSpec
+from placement.validate import generated_size, option_counts
 
 __all__ = ["SPEC"]
 

@@ -8,25 +8,10 @@ data placement
 eligible regions (§4.3)
     A workload may run only in a region that holds all its tables and has its GPU type
     ("RMS consults a real-time component of Tetris ... if not, the RMS abandons the auction").
-variants
-    ``"v0"``: the instance's starting homes, no replicas (MAST's V0: users picked the
-    regions, tables never moved); ``"hill_climb"``: homes after §3.4's hill climbing,
-    no replicas; ``"replicas"``: hill climbing then §3.5's extra replicas
-    (:mod:`solvers.replicas`).
 
-How the Tetris instance matches the simulated cluster (our construction)
------------------------------------------------------------------------
-:func:`instances.tetris.tetris_document` draws tables, popularity, ML jobs and storage;
-its regions are renamed to the cluster's regions and its GPU types to the cluster's
-(up to 8 types: type i of the instance is the cluster's i-th type in name order), and
-GPU supply is replaced by the cluster's: supply[r, g] = the cluster's share of type g
-GPUs in region r times 80% of the instance's demand for g (GPUs scarcer than demand,
-as in §3.2), at least 1 where the region has the type. The threshold of (6) is
-recomputed from the starting homes with the same rule as the generator (80% of the
-high-priority GPU-hours that can run at home). Trace jobs do not name Tetris tables, so
-each is mapped to one ML job of the instance, the same GPU type when there is one,
-by a seeded hash of its id (independent of the trace window and of job order); it
-reads that job's tables. A trace job that names tables known to the instance uses them.
+The data placement is data this policy receives (``data=``); how ``placement simulate``
+builds one for a cluster from a generated Tetris instance is
+:mod:`placement.app.policy_data`.
 """
 
 from __future__ import annotations
@@ -38,12 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from placement.sim.policy import Policy, Preempt, Start, Timer
-from solvers.gms import GmsParams, TenantUsage, credit, gms_scan
-from solvers.rms import NegativeCache, RegionState, auction, plan_region
+from solvers.online.gms import GmsParams, TenantUsage, credit, gms_scan
+from solvers.online.rms import NegativeCache, RegionState, auction, plan_region
 
-__all__ = ["DataPlacement", "tetris_placement", "VARIANTS", "MastPolicy"]
-
-VARIANTS = ("v0", "hill_climb", "replicas")
+__all__ = ["DataPlacement", "MastPolicy"]
 
 
 @dataclass
@@ -87,109 +70,18 @@ class DataPlacement:
         self.present[tables] |= np.int64(1 << region)
 
 
-def _v0_threshold(doc: dict, supply: np.ndarray, type_index: dict, region_index: dict) -> int:
-    home = {t["name"]: region_index[t["home"]] for t in doc["tables"]}
-    high = set(doc["high_priorities"])
-    total = 0
-    for j in doc["jobs"]:
-        if j["kind"] != "ml" or j["priority"] not in high:
-            continue
-        regs = {home[t] for t in j["tables"]}
-        if len(regs) == 1 and supply[regs.pop(), type_index[j["gpu_type"]]] > 0:
-            total += j["gpu_hours"]
-    return int(0.8 * total)
-
-
-def tetris_placement(regions: list[str], gpu_types: list[str], gpus: np.ndarray, *, variant: str = "replicas",
-                     n_tables: int = 200, n_jobs: int = 400, seed: int = 0,
-                     time_limit: float | None = 30.0) -> DataPlacement:
-    """Build a Tetris instance matching a cluster and solve it with the chosen variant.
-
-    Parameters
-    ----------
-    regions, gpu_types : names in the cluster (region index order; types in name order).
-    gpus : int array (regions x types), GPUs of each type per region in the cluster.
-    variant : one of :data:`VARIANTS`.
-    """
-    from instances.tetris import tetris_document
-    from placement.tetris.instance import load_instance
-
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
-    gpus = np.asarray(gpus, dtype=np.int64)
-    R = len(regions)
-    G = min(len(gpu_types), 8)
-    doc = tetris_document(n_tables, n_jobs, R, seed=seed, n_gpu_types=G, n_priorities=7)
-    old_types = [g for g in doc["regions"][0]["gpu_supply"]]
-    rename_r = {f"r{i}": regions[i] for i in range(R)}
-    rename_g = dict(zip(old_types, gpu_types[:G], strict=True))
-    type_index = {gpu_types[g]: g for g in range(G)}
-    region_index = {regions[r]: r for r in range(R)}
-    demand = np.zeros(G)
-    for j in doc["jobs"]:
-        if j["kind"] == "ml":
-            j["gpu_type"] = rename_g[j["gpu_type"]]
-            demand[type_index[j["gpu_type"]]] += j["gpu_hours"]
-    share = gpus[:, :G] / np.maximum(gpus[:, :G].sum(axis=0, keepdims=True), 1)
-    supply = np.floor(share * np.maximum(demand, 10) * 0.8).astype(np.int64)
-    supply[(gpus[:, :G] > 0) & (supply == 0)] = 1
-    for r, reg in enumerate(doc["regions"]):
-        reg["name"] = regions[r]
-        reg["gpu_supply"] = {gpu_types[g]: int(supply[r, g]) for g in range(G)}
-    for t in doc["tables"]:
-        t["home"] = rename_r[t["home"]]
-    for a in doc["apps"]:
-        a["cpu_capacity"] = {rename_r[k]: v for k, v in a["cpu_capacity"].items()}
-    doc["home_threshold"] = _v0_threshold(doc, supply, type_index, region_index)
-    inst = load_instance(doc)
-    a = inst.arrays
-    stats: dict = {"variant": variant}
-    replicas = None
-    if variant == "v0":
-        home = a.home0.copy()
-    elif variant == "hill_climb":
-        from solvers.hill_climb import solve as hill_climb
-
-        res = hill_climb(inst, seed=seed, time_limit=time_limit)
-        home = res.solution.home if res.solution is not None else a.home0.copy()
-        stats["tetris_status"] = str(res.status)
-    else:
-        from solvers.replicas import solve as replicas_solve
-
-        res = replicas_solve(inst, seed=seed, time_limit=time_limit)
-        if res.solution is not None:
-            home, replicas = res.solution.home, res.solution.replicas
-        else:
-            home = a.home0.copy()
-        stats["tetris_status"] = str(res.status)
-    from solvers.replicas import collocation
-
-    stats["collocation_jobs"] = collocation(inst, home, replicas)["jobs"]
-    present = (np.int64(1) << np.asarray(home, dtype=np.int64)).astype(np.int64)
-    if replicas is not None:
-        for t, regs in enumerate(replicas):
-            for r in regs:
-                present[t] |= np.int64(1 << int(r))
-    ml = np.flatnonzero(a.job_ml)
-    job_tables = [a.job_tab[a.job_ptr[j]:a.job_ptr[j + 1]].copy() for j in range(inst.n_jobs)]
-    jobs_of_type = {gpu_types[g]: ml[a.job_gpu[ml] == g] for g in range(G)}
-    return DataPlacement(regions=tuple(regions), gpu_types=tuple(gpu_types),
-                         tables=tuple(t.name for t in inst.tables), present=present, job_tables=job_tables,
-                         jobs_of_type=jobs_of_type, all_jobs=ml, variant=variant, seed=seed, stats=stats)
-
-
 # ============================================================================ the policy
 
 class MastPolicy(Policy):
     """MAST's fast path on the simulator: GMS queue, RMS per region, cross-region auction.
 
     Each batch of events (arrivals, completions, timers) is followed by one scheduling
-    pass: the pending workloads in GMS order (:func:`solvers.gms.gms_scan`, recomputed by
+    pass: the pending workloads in GMS order (:func:`solvers.online.gms.gms_scan`, recomputed by
     a GMS-scan every ``gms.scan_interval`` s; arrivals in between get their
     <priority, credit> at arrival and join the order), each tried in every eligible
     region (all regions holding its tables and GPU type) by RMS
-    (:func:`solvers.rms.plan_region`), the highest P_score winning the auction
-    (:func:`solvers.rms.auction`). A winning plan becomes ``Preempt`` decisions for its
+    (:func:`solvers.online.rms.plan_region`), the highest P_score winning the auction
+    (:func:`solvers.online.rms.auction`). A winning plan becomes ``Preempt`` decisions for its
     victims (they re-enter the queue) and a ``Start`` on concrete GPUs.
 
     Speed-ups that never change a decision: a vectorized pre-filter at the start of each
@@ -200,13 +92,15 @@ class MastPolicy(Policy):
 
     Parameters
     ----------
-    gms : :class:`solvers.gms.GmsParams`.
+    gms : :class:`solvers.online.gms.GmsParams`.
     quota_share : the GPU quota of every (tenant, priority level) as a share of the
         cluster's GPUs (our default 0.25; §2: quotas per priority level), unless ``quotas``
         maps ``(tenant, level)`` or ``tenant`` to GPUs.
     preempt : allow preemption (MAST does).
-    data : a variant of :data:`VARIANTS`, or a :class:`DataPlacement`, or None (every
-        region eligible: no data constraint).
+    data : a :class:`DataPlacement`, or None (every region eligible: no data constraint).
+        ``placement simulate`` builds one for the cluster when the option is not given or
+        names a variant (:func:`placement.app.policy_data.tetris_placement`: ``"replicas"``
+        by default, ``"v0"``, ``"hill_climb"``; with ``data_seed``, ``n_tables``, ``n_data_jobs``).
     prefilter, prefilter_min : run the pre-filter when more than ``prefilter_min`` workloads
         are pending (below that, trying them is cheaper).
     replication_delay : seconds to replicate a workload's tables when no region is
@@ -215,11 +109,11 @@ class MastPolicy(Policy):
     """
 
     name = "mast"
+    needs = {"data": "data-placement"}
 
     def __init__(self, *, gms: GmsParams | None = None, quota_share: float = 0.25, quotas: dict | None = None,
                  preempt: bool = True, negative_cache: bool = True, prefilter: bool = True,
-                 prefilter_min: int = 16,
-                 data="replicas", data_seed: int = 0, n_tables: int = 200, n_data_jobs: int = 400,
+                 prefilter_min: int = 16, data: DataPlacement | None = None,
                  replication_delay: float | None = 1800.0):
         self.gms = gms or GmsParams()
         if not 0 < quota_share <= 1e6:
@@ -230,10 +124,10 @@ class MastPolicy(Policy):
         self.negative_cache = bool(negative_cache)
         self.prefilter = bool(prefilter)
         self.prefilter_min = int(prefilter_min)
-        if not (data is None or isinstance(data, DataPlacement) or data in VARIANTS):
-            raise ValueError(f"data must be None, a DataPlacement or one of {', '.join(VARIANTS)}")
+        if not (data is None or isinstance(data, DataPlacement)):
+            raise ValueError("data must be None or a DataPlacement (placement simulate builds one from a "
+                             "variant name: placement.app.policy_data.tetris_placement)")
         self.data_arg = data
-        self.data_seed, self.n_tables, self.n_data_jobs = int(data_seed), int(n_tables), int(n_data_jobs)
         if replication_delay is not None and not replication_delay >= 0:
             raise ValueError("replication_delay must be >= 0 or None")
         self.replication_delay = replication_delay
@@ -309,13 +203,10 @@ class MastPolicy(Policy):
             self.supply[r] = np.bincount(type_of_gpu[gs], minlength=T)
         self.type_regions = [sum(1 << r for r in range(R) if self.supply[r, g] > 0) for g in range(T)]
         self.total_gpus = G
-        if isinstance(self.data_arg, DataPlacement):
-            self.data = self.data_arg
-        elif self.data_arg is None:
-            self.data = None
-        else:
-            self.data = tetris_placement(self.region_names, self.type_names, self.supply, variant=self.data_arg,
-                                         n_tables=self.n_tables, n_jobs=self.n_data_jobs, seed=self.data_seed)
+        self.data = self.data_arg
+        if self.data is not None and (self.data.regions != tuple(self.region_names)
+                                      or not set(self.data.gpu_types) <= set(self.type_names)):
+            raise ValueError("data: the DataPlacement was built for other regions or GPU types than the cluster's")
         self.tenants: dict[str, int] = {}
         self.holders: dict[tuple[str, int], int] = {}
         self.usage = TenantUsage()

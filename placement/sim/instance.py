@@ -1,29 +1,26 @@
-"""The simulator as a problem family (``"problem": "trace"``) for the registry.
+"""A simulation input as a document (``"problem": "trace"``): :class:`SimInstance` and its files.
 
 Instance: a trace with its cluster and performance model (:class:`SimInstance`); solution: an
 event log; reference evaluation: :func:`placement.sim.replay.replay_check` (violations) and the
-metrics of :mod:`placement.sim.metrics` (terms). ``placement generate trace`` draws a synthetic
-trace; ``placement simulate`` (app layer, :mod:`placement.app.simulate`) runs a policy;
-``placement evaluate RUN/instance.json RUN/log.json`` replays a written log.
+metrics of :mod:`placement.sim.metrics` (terms), together :func:`evaluate_report`. The app layer
+registers them as the ``trace`` family (:mod:`placement.app.families.trace`).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InstanceError
-from ..registry import ProblemSpec
 from .cluster import Cluster
 from .cluster_io import cluster_from_doc, cluster_to_doc
 from .log import EventLog, _parse_row
 from .perf import DallyPerf, IdealPerf, PerfModel
 from .trace import CSV_V1_COLUMNS, Job, Trace
 
-__all__ = ["SPEC", "SimInstance", "load_instance", "instance_to_json", "load_solution",
-           "solution_to_json", "evaluate_report", "make_perf", "PERF_MODELS", "solve"]
+__all__ = ["SimInstance", "load_instance", "instance_to_json", "load_solution", "solution_to_json",
+           "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS"]
 
 PERF_MODELS = ("dally", "dally-machine", "ideal")
 MAX_JOBS = 2_000_000
@@ -160,87 +157,3 @@ def evaluate_report(inst: SimInstance, log: EventLog) -> tuple[dict, list[str]]:
     broken = replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model())
     terms = summary(per_job(log, inst.trace), log, inst.cluster.n_gpus)
     return terms, broken
-
-
-def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
-          time_limit: float | None = None, **options: Any):
-    """Run a registered policy (``--option policy=NAME``) on the instance: a
-    :class:`~placement.result.SolveResult` whose solution is the log and objective the mean JCT
-    (from the log). ``time_limit`` is not used (a simulation runs to its end)."""
-    import time
-
-    from ..result import SolveResult, Status
-    from .engine import simulate
-    from .policies import make_policy
-
-    t0 = time.perf_counter()
-    pol = make_policy(policy, **options)
-    res = simulate(inst.trace, inst.cluster, pol, perf=inst.perf_model(), seed=seed or 0,
-                   scan_interval=inst.scan_interval, checkpoint_interval=inst.checkpoint_interval)
-    terms, broken = evaluate_report(inst, res.log)
-    status = Status.FEASIBLE if not broken else Status.ERROR
-    return SolveResult(status, f"simulate:{policy}", solution=res.log, objective=terms["mean_jct_s"],
-                       wall_time_s=time.perf_counter() - t0,
-                       stats={**res.stats, **{f"policy_{k}": v for k, v in res.policy_stats.items()}},
-                       message="; ".join(broken[:3]))
-
-
-def _add_generate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", choices=["batch", "poisson"], default="poisson")
-    p.add_argument("--jobs", type=int, default=200, help="number of jobs (default 200)")
-    p.add_argument("--jobs-per-hour", type=float, default=60.0, help="Poisson arrival rate (default 60)")
-    p.add_argument("--max-gpus", type=int, default=None, help="drop larger job sizes")
-    p.add_argument("--tenants", type=int, default=4)
-    p.add_argument("--gpu-types", default=None, help="comma-separated GPU types to draw from")
-    p.add_argument("--cluster", default="1x1x4x8x8",
-                   help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] (default 1x1x4x8x8)")
-    p.add_argument("--perf", choices=PERF_MODELS, default="dally")
-
-
-def _generate(args: argparse.Namespace) -> SimInstance:
-    from .cluster_io import resolve_cluster
-    from .trace import MAX_TRACE_ROWS, synthetic_trace
-
-    if not 0 <= args.jobs <= MAX_TRACE_ROWS:
-        raise InstanceError("--jobs", f"must be an integer in 0..{MAX_TRACE_ROWS}")
-    if args.max_gpus is not None and args.max_gpus < 1:
-        raise InstanceError("--max-gpus", "must be a positive integer")
-    if not (math.isfinite(args.jobs_per_hour) and args.jobs_per_hour > 0):
-        raise InstanceError("--jobs-per-hour", "must be a positive number")
-    if args.tenants < 1:
-        raise InstanceError("--tenants", "must be a positive integer")
-    types = [t for t in (args.gpu_types or "").split(",") if t] or None
-    cluster = resolve_cluster(args.cluster)
-    trace = synthetic_trace(args.kind, jobs=args.jobs, seed=args.seed, jobs_per_hour=args.jobs_per_hour,
-                            max_gpus=args.max_gpus, tenants=args.tenants, gpu_types=types)
-    return SimInstance(trace, cluster, args.perf)
-
-
-def _add_commands(sub) -> None:
-    from ..app.simulate import add_commands  # the app layer builds the command (lazy: app -> sim)
-
-    add_commands(sub)
-
-
-def _claims(doc: Any) -> bool:
-    return isinstance(doc, dict) and "jobs" in doc and "cluster" in doc and "columns" in doc
-
-
-SPEC = ProblemSpec(
-    name="trace",
-    sense="min",
-    description="trace-driven simulation: a trace on a cluster, a policy's event log (issue 8)",
-    load_instance=load_instance,
-    instance_to_json=instance_to_json,
-    load_solution=load_solution,
-    solution_to_json=solution_to_json,
-    evaluate_report=evaluate_report,
-    solvers={"simulate": "placement.sim.spec:solve"},
-    exact_solver="simulate",
-    add_generate_args=_add_generate_args,
-    generate=_generate,
-    bench_instances=None,
-    bench_extra="placement.app.bench_sim:bench_sections",
-    claims=_claims,
-    add_commands=_add_commands,
-)

@@ -30,10 +30,6 @@ Sharing safety
 
 from __future__ import annotations
 
-import bisect
-import functools
-from collections.abc import Mapping
-
 import numpy as np
 
 from models import hived_vc as hv
@@ -41,8 +37,9 @@ from placement.errors import InstanceError
 from placement.sim.placement import first_fit_consolidated
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from solvers.buddy import BuddyAllocator
+from solvers.online.tenants import Queues, as_assignment, check_cluster, check_order
 
-__all__ = ["VCLogical", "HiveD", "HiveDStatic", "fit_assignment", "sharing_safety_check"]
+__all__ = ["VCLogical", "HiveD", "HiveDStatic", "sharing_safety_check"]
 
 G = hv.LEVEL_GPUS
 
@@ -125,98 +122,21 @@ class VCLogical:
         return closed
 
 
-@functools.lru_cache(maxsize=16)
-def _fit_cached(trace_name: str, n_nodes: int, levels: str) -> hv.VCAssignment:
-    from instances.traces import trace_path
-    from placement.sim.trace import load_philly
-
-    jobs = load_philly(trace_path(trace_name)).jobs
-    largest: dict[str, int] = {}
-    for j in jobs:
-        largest[j.tenant] = max(largest.get(j.tenant, 0), j.gpus)
-    demand = hv.demand_from_jobs(jobs)
-    if levels == "node":
-        res = hv.solve(demand, n_nodes, levels=(hv.K,), largest=largest)
-    else:
-        res = hv.node_level_then_multi(demand, n_nodes, largest=largest)[1]
-    if res.solution is None:
-        raise InstanceError("assignment", f"no VC assignment of {trace_name} fits {n_nodes} nodes ({res.status})")
-    return res.solution
-
-
-def fit_assignment(n_nodes: int, levels: str = "multi", trace: str = "philly.csv") -> hv.VCAssignment:
-    """The VC assignment fitted to a shipped trace (multi-level with the node-level fit's GPUs
-    per tenant, or node-level only); cached."""
-    if levels not in ("multi", "node"):
-        raise InstanceError("levels", f"must be 'multi' or 'node', not {levels!r}")
-    return _fit_cached(trace, n_nodes, levels)
-
-
-def _check_cluster(cluster) -> int:
-    mg = np.asarray(cluster.machine_gpus)
-    first = np.asarray(cluster.machine_first)
-    if not (mg == G[hv.K]).all() or not (first == np.arange(len(mg)) * G[hv.K]).all():
-        raise InstanceError("cluster", "HiveD needs 8-GPU machines numbered contiguously")
-    return len(mg)
-
-
-def _as_assignment(assignment, n_nodes: int) -> hv.VCAssignment:
-    if isinstance(assignment, hv.VCAssignment):
-        return assignment
-    if isinstance(assignment, Mapping):
-        return hv.VCAssignment(n_nodes, {str(t): tuple(int(x) for x in c) for t, c in assignment.items()})
-    raise InstanceError("assignment", "must be a VCAssignment or a mapping tenant -> 4 cell counts")
-
-
-class Queues:
-    """Per-tenant pending jobs kept incrementally in (submit, id) order (no scan of the whole
-    pending list per call): ``add`` on submit and on preemption, ``remove`` on start."""
-
-    def __init__(self):
-        self.q: dict[str, list[tuple[float, str]]] = {}
-        self.jobs: dict[str, object] = {}
-
-    def add(self, job) -> None:
-        bisect.insort(self.q.setdefault(job.tenant, []), (job.submit, job.id))
-        self.jobs[job.id] = job
-
-    def remove(self, job) -> None:
-        q = self.q[job.tenant]
-        i = bisect.bisect_left(q, (job.submit, job.id))
-        del q[i]
-        del self.jobs[job.id]
-
-    def events(self, view, events) -> None:
-        for ev in events:
-            if ev.kind == "submit" and ev.job_id is not None:
-                self.add(view.job(ev.job_id))
-
-    def tenants(self):
-        return [t for t, q in self.q.items() if q]
-
-    def ordered(self, view, tenant: str, order: str):
-        jobs = (self.jobs[j] for _, j in self.q[tenant])
-        return jobs if order == "fifo" else order_jobs(view, list(jobs), order)
-
-
-def order_jobs(view, jobs, order: str):
-    if order == "fifo":
-        return jobs
-    return sorted(jobs, key=lambda j: (view.history(j.id).work_done * j.gpus, j.submit, j.id))
-
-
 class HiveD(Policy):
-    """HiveD with dynamic binding (module doc). Options: ``assignment`` (VCAssignment or
-    mapping; default: fitted to the Philly trace for this cluster), ``levels`` ("multi" |
-    "node") for the fitted one, ``order`` ("fifo" | "tiresias")."""
+    """HiveD: virtual clusters of multi-level cells, buddy allocation with dynamic binding.
+
+    Module doc. Options: ``assignment`` (VCAssignment or
+    mapping tenant -> cells per level; ``placement simulate`` fits one to the Philly trace
+    for the cluster when it is not given, multi-level cells unless ``levels="node"``),
+    ``order`` ("fifo" | "tiresias")."""
 
     name = "hived"
     binding = "dynamic"
+    needs = {"assignment": "vc-assignment"}
+    fit_levels = "multi"
 
-    def __init__(self, assignment=None, levels: str = "multi", order: str = "fifo"):
-        if order not in ("fifo", "tiresias"):
-            raise InstanceError("order", f"must be 'fifo' or 'tiresias', not {order!r}")
-        self.assignment_arg, self.levels, self.order = assignment, levels, order
+    def __init__(self, assignment=None, order: str = "fifo"):
+        self.assignment_arg, self.order = assignment, check_order(order)
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "binds": 0, "releases": 0, "calls": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant
@@ -225,9 +145,8 @@ class HiveD(Policy):
 
     # ----------------------------------------------------------------- set-up
     def setup(self, view, seed):
-        n_nodes = _check_cluster(view.cluster)
-        a = (fit_assignment(n_nodes, self.levels) if self.assignment_arg is None
-             else _as_assignment(self.assignment_arg, n_nodes))
+        n_nodes = check_cluster(view.cluster)
+        a = as_assignment(self.assignment_arg, n_nodes)
         if a.n_nodes != n_nodes or a.total_gpus > view.cluster.n_gpus:
             raise InstanceError("assignment", f"is for {a.n_nodes} nodes, the cluster has {n_nodes}")
         self.assign = a

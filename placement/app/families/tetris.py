@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from ..io import read_document
-from ..registry import ProblemSpec
-from ..validate import generated_size, option_counts
-from .evaluation import evaluate, violations
-from .instance import (
+from placement.io import read_document
+from placement.registry import ProblemSpec
+from placement.tetris.evaluation import evaluate, violations
+from placement.tetris.instance import (
     TetrisInstance,
     instance_to_json,
     load_instance,
     load_solution,
     solution_to_json,
 )
+from placement.validate import generated_size, option_counts
 
 __all__ = ["SPEC"]
 
@@ -36,8 +36,7 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
 
 def _generate(args: argparse.Namespace) -> TetrisInstance:
     from instances import generate_tetris
-
-    from ..errors import InstanceError
+    from placement.errors import InstanceError
 
     option_counts(args, positive=("tables", "regions", "gpu_types", "priorities"), non_negative=("jobs",))
     if args.gpu_types > 8:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InstanceError
-from ..io import read_document
-from ..registry import ProblemSpec
-from ..validate import generated_size, option_counts
-from .cells import HivedInstance
-from .config import claims, instance_to_json, load_instance
-from .evaluation import evaluate, load_solution, solution_to_json, violations
-from .feasibility import check_feasibility
+from placement.errors import InstanceError
+from placement.hived.cells import HivedInstance
+from placement.hived.config import claims, instance_to_json, load_instance
+from placement.hived.evaluation import evaluate, load_solution, solution_to_json, violations
+from placement.hived.feasibility import check_feasibility
+from placement.io import read_document
+from placement.registry import ProblemSpec
+from placement.validate import generated_size, option_counts
 
 __all__ = ["SPEC", "cmd_check_cells", "format_checks"]
 

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from placement.sim.placement import MACHINE, RACK, Shape, choose_gpus
 from placement.sim.policy import Policy, Preempt, Start, Timer
-
-from .delay import MACHINE, RACK, Shape, check_bool, check_number, choose_gpus
+from placement.validate import check_bool, check_number
 
 __all__ = ["Gandiva"]
 
@@ -41,7 +41,9 @@ _RANK = {"machine": 0, "rack": 1, "network": 2}
 
 
 class Gandiva(Policy):
-    """Gandiva (module docstring).
+    """Gandiva: greedy placement with migration towards consolidation.
+
+    See the module docstring.
 
     Parameters
     ----------

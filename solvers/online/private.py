@@ -1,10 +1,10 @@
 """Private clusters (HiveD §5.1's baseline): each tenant alone on GPUs of its own.
 
-Each tenant's VC cells (``models.hived_vc.VCAssignment``; default the node-level fit to the
-Philly trace) are bound once to physical cells by :class:`solvers.buddy.BuddyAllocator` and the
+Each tenant's VC cells (``models.hived_vc.VCAssignment``; given as data; ``placement simulate`` fits node-level
+cells to the Philly trace when none is given) are bound once to physical cells by :class:`solvers.buddy.BuddyAllocator` and the
 tenant runs only there, with no sharing and no preemption. Jobs per tenant in order (FIFO, or
 ``order="tiresias"``), every job that fits starts; placement with GPU affinity, best fit
-(:func:`solvers.quota_sched.affinity_place`). This is the yardstick of Figure 7.
+(:func:`placement.sim.placement.affinity_place`). This is the yardstick of Figure 7.
 """
 
 from __future__ import annotations
@@ -12,30 +12,32 @@ from __future__ import annotations
 import numpy as np
 
 from models import hived_vc as hv
-from placement.errors import InstanceError
+from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Start
 from solvers.buddy import BuddyAllocator
-from solvers.hived_sched import Queues
-from solvers.quota_sched import _quotas, affinity_place
+from solvers.online.tenants import Queues, check_order, quotas
 
 __all__ = ["Private"]
 
 
 class Private(Policy):
-    """Each tenant on its own cells. Options: ``assignment``, ``levels``, ``order``."""
+    """Private clusters: each tenant alone on its own bound cells (HiveD §5.1's yardstick).
+
+    Options: ``assignment`` (node-level cells fitted by ``placement simulate`` when not given), ``order``."""
 
     name = "private"
 
-    def __init__(self, assignment=None, levels: str = "node", order: str = "fifo"):
-        if order not in ("fifo", "tiresias"):
-            raise InstanceError("order", f"must be 'fifo' or 'tiresias', not {order!r}")
-        self.assignment_arg, self.levels, self.order = assignment, levels, order
+    needs = {"assignment": "vc-assignment"}
+    fit_levels = "node"
+
+    def __init__(self, assignment=None, order: str = "fifo"):
+        self.assignment_arg, self.order = assignment, check_order(order)
         self.n = {"starts": 0, "calls": 0}
         self.guaranteed_ever: set[str] = set()  # every job (all are high priority here)
         self.queues = Queues()
 
     def setup(self, view, seed):
-        self.assign, _ = _quotas(self.assignment_arg, self.levels, view.cluster)
+        self.assign, _ = quotas(self.assignment_arg, view.cluster)
         inst = hv.to_instance(self.assign)
         alloc = BuddyAllocator(inst)
         self.mine: dict[str, np.ndarray] = {}

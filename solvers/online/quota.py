@@ -20,59 +20,28 @@ from __future__ import annotations
 import numpy as np
 
 from models import hived_vc as hv
-from placement.errors import InstanceError
+from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Preempt, Start, Timer
-from solvers.hived_sched import Queues
+from solvers.online.tenants import Queues, check_order, quotas
 
-__all__ = ["QuotaSharing", "affinity_place"]
+__all__ = ["QuotaSharing"]
 
 NODE = hv.LEVEL_GPUS[hv.K]
 
 
-def affinity_place(cluster, usable: np.ndarray, gpus: int, cost: np.ndarray | None = None
-                   ) -> tuple[int, ...] | None:
-    """GPUs with affinity from the ``usable`` mask: <= 8 GPUs on one machine (best fit; with a
-    per-GPU ``cost`` mask, fewest costly GPUs first, then best fit), more on whole machines
-    (fully usable ones, fewest costly first). Idle (cost 0) GPUs are taken before costly ones."""
-    first = np.asarray(cluster.machine_first)
-    per = np.add.reduceat(usable.astype(np.int64), first)
-    c = np.zeros_like(per) if cost is None else np.add.reduceat((usable & cost).astype(np.int64), first)
-    if gpus <= NODE:
-        ok = np.flatnonzero(per >= gpus)
-        if not ok.size:
-            return None
-        m = ok[np.lexsort((ok, per[ok], c[ok]))[0]]
-        ids = np.flatnonzero(usable[first[m]:first[m] + NODE]) + first[m]
-        if cost is not None:
-            ids = ids[np.argsort(cost[ids], kind="stable")]
-        return tuple(sorted(int(x) for x in ids[:gpus]))
-    need = -(-gpus // NODE)
-    ok = np.flatnonzero(per == NODE)
-    if ok.size < need:
-        return None
-    ok = ok[np.lexsort((ok, c[ok]))][:need]
-    out = np.concatenate([np.arange(first[m], first[m] + NODE) for m in sorted(ok)])
-    return tuple(int(x) for x in out[:gpus])
-
-
-def _quotas(assignment, levels, cluster):
-    from solvers.hived_sched import _as_assignment, _check_cluster, fit_assignment
-
-    n = _check_cluster(cluster)
-    a = fit_assignment(n, levels) if assignment is None else _as_assignment(assignment, n)
-    return a, {t: a.gpus(t) for t in a.cells}
-
-
 class QuotaSharing(Policy):
-    """Quota sharing (module doc). Options: ``assignment``, ``levels`` (for the fitted
-    assignment, default "node"), ``order`` ("fifo" | "tiresias")."""
+    """Quota sharing (YARN-CS-like): per-tenant GPU quotas, beyond-quota work preemptible.
+
+    Module doc. Options: ``assignment`` (``placement simulate``
+    fits one with node-level cells when it is not given), ``order`` ("fifo" | "tiresias")."""
 
     name = "quota"
 
-    def __init__(self, assignment=None, levels: str = "node", order: str = "fifo"):
-        if order not in ("fifo", "tiresias"):
-            raise InstanceError("order", f"must be 'fifo' or 'tiresias', not {order!r}")
-        self.assignment_arg, self.levels, self.order = assignment, levels, order
+    needs = {"assignment": "vc-assignment"}
+    fit_levels = "node"
+
+    def __init__(self, assignment=None, order: str = "fifo"):
+        self.assignment_arg, self.order = assignment, check_order(order)
         self.used: dict[str, int] = {}
         self.high: dict[str, str] = {}
         self.low: dict[str, tuple[int, ...]] = {}
@@ -82,7 +51,7 @@ class QuotaSharing(Policy):
                   "affinity_waits": 0, "calls": 0}
 
     def setup(self, view, seed):
-        self.assign, self.quota = _quotas(self.assignment_arg, self.levels, view.cluster)
+        self.assign, self.quota = quotas(self.assignment_arg, view.cluster)
         self.low_mask = np.zeros(view.cluster.n_gpus, dtype=bool)
         self.owner = np.full(view.cluster.n_gpus, "", dtype=object)
 

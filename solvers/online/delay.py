@@ -26,23 +26,28 @@ Contents
                      mean + 2 sample standard deviations.
 :func:`nw_sens`      :math:`Nw_{sens} = W_{compl} / T_{norm}` (§4.3.1);
 :func:`offer_order`  jobs in increasing :math:`Nw_{sens}`.
-:func:`choose_gpus`  which free GPUs an accepted offer allocates at its tier (our rule: best fit).
+
+The tiers, :class:`~placement.sim.placement.Shape` and
+:func:`~placement.sim.placement.choose_gpus` (which free GPUs an accepted offer allocates at its
+tier; our rule: best fit) live in :mod:`placement.sim.placement`, shared with the baselines.
 """
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Shape", "Timers", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
-           "choose_gpus", "MANUAL_TIMERS", "HOUR", "check_number", "check_bool", "as_timers"]
+from placement.errors import InstanceError
+from placement.sim.placement import MACHINE, NETWORK, RACK
+from placement.validate import check_number
+
+__all__ = ["Timers", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
+           "MANUAL_TIMERS", "HOUR", "as_timers"]
 
 HOUR = 3600.0
-MACHINE, RACK, NETWORK = "machine", "rack", "network"
 
 
 @dataclass(frozen=True)
@@ -214,132 +219,10 @@ def offer_order(entries: Iterable[tuple[str, float, float]]) -> list[str]:
     return [e[0] for e in sorted(entries, key=lambda e: (e[1], e[2], e[0]))]
 
 
-def choose_gpus(free: np.ndarray, machine: np.ndarray, rack: np.ndarray, gpus: int, tier: str) -> np.ndarray | None:
-    """GPU ids for a placement of ``gpus`` GPUs at ``tier`` (our rule; the paper does not say).
-
-    Best fit, to keep large holes for later jobs: at ``"machine"`` the machine
-    with the fewest free GPUs that still holds the job; at ``"rack"`` the rack
-    with the fewest free GPUs that holds it, filled from its fullest-free
-    machines (fewest machines spanned); at ``"network"`` racks with the most
-    free GPUs first, each filled the same way. Ties go to the lower index.
-    Returns ``None`` when the tier cannot hold the job.
-    """
-    idx = np.flatnonzero(free)
-    if gpus > idx.size:
-        return None
-    m_of, r_of = machine[idx], rack[idx]
-    if tier == MACHINE:
-        ids, counts = np.unique(m_of, return_counts=True)
-        ok = counts >= gpus
-        if not ok.any():
-            return None
-        best = ids[ok][np.argmin(counts[ok])]
-        return np.sort(idx[m_of == best][:gpus])
-    if tier == RACK:
-        ids, counts = np.unique(r_of, return_counts=True)
-        ok = counts >= gpus
-        if not ok.any():
-            return None
-        best = ids[ok][np.argmin(counts[ok])]
-        return _fill(idx[r_of == best], machine, gpus)
-    ids, counts = np.unique(r_of, return_counts=True)
-    order = ids[np.lexsort((ids, -counts))]
-    taken: list[int] = []
-    for r in order:
-        need = gpus - len(taken)
-        if need <= 0:
-            break
-        pool = idx[r_of == r]
-        taken.extend(_fill(pool, machine, min(need, pool.size)).tolist())
-    return np.sort(np.array(taken[:gpus]))
-
-
-def _fill(pool: np.ndarray, machine: np.ndarray, gpus: int) -> np.ndarray:
-    """``gpus`` GPUs of ``pool`` from the machines with the most free GPUs first."""
-    m = machine[pool]
-    ids, counts = np.unique(m, return_counts=True)
-    order = ids[np.lexsort((ids, -counts))]
-    out: list[int] = []
-    for mm in order:
-        out.extend(pool[m == mm].tolist())
-        if len(out) >= gpus:
-            break
-    return np.sort(np.array(out[:gpus]))
-
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The machine / rack structure the policies need, from a cluster's per-GPU arrays.
-
-    ``machine[g]`` and ``rack[g]`` number GPU g's machine and rack (0-based,
-    dense). Tiers follow Dally §3: one machine, one rack, else the network.
-    """
-
-    machine: np.ndarray
-    rack: np.ndarray
-    gpus_per_machine: int
-    gpus_per_rack: int
-    machines_per_rack: int
-    racks: int
-    total: int
-
-    @classmethod
-    def from_arrays(cls, machine, rack) -> Shape:
-        machine = np.asarray(machine, dtype=np.int64)
-        rack = np.asarray(rack, dtype=np.int64)
-        _, machine = np.unique(machine, return_inverse=True)
-        _, rack = np.unique(rack, return_inverse=True)
-        per_m = np.bincount(machine)
-        per_r = np.bincount(rack)
-        mpr = max(len(np.unique(machine[rack == r])) for r in range(len(per_r)))
-        return cls(machine, rack, int(per_m.max()), int(per_r.max()), int(mpr), len(per_r), len(machine))
-
-    def free_counts(self, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Free GPUs per machine and per rack."""
-        f = free.astype(np.int64)
-        return (np.bincount(self.machine, weights=f, minlength=self.machine.max() + 1).astype(np.int64),
-                np.bincount(self.rack, weights=f, minlength=self.racks).astype(np.int64))
-
-    def tier_of(self, gpus) -> str:
-        """The widest level GPU ids ``gpus`` span."""
-        g = np.asarray(gpus, dtype=np.int64)
-        if np.all(self.machine[g] == self.machine[g[0]]):
-            return MACHINE
-        return RACK if np.all(self.rack[g] == self.rack[g[0]]) else NETWORK
-
-    def best_tier(self, gpus: int) -> str:
-        """The most consolidated tier a job of ``gpus`` GPUs can have on an empty cluster."""
-        if gpus <= self.gpus_per_machine:
-            return MACHINE
-        return RACK if gpus <= self.gpus_per_rack else NETWORK
-
-
 # ----------------------------------------------------------------------------- parameter checks
-
-def check_number(name: str, value, lo: float | None = None, hi: float | None = None) -> float:
-    """``value`` as a finite float within [lo, hi]; :class:`InstanceError` naming ``name`` otherwise."""
-    from placement.errors import InstanceError
-
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or (lo is not None and value < lo) or (hi is not None and value > hi):
-        rng = f" in [{lo:g}, {hi:g}]" if lo is not None and hi is not None else f" >= {lo:g}" if lo is not None else ""
-        raise InstanceError(name, f"must be a finite number{rng}, got {value!r}")
-    return float(value)
-
-
-def check_bool(name: str, value) -> bool:
-    from placement.errors import InstanceError
-
-    if not isinstance(value, bool):
-        raise InstanceError(name, f"must be true or false, got {value!r}")
-    return value
-
 
 def as_timers(name: str, value) -> Timers:
     """A :class:`Timers` from itself or a pair (machine, rack) of non-negative seconds."""
-    from placement.errors import InstanceError
-
     if isinstance(value, Timers):
         value = (value.machine, value.rack)
     if not isinstance(value, (list, tuple)) or len(value) != 2:

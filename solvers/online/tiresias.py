@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from placement.sim.placement import MACHINE, NETWORK, RACK, Shape, choose_gpus
 from placement.sim.policy import Policy, Preempt, Start, Timer
-
-from .delay import MACHINE, NETWORK, RACK, Shape, check_bool, check_number, choose_gpus
+from placement.validate import check_bool, check_number
 
 __all__ = ["Tiresias", "HIGH_SKEW"]
 
@@ -54,7 +54,9 @@ def _norm(model: str | None) -> str:
 
 
 class Tiresias(Policy):
-    """Tiresias (module docstring).
+    """Tiresias: discretized two-dimensional least attained service, consolidated placement.
+
+    See the module docstring.
 
     Parameters
     ----------

@@ -1,0 +1,197 @@
+"""The commands every family shares: ``generate``, ``solve``, ``evaluate``, ``bench``.
+
+:func:`base_parser` builds them (plus what families add through
+:attr:`ProblemSpec.add_commands`); :mod:`placement.app.cli` adds ``sweep`` on top, and the sweep
+parses its cells with :func:`base_parser` (so it never imports the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+from ..errors import InstanceError
+from ..io import check_output_path, read_document, write_json
+from ..registry import call_solver, check_solver_options, get_problem, problem_of_document, problems
+from .options import key_value
+
+__all__ = ["base_parser", "load_instance_file", "cmd_generate", "cmd_solve", "cmd_evaluate", "cmd_bench"]
+
+
+def load_instance_file(path: str):
+    """Load and validate an instance file of any registered family: ``(spec, instance)``."""
+    doc = read_document(path)
+    spec = problem_of_document(doc)
+    return spec, spec.load_instance(doc)
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are :class:`InstanceError` naming the option (one line, exit 2)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        m = re.match(r"argument (\S+?)(?:/\S+)?: (.*)", message, re.S)
+        if m:
+            field, what = m.group(1), m.group(2)
+        elif message.startswith("the following arguments are required: "):
+            field, what = message.split(": ", 1)[1].split(",")[0].strip(), "is required"
+        elif message.startswith("unrecognized arguments: "):
+            field, what = message.split(": ", 1)[1].split()[0], "is not an option of this command"
+        else:
+            field, what = self.prog, message
+        # Raised, not printed: main() prints it as the one line, and callers that parse
+        # command lines of their own (the sweep) get the field named.
+        raise InstanceError(field, " ".join(what.split()))
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (v > 0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return v
+
+
+def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
+    print(title)
+    width = max((len(k) for k in mapping), default=0)
+    for k, v in mapping.items():
+        if isinstance(v, float):
+            v = f"{v:.6g}"
+        print(f"  {k:<{width}}  {v}")
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    spec = get_problem(args.problem)
+    if args.output:
+        check_output_path(args.output)
+    instance = spec.generate(args)
+    doc = spec.instance_to_json(instance)
+    if args.output:
+        write_json(args.output, doc)
+        print(f"wrote {args.output}")
+    else:
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """Solve, write ``-o`` (before anything is printed, so a closed stdout never costs the file), report.
+
+    Exit codes: 0 for every status but ``error``; 1 for ``error``; 2 for bad input.
+    """
+    if args.output:
+        check_output_path(args.output)
+    spec, instance = load_instance_file(args.instance)
+    solver = args.solver or spec.exact_solver
+    extra = check_solver_options(spec, solver, dict(args.option or []),
+                                 reserved={"seed": "--seed", "time_limit": "--time-limit"})
+    result = call_solver(spec, solver, instance, time_limit=args.time_limit, seed=args.seed, **extra)
+    sol_json = spec.solution_to_json(instance, result.solution) if result.solution is not None else None
+    report, broken = ({}, [])
+    if result.solution is not None:
+        report, broken = spec.evaluate_report(instance, result.solution)
+    if args.output:
+        out = {"problem": spec.name, **result.to_dict(sol_json), "evaluation": report, "violations": broken}
+        write_json(args.output, out)
+    print(f"problem   {spec.name}")
+    print(f"solver    {result.solver}")
+    print(f"status    {result.status}")
+    print(f"objective {result.objective}")
+    if result.bound is not None:
+        print(f"bound     {result.bound}  (gap {result.gap})")
+    print(f"time      {result.wall_time_s:.3f} s")
+    if result.message:
+        print(f"message   {result.message}")
+    if result.stats:
+        _print_mapping("stats", {k: v for k, v in result.stats.items() if not isinstance(v, (list, dict))})
+    if result.solution is not None:
+        _print_mapping("evaluation (reference)", report)
+        print(f"violations: {'; '.join(broken) if broken else 'none'}")
+    if args.output:
+        print(f"wrote {args.output}")
+    return 0 if result.status != "error" else 1
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    spec, instance = load_instance_file(args.instance)
+    solution = spec.load_solution(instance, read_document(args.solution))
+    terms, broken = spec.evaluate_report(instance, solution)
+    _print_mapping(f"{spec.name}: objective terms and measures", terms)
+    if broken:
+        print(f"violations ({len(broken)}):")
+        for line in broken:
+            print(f"  {line}")
+        return 1
+    print("violations: none")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(problems_=args.problem, quick=args.quick, scale=args.scale, out_dir=args.out,
+                     seed=args.seed)
+
+
+def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
+    """The parser of every command but ``sweep``: generate, solve, evaluate, bench, and what the
+    families add (``simulate``, ``check-cells``). Returns (parser, its subparsers)."""
+    parser = _OneLineParser(prog="placement", description=description)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    gen = sub.add_parser("generate", help="generate a seeded instance")
+    gsub = gen.add_subparsers(dest="problem", required=True)
+    for spec in problems().values():
+        if spec.generate is None:
+            continue
+        p = gsub.add_parser(spec.name, help=spec.description)
+        if spec.add_generate_args is not None:
+            spec.add_generate_args(p)
+        p.add_argument("--seed", type=_nonnegative_int, default=0)
+        p.add_argument("-o", "--output", help="write the instance here (default: stdout)")
+        p.set_defaults(func=cmd_generate)
+
+    solve = sub.add_parser("solve", help="solve an instance file")
+    solve.add_argument("instance")
+    solve.add_argument("--solver", help="solver name (default: the exact model)")
+    solve.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
+    solve.add_argument("--seed", type=_nonnegative_int, default=None)
+    solve.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
+                       help="a solver keyword argument, e.g. --option loops=discard (repeatable)")
+    solve.add_argument("-o", "--output", help="write the result JSON here")
+    solve.set_defaults(func=cmd_solve)
+
+    ev = sub.add_parser("evaluate", help="objective terms and violations of a solution")
+    ev.add_argument("instance")
+    ev.add_argument("solution")
+    ev.set_defaults(func=cmd_evaluate)
+
+    bench = sub.add_parser("bench", help="exact vs heuristic on the embedded default instances")
+    bench.add_argument("--problem", action="append", choices=sorted(problems()),
+                       help="restrict to a problem family (repeatable)")
+    bench.add_argument("--quick", action="store_true", help="smallest instances only")
+    bench.add_argument("--scale", action="store_true", help="add the scale runs (minutes)")
+    bench.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
+    bench.add_argument("--seed", type=_nonnegative_int, default=0)
+    bench.set_defaults(func=cmd_bench)
+
+    for spec in problems().values():
+        if spec.add_commands is not None:
+            spec.add_commands(sub)
+    return parser, sub

@@ -1,0 +1,105 @@
+"""The simulator as a problem family (``"problem": "trace"``) for the registry.
+
+Instance and reference evaluation: :mod:`placement.sim.instance`. ``placement generate trace``
+draws a synthetic trace; ``placement simulate`` (:mod:`placement.app.simulate`) runs a policy;
+``placement evaluate RUN/instance.json RUN/log.json`` replays a written log; ``placement solve
+INSTANCE --solver simulate --option policy=NAME`` runs the same pipeline as ``simulate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from typing import Any
+
+from placement.app.shipped import cluster_arg
+from placement.errors import InstanceError
+from placement.registry import ProblemSpec
+from placement.result import SolveResult, Status
+from placement.sim.instance import (
+    PERF_MODELS,
+    SimInstance,
+    evaluate_report,
+    instance_to_json,
+    load_instance,
+    load_solution,
+    solution_to_json,
+)
+from placement.sim.trace import MAX_TRACE_ROWS, synthetic_trace
+
+__all__ = ["SPEC", "solve"]
+
+
+def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
+          time_limit: float | None = None, **options: Any):
+    """Run a registered policy (``--option policy=NAME``) on the instance: a
+    :class:`~placement.result.SolveResult` whose solution is the log and objective the mean JCT
+    (from the log). ``time_limit`` is not used (a simulation runs to its end)."""
+    from placement.app.simulate import run_simulation
+
+    t0 = time.perf_counter()
+    res, _rows, terms, broken = run_simulation(inst, policy, seed or 0, options)
+    status = Status.FEASIBLE if not broken else Status.ERROR
+    return SolveResult(status, f"simulate:{policy}", solution=res.log, objective=terms["mean_jct_s"],
+                       wall_time_s=time.perf_counter() - t0,
+                       stats={**res.stats, **{f"policy_{k}": v for k, v in res.policy_stats.items()}},
+                       message="; ".join(broken[:3]))
+
+
+def _add_generate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", choices=["batch", "poisson"], default="poisson")
+    p.add_argument("--jobs", type=int, default=200, help="number of jobs (default 200)")
+    p.add_argument("--jobs-per-hour", type=float, default=60.0, help="Poisson arrival rate (default 60)")
+    p.add_argument("--max-gpus", type=int, default=None, help="drop larger job sizes")
+    p.add_argument("--tenants", type=int, default=4)
+    p.add_argument("--gpu-types", default=None, help="comma-separated GPU types to draw from")
+    p.add_argument("--cluster", default="1x1x4x8x8",
+                   help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] (default 1x1x4x8x8)")
+    p.add_argument("--perf", choices=PERF_MODELS, default="dally")
+
+
+def _generate(args: argparse.Namespace) -> SimInstance:
+    if not 0 <= args.jobs <= MAX_TRACE_ROWS:
+        raise InstanceError("--jobs", f"must be an integer in 0..{MAX_TRACE_ROWS}")
+    if args.max_gpus is not None and args.max_gpus < 1:
+        raise InstanceError("--max-gpus", "must be a positive integer")
+    if not (math.isfinite(args.jobs_per_hour) and args.jobs_per_hour > 0):
+        raise InstanceError("--jobs-per-hour", "must be a positive number")
+    if args.tenants < 1:
+        raise InstanceError("--tenants", "must be a positive integer")
+    types = [t for t in (args.gpu_types or "").split(",") if t] or None
+    cluster = cluster_arg(args.cluster)
+    trace = synthetic_trace(args.kind, jobs=args.jobs, seed=args.seed, jobs_per_hour=args.jobs_per_hour,
+                            max_gpus=args.max_gpus, tenants=args.tenants, gpu_types=types)
+    return SimInstance(trace, cluster, args.perf)
+
+
+def _add_commands(sub) -> None:
+    from placement.app.simulate import add_commands
+
+    add_commands(sub)
+
+
+def _claims(doc: Any) -> bool:
+    return isinstance(doc, dict) and "jobs" in doc and "cluster" in doc and "columns" in doc
+
+
+SPEC = ProblemSpec(
+    name="trace",
+    sense="min",
+    description="trace-driven simulation: a trace on a cluster, a policy's event log",
+    load_instance=load_instance,
+    instance_to_json=instance_to_json,
+    load_solution=load_solution,
+    solution_to_json=solution_to_json,
+    evaluate_report=evaluate_report,
+    solvers={"simulate": "placement.app.families.trace:solve"},
+    exact_solver="simulate",
+    add_generate_args=_add_generate_args,
+    generate=_generate,
+    bench_instances=None,
+    bench_extra="placement.app.bench_sim:bench_sections",
+    claims=_claims,
+    add_commands=_add_commands,
+)

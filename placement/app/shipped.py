@@ -1,0 +1,28 @@
+"""Shipped data by name on the command line: traces ``philly`` and ``openb``, cluster ``openb``.
+
+The core loaders (:mod:`placement.sim.trace`, :mod:`placement.sim.cluster_io`) read files and
+specs; only the app knows the names of the files the package ships (``instances/data/traces/``).
+"""
+
+from __future__ import annotations
+
+from instances.traces import SHIPPED_CLUSTERS, SHIPPED_TRACES, trace_path
+from placement.sim.cluster import Cluster
+from placement.sim.cluster_io import load_openb_nodes, resolve_cluster
+from placement.sim.trace import Trace, load_trace
+
+__all__ = ["load_trace_arg", "cluster_arg", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"]
+
+
+def load_trace_arg(source: str, **window_args) -> tuple[Trace, str]:
+    """(trace, format) from a file or a shipped trace name (``philly``, ``openb``)."""
+    s = str(source)
+    return load_trace(trace_path(SHIPPED_TRACES[s]) if s in SHIPPED_TRACES else s, **window_args)
+
+
+def cluster_arg(text: str, option: str = "--cluster") -> Cluster:
+    """A cluster from a ``--cluster`` value: the shipped ``openb`` node list, a spec file, a node
+    list CSV, or ``RxCxKxMxG[:TYPE]``."""
+    if text.lower() in SHIPPED_CLUSTERS:
+        return load_openb_nodes(trace_path(SHIPPED_CLUSTERS[text.lower()]))
+    return resolve_cluster(text, option)

@@ -1,0 +1,124 @@
+"""Per-tenant building blocks shared by the VC policies (HiveD, quota sharing, private clusters).
+
+Terms
+-----
+VC assignment
+    :class:`models.hived_vc.VCAssignment`: per tenant, reserved cells per level (HiveD §3.2).
+    A policy receives it as data (``assignment=``); ``placement simulate`` fits one to the
+    shipped Philly trace when none is given (:mod:`placement.app.policy_data`).
+quota
+    A tenant's GPUs under its assignment (:meth:`VCAssignment.gpus`).
+
+Contents: :func:`fit_assignment` (the exact VC fit of :mod:`models.hived_vc` to a list of
+jobs), :func:`check_cluster`, :func:`as_assignment`, :func:`quotas`, :func:`check_order`,
+:class:`Queues` (per-tenant pending jobs), :func:`order_jobs`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping
+
+import numpy as np
+
+from models import hived_vc as hv
+from placement.errors import InstanceError
+
+__all__ = ["fit_assignment", "check_cluster", "as_assignment", "quotas", "check_order", "Queues", "order_jobs",
+           "ORDERS"]
+
+G = hv.LEVEL_GPUS
+ORDERS = ("fifo", "tiresias")
+
+
+def fit_assignment(jobs, n_nodes: int, levels: str = "multi", name: str = "the trace") -> hv.VCAssignment:
+    """The VC assignment fitted to ``jobs`` on ``n_nodes`` 8-GPU nodes (:mod:`models.hived_vc`):
+    multi-level cells with the node-level fit's GPUs per tenant (``levels="multi"``), or
+    node-level cells only (``levels="node"``). :class:`InstanceError` when none fits."""
+    if levels not in ("multi", "node"):
+        raise InstanceError("levels", f"must be 'multi' or 'node', not {levels!r}")
+    largest: dict[str, int] = {}
+    for j in jobs:
+        largest[j.tenant] = max(largest.get(j.tenant, 0), j.gpus)
+    demand = hv.demand_from_jobs(jobs)
+    if levels == "node":
+        res = hv.solve(demand, n_nodes, levels=(hv.K,), largest=largest)
+    else:
+        res = hv.node_level_then_multi(demand, n_nodes, largest=largest)[1]
+    if res.solution is None:
+        raise InstanceError("assignment", f"no VC assignment of {name} fits {n_nodes} nodes ({res.status})")
+    return res.solution
+
+
+def check_cluster(cluster) -> int:
+    """The number of nodes; :class:`InstanceError` unless the machines are 8-GPU nodes numbered
+    contiguously (HiveD's cells)."""
+    mg = np.asarray(cluster.machine_gpus)
+    first = np.asarray(cluster.machine_first)
+    if not (mg == G[hv.K]).all() or not (first == np.arange(len(mg)) * G[hv.K]).all():
+        raise InstanceError("cluster", "HiveD needs 8-GPU machines numbered contiguously")
+    return len(mg)
+
+
+def as_assignment(assignment, n_nodes: int) -> hv.VCAssignment:
+    """``assignment`` as a :class:`VCAssignment` (from itself or a mapping tenant -> cells per level)."""
+    if assignment is None:
+        raise InstanceError("assignment", "is required: a VC assignment (tenant -> cells per level); "
+                            "placement simulate fits one to the Philly trace when none is given")
+    if isinstance(assignment, hv.VCAssignment):
+        return assignment
+    if isinstance(assignment, Mapping):
+        return hv.VCAssignment(n_nodes, {str(t): tuple(int(x) for x in c) for t, c in assignment.items()})
+    raise InstanceError("assignment", "must be a VCAssignment or a mapping tenant -> 4 cell counts")
+
+
+def quotas(assignment, cluster) -> tuple[hv.VCAssignment, dict[str, int]]:
+    """The assignment checked against ``cluster`` and each tenant's quota in GPUs."""
+    a = as_assignment(assignment, check_cluster(cluster))
+    return a, {t: a.gpus(t) for t in a.cells}
+
+
+def check_order(order: str) -> str:
+    """A per-tenant queue order: ``"fifo"`` or ``"tiresias"``."""
+    if order not in ORDERS:
+        raise InstanceError("order", f"must be 'fifo' or 'tiresias', not {order!r}")
+    return order
+
+
+class Queues:
+    """Per-tenant pending jobs kept incrementally in (submit, id) order (no scan of the whole
+    pending list per call): ``add`` on submit and on preemption, ``remove`` on start."""
+
+    def __init__(self):
+        self.q: dict[str, list[tuple[float, str]]] = {}
+        self.jobs: dict[str, object] = {}
+
+    def add(self, job) -> None:
+        bisect.insort(self.q.setdefault(job.tenant, []), (job.submit, job.id))
+        self.jobs[job.id] = job
+
+    def remove(self, job) -> None:
+        q = self.q[job.tenant]
+        i = bisect.bisect_left(q, (job.submit, job.id))
+        del q[i]
+        del self.jobs[job.id]
+
+    def events(self, view, events) -> None:
+        for ev in events:
+            if ev.kind == "submit" and ev.job_id is not None:
+                self.add(view.job(ev.job_id))
+
+    def tenants(self):
+        return [t for t, q in self.q.items() if q]
+
+    def ordered(self, view, tenant: str, order: str):
+        jobs = (self.jobs[j] for _, j in self.q[tenant])
+        return jobs if order == "fifo" else order_jobs(view, list(jobs), order)
+
+
+def order_jobs(view, jobs, order: str):
+    if order == "fifo":
+        return jobs
+    return sorted(jobs, key=lambda j: (view.history(j.id).work_done * j.gpus, j.submit, j.id))
+
+
