@@ -51,7 +51,8 @@ from placement.errors import InstanceError
 from placement.sim.policies import policy_class
 from placement.sim.trace import load_philly
 from placement.tetris.instance import load_instance
-from solvers import hill_climb
+from solvers import hill_climb as hill_climb_solver
+from solvers import replicas as replicas_solver
 from solvers.online.mast import DataPlacement
 from solvers.online.tenants import check_cluster, fit_assignment
 
@@ -120,17 +121,17 @@ def tetris_placement(regions: list[str], gpu_types: list[str], gpus: np.ndarray,
     if variant == "v0":
         home = a.home0.copy()
     elif variant == "hill_climb":
-        res = hill_climb.solve(inst, seed=seed, time_limit=time_limit)
+        res = hill_climb_solver.solve(inst, seed=seed, time_limit=time_limit)
         home = res.solution.home if res.solution is not None else a.home0.copy()
         stats["tetris_status"] = str(res.status)
     else:
-        res = replicas.solve(inst, seed=seed, time_limit=time_limit)
+        res = replicas_solver.solve(inst, seed=seed, time_limit=time_limit)
         if res.solution is not None:
             home, replicas = res.solution.home, res.solution.replicas
         else:
             home = a.home0.copy()
         stats["tetris_status"] = str(res.status)
-    stats["collocation_jobs"] = replicas.collocation(inst, home, replicas)["jobs"]
+    stats["collocation_jobs"] = replicas_solver.collocation(inst, home, replicas)["jobs"]
     present = (np.int64(1) << np.asarray(home, dtype=np.int64)).astype(np.int64)
     if replicas is not None:
         for t, regs in enumerate(replicas):
