@@ -103,7 +103,7 @@ The same rows with integer :math:`x`, :math:`z`, :math:`s` (whole buckets) give
 the *integer time-indexed model*; with integer release times, :math:`\Delta =
 1` and integer run times :math:`D_j/\rho_{j\tau}`, every non-preemptive schedule
 with integer start times is one of its points, and its LP relaxation is the LP
-above, so LP ≤ IP ≤ any such schedule (``tests/test_schedule_bound.py`` checks
+above, so LP ≤ IP ≤ any such schedule (``tests/dally/test_schedule_bound.py`` checks
 the chain against brute force).
 
 Numerics. HiGHS solves the LP to a primal/dual feasibility tolerance of

@@ -45,7 +45,7 @@ its integrality tolerance (``mip_feasibility_tolerance``, 1e-6 by default), and
 a binary at 1 - 9e-7 times a job of 1e6 GPU-hours removes about one GPU-hour of
 demand; a few such jobs hide a real overload of 4 GPU-hours, the level drops to 0
 and the sigmoid reads 0.5 instead of 0.98. That was seen (issue 7): ``optimal``
-for a placement 31% worse than the brute-force optimum (tests/test_tetris_verify.py
+for a placement 31% worse than the brute-force optimum (tests/tetris/test_tetris_verify.py
 keeps the instance). Three defences, in this order:
 
 Tight tolerance by default
@@ -115,7 +115,7 @@ __all__ = ["build", "solve", "SATURATION_LEVEL", "FULL_SECANTS", "DEFAULT_HIGHS_
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 exactly in IEEE double
 # HiGHS 1.15.1's MIP presolve returned a sub-optimal point as "optimal" on a generated
-# instance (tests/test_tetris_model.py::test_highs_presolve_regression); with presolve off
+# instance (tests/tetris/test_tetris_model.py::test_highs_presolve_regression); with presolve off
 # the answer is right and, on this compact model, no slower (measured 0.8-1.2x).
 DEFAULT_HIGHS_OPTIONS = {"presolve": "off", "mip_feasibility_tolerance": 1e-9}
 # The recovery attempt when verification fails (see solve()).
@@ -735,7 +735,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
             bound = out["bound"] if bound is None else max(bound, out["bound"])
         if out["termination"] == "infeasible":
             # HiGHS 1.15.1 at its default tolerances "proved" a feasible generated instance
-            # infeasible (tests/test_tetris_verify.py): the claim is checked like a value.
+            # infeasible (tests/tetris/test_tetris_verify.py): the claim is checked like a value.
             stats["verification"].append({"attempt": name, "claim": "infeasible",
                                           "known_feasible": best_home is not None})
             status, message = Status.INFEASIBLE, ""

@@ -1,6 +1,6 @@
 """Fuzzed sweep specs: any document either validates or fails with one line naming a field.
 
-Covers what the CLI fuzz (tests/test_fuzz_cli.py) does not reach: the fields of a
+Covers what the CLI fuzz (tests/app/test_fuzz_cli.py) does not reach: the fields of a
 ``placement sweep`` spec and their types (a list where a name is expected, a
 mapping where a number is, non-string keys, huge grids). Validation never runs a
 cell, so each example is cheap; the grid bound is checked before cells are built.

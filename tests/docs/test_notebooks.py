@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 # A cell creates a figure when it calls one of pyplot's figure constructors or plot functions.
 FIGURE = re.compile(r"\bplt\.(subplots|figure|subplot|plot|bar|barh|scatter|imshow|hist|step)\(")

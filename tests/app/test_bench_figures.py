@@ -19,7 +19,7 @@ from placement.app.report import (
 )
 from placement.registry import problems
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_section_round_trips_and_rejects_hand_edits():
