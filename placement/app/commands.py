@@ -130,7 +130,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     spec, instance = load_instance_file(args.instance)
-    solution = spec.load_solution(instance, read_document(args.solution))
+    doc = read_document(args.solution)
+    named = doc.get("problem") if isinstance(doc, dict) else None
+    if isinstance(named, str) and named != spec.name:
+        raise InstanceError("solution.problem", f"is {named!r}, but {args.instance} is a {spec.name!r} "
+                            f"instance: give a {spec.name} solution")
+    solution = spec.load_solution(instance, doc)
     terms, broken = spec.evaluate_report(instance, solution)
     _print_mapping(f"{spec.name}: objective terms and measures", terms)
     if broken:
@@ -167,9 +172,13 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
         p.add_argument("-o", "--output", help="write the instance here (default: stdout)")
         p.set_defaults(func=cmd_generate)
 
-    solve = sub.add_parser("solve", help="solve an instance file")
+    by_family = "\n".join(f"  {name:<8} {', '.join(spec.solvers)} (default {spec.exact_solver})"
+                           for name, spec in problems().items())
+    solve = sub.add_parser("solve", help="solve an instance file", epilog=f"solvers by family:\n{by_family}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     solve.add_argument("instance")
-    solve.add_argument("--solver", help="solver name (default: the exact model)")
+    solve.add_argument("--solver", help="solver name, one of the instance's family (listed below; "
+                       "default: the exact model)")
     solve.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
     solve.add_argument("--seed", type=_nonnegative_int, default=None)
     solve.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
