@@ -6,7 +6,7 @@ independent modelling-layer check: the tests require both to reach the same
 optimum on generated hierarchies and on the real HiveD configs, and the
 benchmark can time the two layers side by side.
 
-PuLP facts this module relies on (TOOLING.md): on a time limit PuLP reports
+PuLP facts this module relies on (measured with PuLP 3.3.2): on a time limit PuLP reports
 ``status == 1``, so the solution status is read from ``prob.sol_status``
 (1 optimal, 2 feasible only); infeasible is status -1 without an exception; for
 a maximization HiGHS's ``mip_dual_bound`` comes back negated.
@@ -79,7 +79,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
     sol = HivedSolution(tuple(bindings + pinned_bindings(inst)))
     ev = evaluate(inst, sol)
     proven = prob.sol_status == pulp.LpSolutionOptimal
-    dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (TOOLING.md)
+    dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (measured with PuLP 3.3.2)
     bound = min(float(inst.n_reserved), math.floor(dual + st.n_pins + 1e-6)) if math.isfinite(dual) else None
     model_value = pulp.value(prob.objective)
     stats["model_objective"] = model_value

@@ -1,6 +1,6 @@
 r"""Time-indexed lower bounds on the makespan and the mean JCT of a GPU-job schedule.
 
-The exact counterpart of the Dally simulator study (issue 9): whatever a
+The exact counterpart of the Dally simulator study: whatever a
 scheduling policy does (delay scheduling, preemption, migration), its makespan
 and its mean job completion time (JCT) are never below the optimum of the
 linear programs built here. Benchmarks report each policy's gap to them.
@@ -113,7 +113,7 @@ schedule value.
 
 Library choice: the LP is built as a sparse column-wise matrix with numpy and
 passed to HiGHS through ``highspy`` (``Highs.passModel``). A 500-job trace
-over 64 buckets has about 40,000 columns; TOOLING.md measured Pyomo's model
+over 64 buckets has about 40,000 columns; we measured Pyomo's model
 transfer at 5-15x highspy's at that size, and these bounds are solved inside
 benchmarks, next to 10-second simulations. The rows are few and regular
 (listed above), so the matrix form stays readable.

@@ -1,6 +1,6 @@
 """placement: exact models and fast heuristics for placing ML-training work in GPU datacenters.
 
-Core contract (DESIGN.md): every problem family has an immutable instance type
+Core contract (README.md, "The contract every problem follows"): every problem family has an immutable instance type
 loaded with validation (:class:`InstanceError`), a reference evaluation, exact
 models in ``models/``, heuristics in ``solvers/``, and every solver returns a
 :class:`SolveResult`.

@@ -16,7 +16,7 @@ rotation ``k_j``
 quantum ``g``
     GCD of all phase boundaries and iteration times of the link's jobs.
 
-Faithfulness (DESIGN.md, CASSINI)
+Faithfulness to the paper
 ---------------------------------
 The grid is *faithful* when ``w`` is a whole number of time units and divides ``g``:
 then every phase boundary falls on a slot boundary, each slot's demand is exact, the

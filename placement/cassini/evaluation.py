@@ -3,7 +3,7 @@
 This module is the single source of truth: exact models and heuristics are judged by
 :func:`evaluate`, never by their own (angle-grid) numbers.
 
-Semantics (DESIGN.md, "CASSINI")
+Semantics (shared by the reference evaluation, the exact model and the heuristics)
 --------------------------------
 link demand
     With integer shifts ``0 <= s_j < iter_j``, job j's demand at integer time t is the
@@ -50,7 +50,7 @@ def link_demand(jobs: Sequence[JobProfile], shifts: Sequence[int], perimeter: in
 
 
 def link_score(jobs: Sequence[JobProfile], shifts: Sequence[int], capacity: float) -> float:
-    """Compatibility score of a link on the integer time grid (DESIGN.md formula)."""
+    """Compatibility score of a link on the integer time grid (the formula of the module docstring)."""
     d = link_demand(jobs, shifts)
     return 1.0 - float(np.maximum(d - capacity, 0.0).sum()) / (len(d) * capacity)
 

@@ -1,9 +1,11 @@
-"""The trace-driven simulator (DESIGN.md, "Online scheduling: the trace-driven simulator").
+"""The trace-driven simulator: traces, clusters, performance models, the event loop, the replay check.
 
 Modules: :mod:`.trace` (jobs, traces, loaders), :mod:`.cluster`, :mod:`.perf`, :mod:`.policy`
 (the seam policies implement), :mod:`.engine` (:func:`simulate`), :mod:`.log`, :mod:`.replay`
 (:func:`replay_check`, the reference evaluation), :mod:`.placement` (shared placement helpers),
-:mod:`.policies` (registry name -> class).
+:mod:`.policies` (the ``placement.policies`` entry-point registry), :mod:`.instance` (a simulation
+input as a document), :mod:`.table1` (Dally Table 1). The policies themselves live in
+``solvers/online/``; the reference page is ``placement/sim/README.md``.
 """
 
 from .cluster import TIERS, Cluster

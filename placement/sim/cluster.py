@@ -4,7 +4,7 @@ GPUs are numbered 0..G-1, machine by machine (a machine's GPUs are consecutive),
 by rack, racks dynamic cluster by dynamic cluster, those region by region. Per-GPU numpy arrays
 (read-only) give each GPU's type and the index of its machine, rack, dynamic cluster and region;
 indices are global (rack 3 is the fourth rack of the whole cluster). Network tiers follow
-(DESIGN.md; Dally §3): a set of GPUs spans the ``machine``, ``rack``, ``cluster`` (one dynamic
+(Dally §3): a set of GPUs spans the ``machine``, ``rack``, ``cluster`` (one dynamic
 cluster, several racks: MAST §4) or ``network`` tier.
 """
 

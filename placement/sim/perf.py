@@ -1,4 +1,4 @@
-"""Performance models: a job's progress rate on a placement (DESIGN.md, "Performance model").
+"""Performance models: a job's progress rate on a placement (reference page: placement/sim/README.md).
 
 A job needs ``duration`` units of work (its ideal run time, s); on a placement it progresses at
 ``rate(job, tier)`` work per second, 1.0 being ideal. :class:`DallyPerf` follows Dally Table 1

@@ -1,4 +1,4 @@
-"""The reference evaluation of a simulation: :func:`replay_check` (DESIGN.md).
+"""The reference evaluation of a simulation: :func:`replay_check` (it shares no code with the event loop).
 
 It rebuilds GPU occupancy and each job's work from the log alone, with its own bookkeeping
 (nothing shared with the engine or any policy), and lists every violation it finds:

@@ -3,7 +3,7 @@
 This module is the single source of truth: the exact model and every heuristic
 are judged by :func:`evaluate` and :func:`violations`, never by their own numbers.
 
-Semantics (DESIGN.md, "Tetris")
+Semantics (shared by the reference evaluation, the exact model and the heuristics)
 -------------------------------
 R(job)
     ML job: the common home of all its tables, else NULL (-1).
