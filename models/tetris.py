@@ -44,7 +44,7 @@ Hard constraints (4), (5), (6) and the move quota are linear in ``x``, ``a``, ``
 its integrality tolerance (``mip_feasibility_tolerance``, 1e-6 by default), and
 a binary at 1 - 9e-7 times a job of 1e6 GPU-hours removes about one GPU-hour of
 demand; a few such jobs hide a real overload of 4 GPU-hours, the level drops to 0
-and the sigmoid reads 0.5 instead of 0.98. That was seen (issue 7): ``optimal``
+and the sigmoid reads 0.5 instead of 0.98. That was seen: ``optimal``
 for a placement 31% worse than the brute-force optimum (tests/tetris/test_tetris_verify.py
 keeps the instance). Three defences, in this order:
 
@@ -86,11 +86,13 @@ Sub-problems (``build(fixed=..., regions=...)``)
 Statuses: ``optimal`` (HiGHS proved optimality within ``mip_gap``, no cut is
 violated and the reference evaluation agrees), ``feasible`` (verification failed
 and recovery did not repair it), ``time_limit`` (incumbent or none),
-``infeasible`` (proven, and no feasible placement known), ``error``.
+``infeasible`` (proven, and no feasible placement known; the message names the
+hard-constraint family that makes it so, see :func:`solve`), ``error``.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -101,7 +103,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-from placement.result import SolveResult, Status
+from placement.result import SolveResult, Status, relative_gap
 from placement.tetris import TetrisInstance, TetrisSolution, evaluate, sigmoid, violations
 from placement.tetris.evaluation import (
     demand_tensor,
@@ -255,64 +257,138 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
     judge their answers by the reference evaluation anyway.
 
     The model carries ``m._squares`` (the convex terms, for lazy secants), the
-    objective constant ``m._constant`` and the fixed part ``m._fixed``. Variables:
-    ``x[t,r]`` home of a free table t, ``a[j,r]`` R(ML job) indicator, ``b[j,r]``
-    analytics majority region, ``m[j]`` analytics local bytes, ``z`` squared
-    deviations, ``y`` overload levels, ``W`` level-split products.
+    fixed part ``m._fixed``, the constant rows that cannot hold ``m._infeasible``
+    and the hard-constraint blocks by family ``m._families`` (for naming the cause
+    of an infeasibility). Variables: ``x[t,r]`` home of a free table t, ``a[j,r]``
+    R(ML job) indicator, ``b[j,r]`` analytics majority region, ``m[j]`` analytics
+    local bytes, ``z`` squared deviations, ``y`` overload levels, ``W`` level-split
+    products. The steps below run in this order, which fixes the order of the
+    model's rows and columns.
     """
-    A = inst.arrays
-    R = inst.n_regions
-    G, K = A.total_demand.shape
-    fx = _fixed_part(inst, fixed, regions)
-    allowed = fx.regions
-    allowed_set = set(allowed)
-    free = fx.free.tolist()
-    fixed_of = fx.fixed
-    m = pyo.ConcreteModel(name=inst.name or "tetris")
-    m.x = pyo.Var([(t, r) for t in free for r in allowed], domain=pyo.Binary)
-    m.one_home = pyo.Constraint(free, rule=lambda m, t: sum(m.x[t, r] for r in allowed) == 1)
+    if product not in ("disaggregated", "mccormick"):
+        raise ValueError(f"product must be 'disaggregated' or 'mccormick', got {product!r}")
+    c = _Parts(inst, _fixed_part(inst, fixed, regions), scale)
+    _table_homes(c)
+    _ml_job_regions(c)
+    _analytics_job_regions(c)
+    _cross_region_bytes(c)
+    _storage_and_quota(c)
+    _cpu_limits(c)
+    _home_threshold(c)
+    _gpu_deviations(c, initial_secants)
+    _overload_levels(c, saturation)
+    _gpu_balance(c, product)
+    _storage_balance(c, initial_secants)
+    _objective(c)
+    return c.m
 
-    def X(t, r):
-        f = fixed_of[t]
+
+class _Parts:
+    """What the builder steps share: the model, the fixed part and the placement expressions.
+
+    An *affected* job reads at least one free table (see :class:`_Fixed`); only
+    affected jobs get R(job) variables. ``possible[j]`` are the regions an affected
+    ML job can still be in (all allowed ones, the one region of its fixed tables,
+    or none when its fixed tables are apart).
+    """
+
+    def __init__(self, inst: TetrisInstance, fx: _Fixed, scale: bool) -> None:
+        A = inst.arrays
+        self.inst, self.A, self.fx, self.scale = inst, A, fx, scale
+        self.R = inst.n_regions
+        self.G, self.K = A.total_demand.shape
+        self.allowed = fx.regions
+        self.allowed_set = set(fx.regions)
+        self.free = fx.free.tolist()
+        self.size = A.size.tolist()
+        self.aff = np.flatnonzero(fx.affected).tolist()
+        self.tables_of = {j: A.job_tab[A.job_ptr[j]:A.job_ptr[j + 1]].tolist() for j in self.aff}
+        self.free_of = {j: [t for t in self.tables_of[j] if fx.fixed[t] < 0] for j in self.aff}
+        self.ml = [j for j in self.aff if A.job_ml[j]]
+        self.an = [j for j in self.aff if not A.job_ml[j]]
+        self.cpu_apps = {a for a in range(len(inst.apps)) if np.isfinite(A.cpu_cap[a]).any()}
+        self.possible: dict[int, list[int]] = {}
+        self.multi_an: list[int] = []
+        self.stored: dict[int, object] = {}   # (4)/(9): bytes stored per allowed region
+        self.demand: dict[tuple[int, int, int], object] = {}   # (7): D[r,g,k] where it varies
+        self.var_demand: dict[tuple[int, int, int], list[int]] = {}
+        self.rg: list[tuple[int, int]] = []
+        self.gk: list[tuple[int, int]] = []
+        self.levels: dict[tuple[int, int], list[int]] = {}
+        self.rgl: list[tuple[int, int, int]] = []
+        self.squares: list[_Square] = []
+        self.infeasible: list[str] = []
+        self.families: dict[str, list] = {}   # hard-constraint family -> its Pyomo blocks
+        self.home_reach = 0   # (6): the most high-priority GPU-hours any placement runs at home
+        self.m = pyo.ConcreteModel(name=inst.name or "tetris")
+
+    def X(self, t, r):
+        """Table t is at region r: ``x[t,r]``, or 0/1 for a fixed table or a region it may not take."""
+        f = self.fx.fixed[t]
         if f >= 0:
             return 1 if f == r else 0
-        return m.x[t, r] if r in allowed_set else 0
+        return self.m.x[t, r] if r in self.allowed_set else 0
 
-    def unit_of(coeffs) -> float:
+    def unit_of(self, coeffs) -> float:
+        """The row divisor of ``build(scale=True)`` (1 without scaling)."""
         top = max((abs(float(c)) for c in coeffs), default=1.0)
-        return 10.0 ** max(0, math.ceil(math.log10(top)) - 3) if scale and top > 1000 else 1.0
+        return 10.0 ** max(0, math.ceil(math.log10(top)) - 3) if self.scale and top > 1000 else 1.0
 
-    size = A.size.tolist()
-    aff = np.flatnonzero(fx.affected).tolist()
-    tables_of = {j: A.job_tab[A.job_ptr[j]:A.job_ptr[j + 1]].tolist() for j in aff}
-    free_of = {j: [t for t in tables_of[j] if fixed_of[t] < 0] for j in aff}
-    ml = [j for j in aff if A.job_ml[j]]
-    an = [j for j in aff if not A.job_ml[j]]
-    cpu_apps = {a for a in range(len(inst.apps)) if np.isfinite(A.cpu_cap[a]).any()}
+    def a(self, j, r):
+        """R(ML job j) = r: ``a[j,r]``, the table's ``x`` for a single free table, or 0."""
+        if r not in self.possible[j]:
+            return 0
+        return self.m.x[self.free_of[j][0], r] if len(self.free_of[j]) == 1 else self.m.a[j, r]
 
-    # R(job) for affected ML jobs: a[j, r] = AND_t x[t, r] over the regions still possible.
-    possible: dict[int, list[int]] = {}
-    for j in ml:
-        regs = {int(fixed_of[t]) for t in tables_of[j] if fixed_of[t] >= 0}
-        possible[j] = allowed if not regs else [r for r in regs if r in allowed_set] if len(regs) == 1 else []
-    multi_ml = [(j, r) for j in ml if len(free_of[j]) > 1 for r in possible[j]]
+    def load(self, j, r):
+        """``L[j,r]``: bytes of job j's tables stored at region r."""
+        return int(self.fx.load[j, r]) + sum(self.size[t] * self.X(t, r) for t in self.free_of[j])
+
+    def region_of_analytics(self, j, r):
+        if self.A.job_size[j] == 0:  # all loads are 0: the argmax tie goes to region 0
+            return 1 if r == 0 else 0
+        return self.X(self.tables_of[j][0], r) if len(self.tables_of[j]) == 1 else self.m.b[j, r]
+
+    def region_of(self, j, r):
+        """R(job j) = r for an affected job of either kind."""
+        return self.a(j, r) if self.A.job_ml[j] else self.region_of_analytics(j, r)
+
+    def row(self, expr, rhs, sense, what, unit=1.0):
+        """``expr <= rhs`` (sense -1) or ``>=`` (sense 1); a constant row is checked here."""
+        if isinstance(expr, (int, float, np.integer)):
+            if (expr > rhs) if sense < 0 else (expr < rhs):
+                self.infeasible.append(what)
+            return pyo.Constraint.Skip
+        return expr / unit <= rhs / unit if sense < 0 else expr / unit >= rhs / unit
+
+
+def _table_homes(c: _Parts) -> None:
+    """The decision variables ``x[t,r]`` of the free tables, each at exactly one region."""
+    m, allowed = c.m, c.allowed
+    m.x = pyo.Var([(t, r) for t in c.free for r in allowed], domain=pyo.Binary)
+    m.one_home = pyo.Constraint(c.free, rule=lambda m, t: sum(m.x[t, r] for r in allowed) == 1)
+
+
+def _ml_job_regions(c: _Parts) -> None:
+    """R(job) of the affected ML jobs: ``a[j,r] = AND_t x[t,r]`` over the regions still possible."""
+    m, free_of, fixed_of = c.m, c.free_of, c.fx.fixed
+    for j in c.ml:
+        regs = {int(fixed_of[t]) for t in c.tables_of[j] if fixed_of[t] >= 0}
+        c.possible[j] = c.allowed if not regs else [r for r in regs if r in c.allowed_set] if len(regs) == 1 else []
+    multi_ml = [(j, r) for j in c.ml if len(free_of[j]) > 1 for r in c.possible[j]]
     m.a = pyo.Var(multi_ml, bounds=(0, 1))
     m.a_le = pyo.Constraint([(j, r, t) for j, r in multi_ml for t in free_of[j]],
                             rule=lambda m, j, r, t: m.a[j, r] <= m.x[t, r])
     m.a_ge = pyo.Constraint(multi_ml, rule=lambda m, j, r: m.a[j, r] >= sum(
         m.x[t, r] for t in free_of[j]) - (len(free_of[j]) - 1))
 
-    def a(j, r):
-        if r not in possible[j]:
-            return 0
-        return m.x[free_of[j][0], r] if len(free_of[j]) == 1 else m.a[j, r]
 
-    def load(j, r):
-        return int(fx.load[j, r]) + sum(size[t] * X(t, r) for t in free_of[j])
-
-    # R(job) for affected analytics jobs: local bytes m[j] = max_r L[j, r]; exact argmax where (5) needs it.
-    multi_an = [j for j in an if len(tables_of[j]) > 1 and A.job_size[j] > 0]
-    exact_an = [j for j in multi_an if A.job_app[j] in cpu_apps]
+def _analytics_job_regions(c: _Parts) -> None:
+    """R(job) of the affected analytics jobs: local bytes ``m[j] = max_r L[j,r]`` for (1), and the
+    exact argmax (ties to the lowest region) where the job's app has a CPU limit (5)."""
+    A, m, R, load = c.A, c.m, c.R, c.load
+    c.multi_an = multi_an = [j for j in c.an if len(c.tables_of[j]) > 1 and A.job_size[j] > 0]
+    exact_an = [j for j in multi_an if A.job_app[j] in c.cpu_apps]
     m.b = pyo.Var(multi_an, range(R), domain=pyo.Binary)
     m.m = pyo.Var(multi_an, bounds=lambda m, j: (0, int(A.job_size[j])))
     m.b_one = pyo.Constraint(multi_an, rule=lambda m, j: sum(m.b[j, r] for r in range(R)) == 1)
@@ -323,99 +399,115 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
         rule=lambda m, j, r, q: load(j, q) + (1 if q < r else 0) <= load(j, r) + (int(A.job_size[j]) + 1) * (
             1 - m.b[j, r]))
 
-    def region_of_analytics(j, r):
-        if A.job_size[j] == 0:  # all loads are 0: the argmax tie goes to region 0
-            return 1 if r == 0 else 0
-        return X(tables_of[j][0], r) if len(tables_of[j]) == 1 else m.b[j, r]
 
-    def region_of(j, r):
-        return a(j, r) if A.job_ml[j] else region_of_analytics(j, r)
-
-    infeasible: list[str] = []
-
-    def row(expr, rhs, sense, what, unit=1.0):
-        """``expr <= rhs`` (sense -1) or ``>=`` (sense 1); a constant row is checked here."""
-        if isinstance(expr, (int, float, np.integer)):
-            if (expr > rhs) if sense < 0 else (expr < rhs):
-                infeasible.append(what)
-            return pyo.Constraint.Skip
-        return expr / unit <= rhs / unit if sense < 0 else expr / unit >= rhs / unit
-
-    # (1) cross-region bytes.
-    cross = (fx.cross + sum(int(A.job_size[j]) * (1 - sum(a(j, r) for r in possible[j])) for j in ml)
-             + sum(int(A.job_size[j]) - m.m[j] for j in multi_an))
+def _cross_region_bytes(c: _Parts) -> None:
+    """Expression (1), cross-region bytes: ``m.cross_bytes``."""
+    A, m = c.A, c.m
+    cross = (c.fx.cross + sum(int(A.job_size[j]) * (1 - sum(c.a(j, r) for r in c.possible[j])) for j in c.ml)
+             + sum(int(A.job_size[j]) - m.m[j] for j in c.multi_an))
     m.cross_bytes = pyo.Expression(expr=cross)
 
-    # (4) storage, move quota.
-    stored = {r: int(fx.stored[r]) + sum(size[t] * m.x[t, r] for t in free) for r in allowed}
-    u_st = unit_of(size[t] for t in free)
-    m.storage = pyo.Constraint(range(R), rule=lambda m, r: row(
-        stored.get(r, int(fx.stored[r])), int(A.storage_cap[r]), -1, f"(4) storage of region {r}", u_st))
-    if inst.move_quota is not None:
-        m.quota = pyo.Constraint(rule=lambda m: row(
-            fx.moved + sum(size[t] * (1 - X(t, int(A.home0[t]))) for t in free), inst.move_quota, -1,
-            "move quota", u_st))
 
-    # (5) CPU per (app, region) where listed.
+def _storage_and_quota(c: _Parts) -> None:
+    """Constraint (4), storage per region, and the move quota."""
+    A, m, fx, size, free, inst = c.A, c.m, c.fx, c.size, c.free, c.inst
+    c.stored = stored = {r: int(fx.stored[r]) + sum(size[t] * m.x[t, r] for t in free) for r in c.allowed}
+    u_st = c.unit_of(size[t] for t in free)
+    m.storage = pyo.Constraint(range(c.R), rule=lambda m, r: c.row(
+        stored.get(r, int(fx.stored[r])), int(A.storage_cap[r]), -1, f"(4) storage of region {r}", u_st))
+    c.families["storage"] = [m.storage]
+    if inst.move_quota is not None:
+        m.quota = pyo.Constraint(rule=lambda m: c.row(
+            fx.moved + sum(size[t] * (1 - c.X(t, int(A.home0[t]))) for t in free), inst.move_quota, -1,
+            "move quota", u_st))
+        c.families["quota"] = [m.quota]
+
+
+def _cpu_limits(c: _Parts) -> None:
+    """Constraint (5), CPU-hours per (app, region) where the app lists a limit."""
+    A, m, fx, R = c.A, c.m, c.fx, c.R
     jobs_of_app: dict[int, list[int]] = {}
-    for j in aff:
-        if A.job_app[j] in cpu_apps:
+    for j in c.aff:
+        if A.job_app[j] in c.cpu_apps:
             jobs_of_app.setdefault(int(A.job_app[j]), []).append(j)
     for ai, r in np.argwhere(fx.cpu > A.cpu_cap):  # inf where (5) does not apply
         if int(ai) not in jobs_of_app:  # an app no free table touches: its CPU is a constant
-            infeasible.append(f"(5) CPU of app {int(ai)} in region {int(r)}")
+            c.infeasible.append(f"(5) CPU of app {int(ai)} in region {int(r)}")
 
     def cpu_rule(m, ai, r):
         jobs = jobs_of_app[ai]
-        expr = int(fx.cpu[ai, r]) + sum(int(A.job_cpu[j]) * region_of(j, r) for j in jobs)
-        return row(expr, int(A.cpu_cap[ai, r]), -1, f"(5) CPU of app {ai} in region {r}",
-                   unit_of(int(A.job_cpu[j]) for j in jobs))
+        expr = int(fx.cpu[ai, r]) + sum(int(A.job_cpu[j]) * c.region_of(j, r) for j in jobs)
+        return c.row(expr, int(A.cpu_cap[ai, r]), -1, f"(5) CPU of app {ai} in region {r}",
+                     c.unit_of(int(A.job_cpu[j]) for j in jobs))
 
     m.cpu = pyo.Constraint([(ai, r) for ai in sorted(jobs_of_app) for r in range(R)
                             if np.isfinite(A.cpu_cap[ai, r])], rule=cpu_rule)
+    c.families["cpu"] = [m.cpu]
 
-    # (6) high-priority GPU-hours runnable in their home region.
-    high = [j for j in ml if A.job_high[j]]
-    home_expr = fx.home_gh + sum(int(A.job_gh[j]) * a(j, r) for j in high
-                                 for r in possible[j] if A.supply[r, A.job_gpu[j]] > 0)
-    m.home = pyo.Constraint(rule=lambda m: row(home_expr, inst.home_threshold, 1,
-                                               "(6) high-priority GPU-hours at home",
-                                               unit_of(int(A.job_gh[j]) for j in high)))
 
-    # (2), (7), (8): GPU balance. Pairs (r, g) no affected ML job can reach are constants.
-    squares: list[_Square] = []
+def _home_threshold(c: _Parts) -> None:
+    """Constraint (6), high-priority GPU-hours runnable in their home region, at least the threshold.
+
+    Also records ``c.home_reach``, the left side's largest value over all placements
+    (every term it can have at once), for a direct proof that (6) cannot hold.
+    """
+    A, m, inst = c.A, c.m, c.inst
+    high = [j for j in c.ml if A.job_high[j]]
+    reach = {j: [r for r in c.possible[j] if A.supply[r, A.job_gpu[j]] > 0] for j in high}
+    home_expr = c.fx.home_gh + sum(int(A.job_gh[j]) * c.a(j, r) for j in high for r in reach[j])
+    m.home = pyo.Constraint(rule=lambda m: c.row(home_expr, inst.home_threshold, 1,
+                                                 "(6) high-priority GPU-hours at home",
+                                                 c.unit_of(int(A.job_gh[j]) for j in high)))
+    c.families["home"] = [m.home]
+    c.home_reach = c.fx.home_gh + sum(int(A.job_gh[j]) for j in high if reach[j])
+
+
+def _gpu_deviations(c: _Parts, initial_secants: int) -> None:
+    """Expression (7)'s squared deviations of GPU demand (2): ``z[r,g,k] >= (D[r,g,k]/TD[g,k] - s)**2``.
+
+    Only the (r, g) pairs an affected ML job can reach vary; the others are
+    constants of (2) (added in :func:`_gpu_balance`).
+    """
+    A, m, fx = c.A, c.m, c.fx
     TD, TS = A.total_demand, A.total_supply
-    const_terms = gpu_balance_terms(A, fx.demand)  # exact for every (r, g) outside `rg`
-    var_demand: dict[tuple[int, int, int], list[int]] = {}
-    for j in ml:
-        for r in possible[j]:
+    var_demand = c.var_demand
+    for j in c.ml:
+        for r in c.possible[j]:
             var_demand.setdefault((r, int(A.job_gpu[j]), int(A.job_prio[j])), []).append(j)
-    gk = [(g, k) for g in range(G) for k in range(K) if TD[g, k] > 0]
-    rg = sorted({(r, g) for r, g, _ in var_demand})
-    rg_set = set(rg)
-    gpu_constant = float(sum(const_terms[r, g].sum() for r in range(R) for g in range(G) if (r, g) not in rg_set))
+    c.gk = gk = [(g, k) for g in range(c.G) for k in range(c.K) if TD[g, k] > 0]
+    c.rg = rg = sorted({(r, g) for r, g, _ in var_demand})
     rgk = [(r, g, k) for r, g in rg for gg, k in gk if gg == g and (r, g, k) in var_demand]
     m.z = pyo.Var(rgk, domain=pyo.NonNegativeReals)
-    demand = {(r, g, k): int(fx.demand[r, g, k]) + sum(int(A.job_gh[j]) * a(j, r) for j in var_demand[r, g, k])
-              for r, g, k in rgk}
+    c.demand = demand = {(r, g, k): int(fx.demand[r, g, k]) + sum(int(A.job_gh[j]) * c.a(j, r)
+                                                               for j in var_demand[r, g, k])
+                         for r, g, k in rgk}
     for r, g, k in rgk:
         lo = int(fx.demand[r, g, k])
         top = lo + int(sum(int(A.job_gh[j]) for j in var_demand[r, g, k]))
-        squares.append(_Square(m.z[r, g, k], demand[r, g, k], float(TD[g, k]),
-                               float(A.supply[r, g] / TS[g]) if TS[g] > 0 else 0.0, top, lo,
-                               _subset_sums(lo, [int(A.job_gh[j]) for j in var_demand[r, g, k]]),
-                               n_secants=initial_secants))
-    levels, over_hi = {}, {}
-    for r, g in rg:
+        c.squares.append(_Square(m.z[r, g, k], demand[r, g, k], float(TD[g, k]),
+                                 float(A.supply[r, g] / TS[g]) if TS[g] > 0 else 0.0, top, lo,
+                                 _subset_sums(lo, [int(A.job_gh[j]) for j in var_demand[r, g, k]]),
+                                 n_secants=initial_secants))
+
+
+def _overload_levels(c: _Parts, saturation: int) -> None:
+    """Expression (8)'s overload ``max(0, D[r,g] - S[r,g])`` as one-hot levels ``y[r,g,l]``.
+
+    Also declares the level-split products ``W[r,g,l]`` of (7) x (8).
+    """
+    A, m, fx, K, var_demand = c.A, c.m, c.fx, c.K, c.var_demand
+    levels, over_hi = c.levels, {}
+    for r, g in c.rg:
         base = int(fx.demand[r, g].sum()) - int(A.supply[r, g])
         extra = sum(int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), []))
         lo_over, over_hi[r, g] = max(0, base), max(0, base + extra)
         jobs_rg = [int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), [])]
         levels[r, g] = _reachable_levels(base, jobs_rg, lo_over, over_hi[r, g], saturation)
-    rgl = [(r, g, l) for r, g in rg for l in levels[r, g]]
+    c.rgl = rgl = [(r, g, l) for r, g in c.rg for l in levels[r, g]]
     m.y = pyo.Var(rgl, domain=pyo.Binary)
     m.W = pyo.Var(rgl, domain=pyo.NonNegativeReals)
-    m.level_one = pyo.Constraint(rg, rule=lambda m, r, g: sum(m.y[r, g, l] for l in levels[r, g]) == 1)
+    m.level_one = pyo.Constraint(c.rg, rule=lambda m, r, g: sum(m.y[r, g, l] for l in levels[r, g]) == 1)
+    demand = c.demand
 
     def level_rule(m, r, g):
         # y[top] means "at least top"; sigmoid(l) == 1.0 for every l >= SATURATION_LEVEL.
@@ -423,10 +515,21 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
         rhs = sum(l * m.y[r, g, l] for l in levels[r, g][:-1]) + over_hi[r, g] * m.y[r, g, top]
         over = sum(demand[r, g, k] if (r, g, k) in demand else int(fx.demand[r, g, k])
                    for k in range(K)) - int(A.supply[r, g])
-        unit = unit_of([over_hi[r, g], *(int(A.job_gh[j]) for k in range(K) for j in var_demand.get((r, g, k), []))])
+        unit = c.unit_of([over_hi[r, g], *(int(A.job_gh[j]) for k in range(K)
+                                           for j in var_demand.get((r, g, k), []))])
         return over / unit <= rhs / unit
 
-    m.level = pyo.Constraint(rg, rule=level_rule)
+    m.level = pyo.Constraint(c.rg, rule=level_rule)
+
+
+def _gpu_balance(c: _Parts, product: str) -> None:
+    """Expression (2), GPU balance: the (7) x (8) product linearized over the levels, ``m.gpu_balance``."""
+    A, m, fx, rg, rgl, gk, levels, demand = c.A, c.m, c.fx, c.rg, c.rgl, c.gk, c.levels, c.demand
+    TD, TS = A.total_demand, A.total_supply
+    const_terms = gpu_balance_terms(A, fx.demand)  # exact for every (r, g) outside `rg`
+    rg_set = set(rg)
+    gpu_constant = float(sum(const_terms[r, g].sum() for r in range(c.R) for g in range(c.G)
+                             if (r, g) not in rg_set))
     qmax = {}
     for r, g in rg:
         s = A.supply[r, g] / TS[g]
@@ -443,37 +546,46 @@ def build(inst: TetrisInstance, *, product: Literal["disaggregated", "mccormick"
     if product == "disaggregated":
         m.split = pyo.Constraint(rg, rule=lambda m, r, g: sum(m.W[r, g, l] for l in levels[r, g]) == q(r, g))
         m.split_ub = pyo.Constraint(rgl, rule=lambda m, r, g, l: m.W[r, g, l] <= qmax[r, g] * m.y[r, g, l])
-    elif product == "mccormick":
+    else:
         m.mccormick = pyo.Constraint(rgl, rule=lambda m, r, g, l: m.W[r, g, l] >= q(r, g) - qmax[r, g] * (
             1 - m.y[r, g, l]))
-    else:
-        raise ValueError(f"product must be 'disaggregated' or 'mccormick', got {product!r}")
     sig = {l: float(sigmoid(l)) for l in range(SATURATION_LEVEL + 1)}
     m.gpu_balance = pyo.Expression(expr=gpu_constant + sum(sig[l] * m.W[r, g, l] for r, g, l in rgl))
 
-    # (3), (9): storage balance; regions no free table can reach are constants.
+
+def _storage_balance(c: _Parts, initial_secants: int) -> None:
+    """Expressions (3) and (9), storage balance: ``zs[r] >= (stored_r/total - cap_r/capacity)**2``.
+
+    Regions no free table can reach are constants.
+    """
+    A, m, fx, size, free = c.A, c.m, c.fx, c.size, c.free
     st_terms = storage_balance_terms(A, fx.stored)
-    st_var = allowed if (A.total_size > 0 and free) else []
+    st_var = c.allowed if (A.total_size > 0 and free) else []
     m.zs = pyo.Var(st_var, domain=pyo.NonNegativeReals)
     for r in st_var:
         lo = int(fx.stored[r])
-        squares.append(_Square(m.zs[r], stored[r], float(A.total_size),
-                               float(A.storage_cap[r] / A.total_capacity), lo + sum(size[t] for t in free), lo,
-                               _subset_sums(lo, [size[t] for t in free]), n_secants=initial_secants))
-    st_constant = float(sum(st_terms[r] for r in range(R) if r not in set(st_var)))
+        c.squares.append(_Square(m.zs[r], c.stored[r], float(A.total_size),
+                                 float(A.storage_cap[r] / A.total_capacity), lo + sum(size[t] for t in free), lo,
+                                 _subset_sums(lo, [size[t] for t in free]), n_secants=initial_secants))
+    st_constant = float(sum(st_terms[r] for r in range(c.R) if r not in set(st_var)))
     m.storage_balance = pyo.Expression(expr=st_constant + sum(m.zs[r] for r in st_var))
 
+
+def _objective(c: _Parts) -> None:
+    """The initial secant cuts of every square term and the objective ``w1 (1) + w2 (2) + w3 (3)``."""
+    m, inst = c.m, c.inst
     m.cuts = pyo.ConstraintList()
-    for sq in squares:
+    for sq in c.squares:
         for cut in sq.initial_cuts():
             m.cuts.add(cut)
     m.obj = pyo.Objective(expr=inst.w1 * m.cross_bytes + inst.w2 * m.gpu_balance + inst.w3 * m.storage_balance,
                           sense=pyo.minimize)
-    m._squares = squares
-    m._cut_points = [set(sq.initial_points()) for sq in squares]
-    m._fixed = fx
-    m._infeasible = infeasible
-    return m
+    m._squares = c.squares
+    m._cut_points = [set(sq.initial_points()) for sq in c.squares]
+    m._fixed = c.fx
+    m._infeasible = c.infeasible
+    m._families = c.families
+    m._home_reach = c.home_reach
 
 
 SUBSET_SUM_BITS = 1 << 20  # largest window the reachable-level search handles; beyond it all levels stay
@@ -673,59 +785,99 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
         lower bound on the optimum (of the sub-problem when ``fixed`` is given).
         Statuses: ``optimal`` (verified), ``feasible`` (verification failed and could
         not be recovered), ``time_limit`` (incumbent or none), ``infeasible``
-        (proven), ``error``. ``stats``: rounds, cuts, binaries, variables,
+        (proven; ``message`` names the family of hard constraints that makes it
+        so, by a direct argument or by dropping families in turn, and
+        ``stats["infeasibility"]`` keeps what was tried), ``error``. ``stats``: rounds, cuts, binaries, variables,
         constraints, build and solve seconds, the model's own objective value,
         ``verification`` and ``recovery``.
     """
     t0 = time.perf_counter()
     deadline = t0 + time_limit
-    m = build(inst, product=product, fixed=fixed, regions=regions, scale=scale, saturation=saturation,
-              initial_secants=initial_secants)
+    m, stats = _prepare(inst, fix_home, product=product, fixed=fixed, regions=regions, scale=scale,
+                        saturation=saturation, initial_secants=initial_secants)
+    out = _trivial(inst, m, stats)
+    if out is None:
+        base = {**DEFAULT_HIGHS_OPTIONS, **(highs_options or {})}
+        if node_limit is not None:
+            base["mip_max_nodes"] = int(node_limit)
+        attempts = [("default", base)]
+        if recover:
+            attempts.append(("tight_tolerances", {**base, **RECOVERY_OPTIONS}))
+        if start is None and fixed is None and fix_home is None:
+            start = inst.arrays.home0
+        known = _known_feasible(inst, m, start, stats)
+        out = _settle(_solve_and_verify(inst, m, stats, attempts, known, deadline=deadline, mip_gap=mip_gap,
+                                        max_rounds=max_rounds, tol=tol), stats)
+        if out.status == Status.INFEASIBLE:
+            out.message = _diagnose(inst, m, base, deadline, fix_home, stats)
+    return _result(out, stats, t0)
+
+
+@dataclass
+class _Outcome:
+    """Where a solve ended: status, message, the best verified placement and the bound."""
+
+    status: Status
+    message: str = ""
+    home: np.ndarray | None = None
+    objective: float | None = None
+    bound: float | None = None
+
+
+def _prepare(inst: TetrisInstance, fix_home, **build_options) -> tuple[pyo.ConcreteModel, dict]:
+    """Build the model (every home fixed when ``fix_home`` is given) and start ``stats``."""
+    t0 = time.perf_counter()
+    m = build(inst, **build_options)
     if fix_home is not None:
         home = np.asarray(fix_home.home if isinstance(fix_home, TetrisSolution) else fix_home, dtype=np.int64)
         for (t, r), v in m.x.items():
             v.fix(1 if home[t] == r else 0)
     build_s = time.perf_counter() - t0
-    stats: dict = {"product": product, "scale": scale, "build_s": build_s, "rounds": 0, "lazy_cuts": 0,
+    stats: dict = {"product": build_options["product"], "scale": build_options["scale"], "build_s": build_s,
+                   "rounds": 0, "lazy_cuts": 0,
                    "binaries": sum(1 for v in m.component_data_objects(pyo.Var) if v.is_binary()),
                    "variables": sum(1 for _ in m.component_data_objects(pyo.Var)),
                    "constraints": sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True)),
                    "free_tables": len(m._fixed.free), "verification": [], "recovery": []}
+    return m, stats
 
-    def result(status, sol=None, obj=None, bound=None, message=""):
-        wall = time.perf_counter() - t0
-        stats["solve_s"] = wall - build_s
-        return SolveResult(status, "exact", solution=sol, objective=obj, bound=bound, wall_time_s=wall,
-                           stats=stats, message=message)
 
+def _trivial(inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict) -> _Outcome | None:
+    """The answers that need no solver: a constant row that cannot hold, or nothing left free."""
     if m._infeasible:
-        return result(Status.INFEASIBLE, message="cannot be met whatever the free tables do: "
-                      + "; ".join(m._infeasible))
+        return _Outcome(Status.INFEASIBLE, "cannot be met whatever the free tables do: " + "; ".join(m._infeasible))
     if stats["variables"] == 0:  # nothing free: the fixed placement is the only one
         home = m._fixed.fixed
         ev = evaluate(inst, home)
         stats["model_objective"] = pyo.value(m.obj)
-        return result(Status.OPTIMAL, TetrisSolution(home=home), ev.objective, ev.objective)
+        return _Outcome(Status.OPTIMAL, "", home, ev.objective, ev.objective)
+    return None
 
-    base = {**DEFAULT_HIGHS_OPTIONS, **(highs_options or {})}
-    if node_limit is not None:
-        base["mip_max_nodes"] = int(node_limit)
-    attempts = [("default", base)]
-    if recover:
-        attempts.append(("tight_tolerances", {**base, **RECOVERY_OPTIONS}))
+
+def _known_feasible(inst: TetrisInstance, m: pyo.ConcreteModel, start, stats: dict) -> tuple:
+    """``(home, objective)`` of ``start`` when it is consistent with the model and feasible, else Nones."""
+    if start is None:
+        return None, None
+    start = np.asarray(start, dtype=np.int64)
+    fx: _Fixed = m._fixed
+    consistent = bool(np.all((fx.fixed < 0) | (start == fx.fixed))) and bool(
+        np.isin(start[fx.free], fx.regions).all())
+    ev = evaluate(inst, start)
+    stats["start_objective"] = ev.objective if consistent else None
+    if consistent and not violations(inst, start, ev):  # a known feasible placement: the fallback
+        return start.copy(), ev.objective
+    return None, None
+
+
+def _solve_and_verify(inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict, attempts: list, known: tuple,
+                      *, deadline: float, mip_gap: float, max_rounds: int, tol: float) -> _Outcome:
+    """Each attempt: the lazy-secant rounds, then the verification of its incumbent (module docstring).
+
+    The next attempt (recovery) runs only when an attempt's answer is not verified.
+    """
     rounds = _Rounds(inst, m, stats, tol)
-    best_home, best_obj, bound = None, None, None
-    if start is None and fixed is None and fix_home is None:
-        start = inst.arrays.home0
-    if start is not None:
-        start = np.asarray(start, dtype=np.int64)
-        fx = m._fixed
-        consistent = bool(np.all((fx.fixed < 0) | (start == fx.fixed))) and bool(
-            np.isin(start[fx.free], fx.regions).all())
-        ev = evaluate(inst, start)
-        if consistent and not violations(inst, start, ev):  # a known feasible placement: the fallback
-            best_home, best_obj = start.copy(), ev.objective
-        stats["start_objective"] = ev.objective if consistent else None
+    best_home, best_obj = known
+    bound = None
     status, message = Status.ERROR, ""
     for name, options in attempts:
         if name != "default":
@@ -752,8 +904,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
         ev = evaluate(inst, home)
         viol = violations(inst, home, ev)
         check = {"attempt": name, "model_objective": out["model_objective"], "reference_objective": ev.objective,
-                 "bound": bound, "true_gap": _gap(ev.objective, bound),
-                 "model_vs_reference": _gap(ev.objective, out["model_objective"]),
+                 "bound": bound, "true_gap": relative_gap(ev.objective, bound, relative_to="value"),
+                 "model_vs_reference": relative_gap(ev.objective, out["model_objective"],
+                                                   relative_to="value"),
                  "integrality_violation": out["integrality_violation"], "violations": viol}
         stats["verification"].append(check)
         stats["model_objective"] = out["model_objective"]
@@ -769,24 +922,147 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
         status = Status.FEASIBLE
         message = (f"not verified: the model's value {out['model_objective']:.10g} at its incumbent, reference "
                    f"{ev.objective:.10g}, bound {bound}" + (f", violations: {'; '.join(viol)}" if viol else ""))
-    if best_home is None or status == Status.ERROR:
-        if status in (Status.OPTIMAL, Status.FEASIBLE):
-            status = Status.ERROR
-            message = "no incumbent satisfies the hard constraints after rounding: " + message
-        return result(status, None, None, bound, message)
-    if bound is not None and bound > best_obj:  # a lower bound above a verified value is not a bound
-        stats["bound_clamped"] = bound
-        bound = best_obj
-    if status == Status.OPTIMAL:
-        bound = min(bound, best_obj)
-    elif status == Status.FEASIBLE:
-        gap = _gap(best_obj, bound)
-        message += f"; kept the best verified placement ({best_obj:.10g}), true gap " + (
+    return _Outcome(status, message, best_home, best_obj, bound)
+
+
+def _settle(out: _Outcome, stats: dict) -> _Outcome:
+    """The reported answer: no placement without a verified one, a bound never above it, the true gap."""
+    if out.home is None or out.status == Status.ERROR:
+        if out.status in (Status.OPTIMAL, Status.FEASIBLE):
+            out.status = Status.ERROR
+            out.message = "no incumbent satisfies the hard constraints after rounding: " + out.message
+        out.home, out.objective = None, None
+        return out
+    if out.bound is not None and out.bound > out.objective:  # a lower bound above a verified value is not a bound
+        stats["bound_clamped"] = out.bound
+        out.bound = out.objective
+    if out.status == Status.OPTIMAL:
+        out.bound = min(out.bound, out.objective)
+    elif out.status == Status.FEASIBLE:
+        gap = relative_gap(out.objective, out.bound, relative_to="value")  # HiGHS's mip_rel_gap
+        out.message += f"; kept the best verified placement ({out.objective:.10g}), true gap " + (
             "unknown (no bound)" if gap is None else f"{gap:.3g}")
-    return result(status, TetrisSolution(home=best_home), best_obj, bound, message)
+    return out
 
 
-def _gap(value: float | None, bound: float | None) -> float | None:
-    if value is None or bound is None or not math.isfinite(bound):
-        return None
-    return (value - bound) / max(abs(value), 1e-9)
+def _result(out: _Outcome, stats: dict, t0: float) -> SolveResult:
+    """The :class:`SolveResult` of an outcome, with the wall time since ``t0``."""
+    wall = time.perf_counter() - t0
+    stats["solve_s"] = wall - stats["build_s"]
+    sol = None if out.home is None else TetrisSolution(home=out.home)
+    return SolveResult(out.status, "exact", solution=sol, objective=out.objective, bound=out.bound,
+                       wall_time_s=wall, stats=stats, message=out.message)
+
+
+# The hard-constraint families of Figure 4, as build() groups their rows in ``m._families``.
+FAMILY_NAMES = {"storage": "constraint (4) storage", "quota": "the move quota", "cpu": "constraint (5) CPU",
+                "home": "constraint (6) home threshold"}
+
+
+def _diagnose(inst: TetrisInstance, m: pyo.ConcreteModel, options: dict, deadline: float, fix_home,
+              stats: dict) -> str:
+    """Name the hard-constraint family that makes a proven-infeasible model infeasible (one line).
+
+    First the direct arguments (:func:`_direct_reasons`); failing those, the model
+    is solved for feasibility alone (objective off) with each family of (4), (5),
+    (6) and the move quota dropped in turn, then each pair, and so on: the smallest
+    sets whose removal leaves a feasible model are named. The re-solves share the
+    solve's time limit. Under an objective cutoff (HiGHS's ``objective_bound``, as a
+    matheuristic's sub-solves use) infeasibility may be the cutoff's, and only the
+    direct arguments are tried. ``stats["infeasibility"]`` keeps what was tried.
+    """
+    record: dict = {"direct": _direct_reasons(inst, m, fix_home), "dropped": []}
+    stats["infeasibility"] = record
+    if record["direct"]:
+        return "infeasible: " + "; ".join(record["direct"])
+    if "objective_bound" in options:
+        return "infeasible: proven under the objective cutoff objective_bound (no hard constraint named)"
+    families = [f for f in FAMILY_NAMES if f in m._families and any(len(c) for c in m._families[f])]
+    m.obj.deactivate()
+    try:
+        for size in range(1, len(families) + 1):
+            found = []
+            for subset in itertools.combinations(families, size):
+                outcome = _feasible_without(m, subset, options, deadline)
+                record["dropped"].append({"families": list(subset), "outcome": outcome})
+                if outcome == "unknown":
+                    return "infeasible: the constraint family was not identified within the time limit"
+                if outcome == "feasible":
+                    found.append(subset)
+            if found:
+                return "infeasible: " + _name_subsets(found)
+    finally:
+        m.obj.activate()
+    return "infeasible: no hard-constraint family explains it (the model stays infeasible without them)"
+
+
+def _direct_reasons(inst: TetrisInstance, m: pyo.ConcreteModel, fix_home) -> list[str]:
+    """Infeasibility proofs that need no solver, one line per family that cannot hold on its own.
+
+    A given placement (``fix_home``) is judged by :func:`~placement.tetris.violations`.
+    Otherwise: (6) needs more high-priority GPU-hours at home than all of them
+    together can give; (4) the free tables need more bytes than the regions they
+    may take have left, or the fixed tables alone overfill a region; the move
+    quota is below the bytes of the fixed tables already moved plus the free
+    tables that cannot stay home.
+    """
+    if fix_home is not None:
+        home = fix_home.home if isinstance(fix_home, TetrisSolution) else fix_home
+        viol = violations(inst, np.asarray(home, dtype=np.int64))
+        return [f"the given placement breaks {'; '.join(viol)}"] if viol else []
+    A, fx = inst.arrays, m._fixed
+    out = []
+    if m._home_reach < inst.home_threshold:
+        out.append(f"{FAMILY_NAMES['home']}: at most {m._home_reach} high-priority GPU-hours can run in their "
+                   f"home region, the threshold is {inst.home_threshold}")
+    over = [r for r in fx.regions if fx.stored[r] > A.storage_cap[r]]
+    need = int(A.size[fx.free].sum())
+    room = sum(max(0, int(A.storage_cap[r] - fx.stored[r])) for r in fx.regions)
+    if over:
+        r = over[0]
+        out.append(f"{FAMILY_NAMES['storage']}: the fixed tables alone store {int(fx.stored[r])} bytes in "
+                   f"{inst.region_names[r]}, capacity {int(A.storage_cap[r])}")
+    elif need > room:
+        out.append(f"{FAMILY_NAMES['storage']}: the tables to place hold {need} bytes, the regions they may take "
+                   f"have {room} bytes free")
+    if inst.move_quota is not None:
+        stay = np.isin(A.home0[fx.free], fx.regions)
+        least = fx.moved + int(A.size[fx.free][~stay].sum())
+        if least > inst.move_quota:
+            out.append(f"{FAMILY_NAMES['quota']}: at least {least} bytes must move, the quota is {inst.move_quota}")
+    return out
+
+
+def _feasible_without(m: pyo.ConcreteModel, families: tuple[str, ...], options: dict, deadline: float) -> str:
+    """``feasible``, ``infeasible`` or ``unknown``: HiGHS on the model without these families' rows."""
+    remaining = deadline - time.perf_counter()
+    if remaining <= 0:
+        return "unknown"
+    blocks = [c for f in families for c in m._families[f]]
+    for c in blocks:
+        c.deactivate()
+    try:
+        res = SolverFactory("highs").solve(m, time_limit=remaining, threads=1, tee=False, load_solutions=False,
+                                           raise_exception_on_nonoptimal_result=False, solver_options=options)
+    finally:
+        for c in blocks:
+            c.activate()
+    if res.termination_condition in (TerminationCondition.provenInfeasible,
+                                     TerminationCondition.infeasibleOrUnbounded):
+        return "infeasible"
+    if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
+        return "feasible"
+    return "unknown"
+
+
+def _name_subsets(found: list[tuple[str, ...]]) -> str:
+    """The message of :func:`_diagnose` for the smallest family sets whose removal restores feasibility."""
+    if len(found[0]) == 1:
+        names = [FAMILY_NAMES[s[0]] for s in found]
+        if len(names) == 1:
+            return f"{names[0]}: without it every other hard constraint can be met"
+        return f"{' or '.join(names)}: without any one of them every other hard constraint can be met"
+    groups = [" and ".join(FAMILY_NAMES[f] for f in s) for s in found]
+    return (f"{' or '.join(groups)}: no single family is the cause; without "
+            f"{'these together' if len(groups) == 1 else 'any one of these groups'} every other hard "
+            f"constraint can be met")

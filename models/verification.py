@@ -1,4 +1,4 @@
-"""Checking an exact model's claim against the reference evaluation (issue 7).
+"""Checking an exact model's claim against the reference evaluation.
 
 A solver's own number is never the last word. After an exact model is solved, the
 rounded solution is scored by the problem's reference evaluation, and

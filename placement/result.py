@@ -37,18 +37,25 @@ class Status(StrEnum):
     ERROR = "error"
 
 
-def relative_gap(value: float | None, reference: float | None, sense: str = "min") -> float | None:
-    """Relative distance of ``value`` from ``reference`` in the bad direction.
+def relative_gap(value: float | None, reference: float | None, sense: str = "min", *,
+                 relative_to: str = "reference") -> float | None:
+    """Relative distance of ``value`` from ``reference`` in the bad direction: the one gap formula.
 
     ``(value - reference) / max(|reference|, 1e-9)`` for minimization and the
-    mirror image for maximization; ``None`` when either is missing.
+    mirror image for maximization; ``None`` when either is missing or not finite.
+    ``relative_to="value"`` divides by ``max(|value|, 1e-9)`` instead: the MIP
+    solvers' gap of an incumbent ``value`` over its bound ``reference`` (HiGHS's
+    ``mip_rel_gap``). :attr:`SolveResult.gap` and the benchmarks divide by the
+    reference (the bound, the best known value).
     """
     if value is None or reference is None:
         return None
     if not (math.isfinite(value) and math.isfinite(reference)):
         return None
+    if relative_to not in ("reference", "value"):
+        raise ValueError(f"relative_to must be 'reference' or 'value', got {relative_to!r}")
     diff = value - reference if sense == "min" else reference - value
-    return diff / max(abs(reference), 1e-9)
+    return diff / max(abs(reference if relative_to == "reference" else value), 1e-9)
 
 
 @dataclass
