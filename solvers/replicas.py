@@ -106,6 +106,142 @@ def collocation(inst: TetrisInstance, home: np.ndarray, replicas=None) -> dict[s
     }
 
 
+class _Copies:
+    """Where every table is held and what room is left, as replicas are added.
+
+    ``masks[t]``: bit mask of the regions holding table t (``present``); ``free[r]``:
+    storage capacity of region r minus its home and replica bytes; ``reps[t]``: the
+    replica regions of t in the order made; ``made``: replicas per phase.
+    """
+
+    def __init__(self, inst: TetrisInstance, home: np.ndarray) -> None:
+        a = inst.arrays
+        self.size = a.size
+        self.free = (a.storage_cap - np.bincount(home, weights=a.size, minlength=inst.n_regions)).astype(np.int64)
+        self.masks = _present_masks(inst, home, None)
+        self.reps: list[list[int]] = [[] for _ in range(inst.n_tables)]
+        self.made = {"dr": 0, "collocation": 0, "hot": 0}
+
+    def add(self, t: int, r: int, phase: str) -> None:
+        self.masks[t] |= 1 << r
+        self.free[r] -= self.size[t]
+        self.reps[t].append(r)
+        self.made[phase] += 1
+
+
+def _reader_gpu_hours(inst: TetrisInstance) -> np.ndarray:
+    """W[t, g]: GPU-hours of the ML jobs reading table t, by GPU type."""
+    a = inst.arrays
+    T = inst.n_tables
+    ml_e = a.job_ml[a.tab_job]
+    W = np.zeros((T, a.supply.shape[1]))
+    ent_t = np.repeat(np.arange(T), np.diff(a.tab_ptr))
+    np.add.at(W, (ent_t[ml_e], a.job_gpu[a.tab_job[ml_e]]), a.job_gh[a.tab_job[ml_e]])
+    return W
+
+
+def _regions_by_supply(inst: TetrisInstance) -> list[np.ndarray]:
+    """Per GPU type, the regions with that type in decreasing supply of it (ties to the lowest index)."""
+    a = inst.arrays
+    suppos = a.supply > 0
+    return [np.flatnonzero(suppos[:, g])[np.argsort(-a.supply[suppos[:, g], g], kind="stable")]
+            for g in range(a.supply.shape[1])]
+
+
+def _collocation_replicas(inst: TetrisInstance, copies: _Copies, by_supply: list[np.ndarray]) -> int:
+    """Phase 1: make every ML job runnable where room allows (data-GPU collocation, §3.1).
+
+    Jobs by priority, then GPU-hours (heaviest first), then index; the missing tables
+    go to the first region with the job's GPU type, by decreasing supply, that has
+    room for all of them. Returns the number of jobs left without room.
+    """
+    a, size, masks = inst.arrays, copies.size, copies.masks
+    type_mask = [sum(1 << int(r) for r in regs) for regs in by_supply]
+    ml_jobs = np.flatnonzero(a.job_ml)
+    ml_jobs = ml_jobs[np.lexsort((ml_jobs, -a.job_gh[ml_jobs], a.job_prio[ml_jobs]))]
+    not_placed = 0
+    for j in ml_jobs:
+        tabs = a.job_tab[a.job_ptr[j]:a.job_ptr[j + 1]]
+        g = a.job_gpu[j]
+        m = type_mask[g]
+        for t in tabs:
+            m &= masks[t]
+        if m:
+            continue  # already runnable
+        for r in by_supply[g]:
+            missing = [int(t) for t in tabs if not masks[t] >> int(r) & 1]
+            if sum(int(size[t]) for t in missing) <= copies.free[r]:
+                for t in missing:
+                    copies.add(t, int(r), "collocation")
+                break
+        else:
+            not_placed += 1
+    return not_placed
+
+
+def _hot_tables(inst: TetrisInstance, hot_share: float) -> np.ndarray:
+    """The ``hot_share`` most-read tables by number of ML readers (ties to the lowest
+    index), those with at least two readers."""
+    a = inst.arrays
+    T = inst.n_tables
+    ml_e = a.job_ml[a.tab_job]
+    ent_t = np.repeat(np.arange(T), np.diff(a.tab_ptr))
+    n_readers = np.bincount(ent_t[ml_e], minlength=T)
+    n_hot = int(np.ceil(hot_share * T)) if T else 0
+    hot = np.lexsort((np.arange(T), -n_readers))[:n_hot]
+    return hot[n_readers[hot] >= 2]
+
+
+def _hot_replicas(inst: TetrisInstance, copies: _Copies, by_supply: list[np.ndarray], W: np.ndarray,
+                  hot: np.ndarray, storage_quota_share: float) -> None:
+    """Phase 2: hot tables per GPU type within a storage quota proportional to supply.
+
+    The quota ``storage_quota_share`` x total bytes is split over (region, GPU type)
+    by supply; per type, hot tables by their readers' GPU-hours of that type go to
+    every region with the type, by decreasing supply, while quota and storage allow.
+    """
+    a, size, masks, free = inst.arrays, copies.size, copies.masks, copies.free
+    R, G = a.supply.shape
+    tot_sup = a.supply.sum()
+    budget = (storage_quota_share * a.total_size * a.supply / tot_sup) if tot_sup else np.zeros((R, G))
+    for g in range(G):
+        for t in hot[np.argsort(-W[hot, g], kind="stable")]:
+            if W[t, g] <= 0:
+                continue
+            for r in by_supply[g]:
+                r = int(r)
+                if masks[t] >> r & 1 or size[t] > free[r] or size[t] > budget[r, g]:
+                    continue
+                budget[r, g] -= size[t]
+                copies.add(int(t), r, "hot")
+
+
+def _dr_replicas(inst: TetrisInstance, home: np.ndarray, copies: _Copies, W: np.ndarray) -> int:
+    """Phase 3: a DR replica outside the home for every table that has no copy yet.
+
+    Tables by decreasing reader GPU-hours, then size, then index; the region (not the
+    home, with room) whose GPU types cover the most reader GPU-hours, then the most
+    free storage, then the lowest index. Returns the number of tables left without one.
+    """
+    a, size, free = inst.arrays, copies.size, copies.free
+    T = inst.n_tables
+    cover = W @ (a.supply > 0).T.astype(float)  # [t, r]: reader GPU-hours region r can run
+    order = np.lexsort((np.arange(T), -size, -W.sum(axis=1)))
+    dr_missing = 0
+    for t in order:
+        if copies.reps[t]:
+            continue  # a collocation or hot replica is already outside the home
+        ok = free >= size[t]
+        ok[home[t]] = False
+        if not ok.any():
+            dr_missing += 1
+            continue
+        cand = np.flatnonzero(ok)
+        best = cand[np.lexsort((cand, -free[cand], -cover[t, cand]))[0]]
+        copies.add(int(t), int(best), "dr")
+    return dr_missing
+
+
 def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None,
           storage_quota_share: float = 0.1, hot_share: float = 0.01, dr: bool = True,
           time_limit: float | None = None) -> SolveResult:
@@ -150,96 +286,33 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         if hc.status == Status.TIME_LIMIT:
             status = Status.TIME_LIMIT  # homes are hill climbing's incumbent at its time limit
     home = np.asarray(home, dtype=np.int64)
-    a = inst.arrays
-    R, T = inst.n_regions, inst.n_tables
-    size = a.size
-    free = (a.storage_cap - np.bincount(home, weights=size, minlength=R)).astype(np.int64)
-    masks = _present_masks(inst, home, None)
-    reps: list[list[int]] = [[] for _ in range(T)]
-    made = {"dr": 0, "collocation": 0, "hot": 0}
-
-    def add(t: int, r: int, phase: str) -> None:
-        masks[t] |= 1 << r
-        free[r] -= size[t]
-        reps[t].append(r)
-        made[phase] += 1
-
-    suppos = a.supply > 0
-    G = a.supply.shape[1]
-    ml_e = a.job_ml[a.tab_job]
-    # W[t, g]: GPU-hours of the ML jobs reading table t, by GPU type.
-    W = np.zeros((T, G))
-    ent_t = np.repeat(np.arange(T), np.diff(a.tab_ptr))
-    np.add.at(W, (ent_t[ml_e], a.job_gpu[a.tab_job[ml_e]]), a.job_gh[a.tab_job[ml_e]])
+    copies = _Copies(inst, home)
+    W = _reader_gpu_hours(inst)
     before = collocation(inst, home)
+    by_supply = _regions_by_supply(inst)
+    not_placed = _collocation_replicas(inst, copies, by_supply)
+    hot = _hot_tables(inst, hot_share)
+    _hot_replicas(inst, copies, by_supply, W, hot, storage_quota_share)
+    dr_missing = _dr_replicas(inst, home, copies, W) if dr and inst.n_regions > 1 else 0
+    replicas = tuple(tuple(sorted(x)) for x in copies.reps)
+    return _result(inst, TetrisSolution(home=home.copy(), replicas=replicas), status, t0, before=before,
+                   made=copies.made, not_placed=not_placed, dr_missing=dr_missing, n_hot=len(hot),
+                   hc_stats=hc_stats)
 
-    # Phase 1: collocation replicas for ML jobs not runnable anywhere.
-    by_supply = [np.flatnonzero(suppos[:, g])[np.argsort(-a.supply[suppos[:, g], g], kind="stable")]
-                 for g in range(G)]
-    type_mask = [sum(1 << int(r) for r in by_supply[g]) for g in range(G)]
-    ml_jobs = np.flatnonzero(a.job_ml)
-    ml_jobs = ml_jobs[np.lexsort((ml_jobs, -a.job_gh[ml_jobs], a.job_prio[ml_jobs]))]
-    not_placed = 0
-    for j in ml_jobs:
-        tabs = a.job_tab[a.job_ptr[j]:a.job_ptr[j + 1]]
-        g = a.job_gpu[j]
-        m = type_mask[g]
-        for t in tabs:
-            m &= masks[t]
-        if m:
-            continue  # already runnable
-        for r in by_supply[g]:
-            missing = [int(t) for t in tabs if not masks[t] >> int(r) & 1]
-            if sum(int(size[t]) for t in missing) <= free[r]:
-                for t in missing:
-                    add(t, int(r), "collocation")
-                break
-        else:
-            not_placed += 1
 
-    # Phase 2: hot tables per GPU type within a storage quota proportional to supply.
-    n_readers = np.bincount(ent_t[ml_e], minlength=T)
-    n_hot = int(np.ceil(hot_share * T)) if T else 0
-    hot = np.lexsort((np.arange(T), -n_readers))[:n_hot]
-    hot = hot[n_readers[hot] >= 2]
-    tot_sup = a.supply.sum()
-    budget = (storage_quota_share * a.total_size * a.supply / tot_sup) if tot_sup else np.zeros((R, G))
-    for g in range(G):
-        for t in hot[np.argsort(-W[hot, g], kind="stable")]:
-            if W[t, g] <= 0:
-                continue
-            for r in by_supply[g]:
-                r = int(r)
-                if masks[t] >> r & 1 or size[t] > free[r] or size[t] > budget[r, g]:
-                    continue
-                budget[r, g] -= size[t]
-                add(int(t), r, "hot")
-
-    # Phase 3: a DR replica outside the home for every table that has no copy yet.
-    dr_missing = 0
-    if dr and R > 1:
-        cover = W @ suppos.T.astype(float)  # [t, r]: reader GPU-hours region r can run
-        order = np.lexsort((np.arange(T), -size, -W.sum(axis=1)))
-        for t in order:
-            if reps[t]:
-                continue  # a collocation or hot replica is already outside the home
-            ok = free >= size[t]
-            ok[home[t]] = False
-            if not ok.any():
-                dr_missing += 1
-                continue
-            cand = np.flatnonzero(ok)
-            best = cand[np.lexsort((cand, -free[cand], -cover[t, cand]))[0]]
-            add(int(t), int(best), "dr")
-
-    replicas = tuple(tuple(sorted(x)) for x in reps)
-    sol = TetrisSolution(home=home.copy(), replicas=replicas)
+def _result(inst: TetrisInstance, sol: TetrisSolution, status: Status, t0: float, *, before: dict,
+            made: dict, not_placed: int, dr_missing: int, n_hot: int, hc_stats: dict | None) -> SolveResult:
+    """The :class:`SolveResult`: collocation before/after, storage, replicas per phase;
+    ``infeasible`` when the homes violate a hard constraint."""
+    a = inst.arrays
+    T = inst.n_tables
+    home, replicas = sol.home, sol.replicas
     after = collocation(inst, home, replicas)
     stored = stored_bytes(inst, home, replicas)
     ev = evaluate(inst, sol)
     viol = violations(inst, sol, ev)
     storage_ok = bool((stored <= a.storage_cap).all())
-    rep_bytes = int(sum(size[t] * len(r) for t, r in enumerate(replicas)))
+    rep_bytes = int(sum(a.size[t] * len(r) for t, r in enumerate(replicas)))
     n_rep = np.array([len(r) for r in replicas])
     stats = {
         "collocation_jobs_before": before["jobs"], "collocation_jobs_after": after["jobs"],
@@ -255,7 +328,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         "replicas_by_phase": dict(made),
         "dr_coverage": float((n_rep > 0).mean()) if T else 1.0,
         "dr_missing": dr_missing,
-        "hot_tables": int(len(hot)),
+        "hot_tables": int(n_hot),
         "storage_used_share": float(stored.sum() / a.total_capacity),
         "replicas_within_storage": storage_ok,
     }
