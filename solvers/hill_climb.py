@@ -31,7 +31,8 @@ when the queue is empty; the quota is a constraint of every move, so once it is
 exhausted only moves that keep it (e.g. moving a table back home) remain.
 MAST runs one pass per day (``max_passes=1``); by default further passes follow
 until a pass accepts no move (a local optimum for single-table moves) or the time
-limit is hit.
+limit is hit. In the code, ``_Climb._queue`` builds a pass's queue, ``_Climb._drain``
+pops it and ``_Climb.run`` repeats passes; ``_iterated_local_search`` runs the kicks.
 
 Incremental (delta) evaluation
 ------------------------------

@@ -38,6 +38,10 @@ tables read by ~50,000 jobs, each reader a set of variables); hill climbing stil
 moves those. When one neighbourhood is the whole instance with every region and
 its sub-solve proves that nothing is better, the search stops with the proof.
 
+In the code: phase A is ``_hill_climb_start`` and ``_ils_start``, phase B
+``_whole_model``, phase C ``_Rounds`` (``_sub_solve``, ``_resize``, ``_polish``);
+every candidate placement passes ``_Incumbent.accept`` (step 3).
+
 Measured (README "Tetris", bench section "Tetris heuristics vs the exact
 optimum on a generated suite"): the defaults were chosen on generated instances
 with seeds 11-14 from 20x40x4 to 60x120x6; the bench judges them on seeds 100+.
