@@ -1,8 +1,8 @@
 """Dally: delay scheduling over network tiers with an auto-tuner and network-sensitive priority.
 
 Sharma et al., "GPU Cluster Scheduling for Network-Sensitive Deep Learning"
-(``shared/papers/dally-network-sensitive-dl.txt``). Registered twice in
-``placement/sim/policies.py``: ``dally`` (auto-tuned timers) and
+(Sharma, Bhasi, Singh, Kesidis, Kandemir, Das). Registered twice in the entry-point group
+``placement.policies`` (``pyproject.toml``): ``dally`` (auto-tuned timers) and
 ``dally-manual`` (fixed timers, §5.1.3's Dally-manual baseline).
 
 Each scheduling round (the engine calls :meth:`Dally.schedule` after every
