@@ -25,7 +25,7 @@ from placement.cassini.evaluation import evaluate as cassini_evaluate
 from placement.cassini.evaluation import link_score
 from placement.cassini.profiles import JobProfile
 from placement.result import Status
-from tests.hived.test_hived_feasibility import instances as hived_instances
+from tests.support import hived_instances
 
 
 def test_verify_accepts_agreement_and_rejects_each_failure():

@@ -6,9 +6,11 @@ from placement.app.bench_hived import feasibility_sweep, fragmentation_run, job_
 
 
 def test_scale_run_small():
+    # scale_run raises if a legal guaranteed request fails; timings are the bench's business
     r = scale_run(1, 300, seed=3)
     assert r["requests"] == 300 and r["gpus"] == 8192
-    assert 0 < r["alloc_median_us"] <= r["alloc_p99_us"]
+    low = scale_run(1, 300, seed=3, low_every=3)
+    assert low["low_requests"] == 100 and 0 <= low["preempted"] <= 100
 
 
 def test_feasibility_sweep_agrees():

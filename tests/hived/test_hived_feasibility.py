@@ -5,18 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from instances import generate_hived, hived_document
+from instances import hived_document
 from models.hived import solve as exact_solve
 from placement.hived import load_instance
 from placement.hived.evaluation import evaluate, violations
 from placement.hived.feasibility import check_feasibility, is_feasible
 from solvers.buddy import solve as buddy_solve
+from tests.support import hived_instances
 
-instances = st.builds(
-    lambda chains, levels, top, vcs, seed, overload, pins, bad, split: generate_hived(
-        chains, levels, top, vcs, seed=seed, overload=overload, n_pinned=pins, n_bad=bad, max_split=split),
-    st.integers(1, 2), st.integers(1, 4), st.integers(1, 3), st.integers(1, 4), st.integers(0, 10**6),
-    st.integers(0, 2), st.integers(0, 3), st.integers(0, 2), st.integers(1, 3))
+instances = hived_instances
 
 
 @given(instances, st.sampled_from(["top-down", "bottom-up", "random"]))

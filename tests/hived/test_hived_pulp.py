@@ -9,7 +9,7 @@ from instances import stored, stored_path
 from models import hived, hived_pulp
 from placement.app.cli import load_instance_file
 from placement.hived.evaluation import violations
-from tests.hived.test_hived_feasibility import instances
+from tests.support import hived_instances as instances
 
 
 @given(instances)

@@ -7,7 +7,9 @@ from placement.sim import Cluster, simulate
 from placement.sim.perf import IdealPerf
 from solvers.online.hived import HiveD
 from solvers.online.quota import QuotaSharing
-from tests.hived.test_hived_trace_policies import ASSIGN, SCENE, _trace
+from tests.support import SCENE
+from tests.support import SCENE_ASSIGNMENT as ASSIGN
+from tests.support import sim_trace as _trace
 
 
 @pytest.mark.parametrize("cls,big_wait,frag_mid", [(QuotaSharing, 98.0, 1.0), (HiveD, 0.0, 0.0)])

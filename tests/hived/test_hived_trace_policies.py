@@ -1,4 +1,4 @@
-"""HiveD, HiveD-static, quota sharing and private clusters on the simulator (issue 10)."""
+"""HiveD, HiveD-static, quota sharing and private clusters on the simulator (HiveD §2.2, §3)."""
 
 import pytest
 from hypothesis import given, settings
@@ -9,18 +9,14 @@ from placement.errors import InstanceError
 from placement.sim import Cluster, replay_check, simulate
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
-from placement.sim.trace import Job, Trace
 from solvers.online.hived import HiveD, HiveDStatic, VCLogical, sharing_safety_check
 from solvers.online.private import Private
 from solvers.online.quota import QuotaSharing
+from tests.support import SCENE
+from tests.support import SCENE_ASSIGNMENT as ASSIGN
+from tests.support import sim_trace as _trace
 
 PERF = IdealPerf()
-
-
-def _trace(rows, name="t"):
-    jobs = [Job(id=f"j{i:03d}", submit=float(s), gpus=g, duration=float(d), tenant=t)
-            for i, (s, g, d, t) in enumerate(rows)]
-    return Trace(name=name, jobs=tuple(sorted(jobs, key=lambda j: (j.submit, j.id))), provenance="test")
 
 
 def _run(policy, trace, cluster, assign):
@@ -37,11 +33,6 @@ def _waits(res, trace):
     return {j.id: start[j.id] - j.submit for j in trace.jobs}
 
 
-# Anomaly scene: A and B have one node each (quota 8 GPUs); A's four short 1-GPU jobs make B's
-# eight long 1-GPU jobs (within B's quota) spread over both nodes; A's 8-GPU job, within A's
-# quota, then finds no node with 8 idle GPUs under quota sharing.
-SCENE = [(0, 1, 1, "A")] * 4 + [(0, 1, 100, "B")] * 8 + [(2, 8, 10, "A")]
-ASSIGN = hv.VCAssignment(2, {"A": (0, 0, 0, 1), "B": (0, 0, 0, 1)})
 
 
 def test_quota_sharing_shows_the_anomaly_hived_does_not():

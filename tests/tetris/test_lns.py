@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from instances import generate_tetris
 from placement.tetris import evaluate, violations
 from solvers import hill_climb, lns
-from tests.tetris.tetris_oracle import brute_force
+from tests.support import brute_force
 
 small = st.builds(
     lambda T, J, R, seed: generate_tetris(T, J, R, seed=seed),

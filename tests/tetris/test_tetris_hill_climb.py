@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from instances import generate_tetris, tetris_document
 from placement.tetris import evaluate, load_instance, violations
 from solvers.hill_climb import HillClimbState, full_move_delta, solve
-from tests.tetris.tetris_oracle import brute_force
-from tests.tetris.tetris_oracle import tie_heavy as _tie_heavy
+from tests.support import brute_force
+from tests.support import tie_heavy as _tie_heavy
 
 REL = 1e-9
 

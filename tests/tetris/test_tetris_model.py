@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from instances import generate_tetris, tetris_document
 from models.tetris import solve
 from placement.tetris import evaluate, load_instance, violations
-from tests.tetris.tetris_oracle import brute_force, tie_heavy
+from tests.support import brute_force, tie_heavy
 
 tiny = st.builds(
     lambda T, J, R, seed, G, K: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from instances import generate_tetris
 from models.tetris import build, solve
 from placement.tetris import evaluate, violations
-from tests.tetris.tetris_oracle import large
+from tests.support import large
 
 tiny = st.builds(
     lambda T, J, R, seed, G, K, q: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K, quota_share=q),

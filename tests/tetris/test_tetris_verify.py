@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from models.tetris import solve
 from placement.tetris import evaluate, violations
-from tests.tetris.tetris_oracle import brute_force, large, large_instance
+from tests.support import brute_force, large, large_instance
 
 LOOSE = {"mip_feasibility_tolerance": 1e-6}  # HiGHS's own default, the setting that failed
 REL = 1e-9

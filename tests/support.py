@@ -1,7 +1,12 @@
-"""Brute-force oracle and shared strategies for tiny Tetris instances.
+"""Shared test support: hypothesis strategies, instance builders and independent oracles.
 
-Independent of the exact model and the heuristics: it only calls the reference
-evaluation, once per placement (R**T placements; keep T*log(R) small).
+Test modules import shared pieces from here only (never from each other):
+
+- Tetris: a brute-force oracle over every placement (independent of the exact model and the
+  heuristics: it only calls the reference evaluation, R**T placements; keep T*log(R) small),
+  tie-heavy and large-magnitude instance strategies;
+- HiveD: generated feasibility instances (closed form, exact model and buddy allocator);
+- the simulator: small hand-built traces and the HiveD sharing scene.
 """
 
 from __future__ import annotations
@@ -12,8 +17,15 @@ import itertools
 import numpy as np
 from hypothesis import strategies as st
 
-from instances import tetris_document
+from instances import generate_hived, tetris_document
+from models import hived_vc as hv
+from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
+
+__all__ = ["brute_force", "tie_heavy", "large_magnitudes", "large_instance", "large",
+           "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT"]
+
+# --- Tetris ---------------------------------------------------------------------------------
 
 
 def brute_force(inst):
@@ -96,3 +108,28 @@ large = st.builds(
     large_instance, T=st.integers(3, 6), J=st.integers(2, 10), R=st.integers(2, 3), seed=st.integers(0, 10_000),
     size_unit=st.sampled_from([100_000, 300_000, 1_000_000]), gh_unit=st.sampled_from([10_000, 30_000, 100_000]),
 ).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
+
+
+# --- HiveD ----------------------------------------------------------------------------------
+
+hived_instances = st.builds(
+    lambda chains, levels, top, vcs, seed, overload, pins, bad, split: generate_hived(
+        chains, levels, top, vcs, seed=seed, overload=overload, n_pinned=pins, n_bad=bad, max_split=split),
+    st.integers(1, 2), st.integers(1, 4), st.integers(1, 3), st.integers(1, 4), st.integers(0, 10**6),
+    st.integers(0, 2), st.integers(0, 3), st.integers(0, 2), st.integers(1, 3))
+
+
+# --- Simulator ------------------------------------------------------------------------------
+
+def sim_trace(rows, name="t"):
+    """A trace from ``(submit, gpus, duration, tenant)`` rows; ids ``j000``, ``j001``, ... in row order."""
+    jobs = [Job(id=f"j{i:03d}", submit=float(s), gpus=g, duration=float(d), tenant=t)
+            for i, (s, g, d, t) in enumerate(rows)]
+    return Trace(name=name, jobs=tuple(sorted(jobs, key=lambda j: (j.submit, j.id))), provenance="test")
+
+
+# The sharing-anomaly scene (HiveD §2.2): A and B have one node each (quota 8 GPUs); A's four
+# short 1-GPU jobs make B's eight long 1-GPU jobs (within B's quota) spread over both nodes; A's
+# 8-GPU job, within A's quota, then finds no node with 8 idle GPUs under quota sharing.
+SCENE = [(0, 1, 1, "A")] * 4 + [(0, 1, 100, "B")] * 8 + [(2, 8, 10, "A")]
+SCENE_ASSIGNMENT = hv.VCAssignment(2, {"A": (0, 0, 0, 1), "B": (0, 0, 0, 1)})
