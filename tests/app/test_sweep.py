@@ -163,7 +163,7 @@ def test_simulation_sweep_serial(tmp_path):
 
 
 def test_a_cell_that_raises_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
-    import placement.app.sweep as sw
+    import placement.app.sweep.run as sw
 
     real = sw._run_solve
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from placement.app.bench_dally import POLICIES, dally_trace, run_case
+from placement.app.bench.dally import POLICIES, dally_trace, run_case
 from placement.errors import InstanceError
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from placement.app.bench_hived import feasibility_sweep, fragmentation_run, job_trace, scale_run
+from placement.app.bench.hived import feasibility_sweep, fragmentation_run, job_trace, scale_run
 
 
 def test_scale_run_small():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from placement.app.bench_hived_trace import delay_over_time, fragmentation, tenant_delays
+from placement.app.bench.hived_trace import delay_over_time, fragmentation, tenant_delays
 from placement.sim import Cluster, simulate
 from placement.sim.perf import IdealPerf
 from solvers.online.hived import HiveD

@@ -146,7 +146,7 @@ def test_bad_options_are_refused():
 
 
 def test_slo_events_and_report_by_hand():
-    from placement.app.bench_mast import scheduling_events, slo_report
+    from placement.app.bench.mast import scheduling_events, slo_report
 
     cl = one_region()
     jobs = [_job(0, 0, 8, 2, "a"), _job(1, 10, 8, 2, "b"), _job(2, 20, 8, 0, "c", dur=100)]

@@ -110,5 +110,5 @@ SPEC = ProblemSpec(
     bench_instances=_bench_instances,
     bench_solvers=["exact", "affinity", "rotation", "table1"],
     bench_options={"exact": {"time_limit": 8.0}, "table1": {"time_limit": 20.0}},
-    bench_extra="placement.app.bench_cassini:bench_sections",
+    bench_extra="placement.app.bench.cassini:bench_sections",
 )

@@ -120,7 +120,7 @@ SPEC = ProblemSpec(
     bench_instances=_bench_instances,
     bench_solvers=["exact", "exact-pulp", "buddy"],
     bench_options={"exact": {"time_limit": 20.0}},
-    bench_extra="placement.app.bench_hived:bench_sections",
+    bench_extra="placement.app.bench.hived:bench_sections",
     claims=claims,
     add_commands=_add_commands,
 )

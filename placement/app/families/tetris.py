@@ -86,5 +86,5 @@ SPEC = ProblemSpec(
     bench_instances=_bench_instances,
     bench_solvers=["exact", "hill-climb", "hill-climb-ils", "lns"],
     bench_options={"exact": {"time_limit": 30.0}, "lns": {"time_limit": 10.0}},
-    bench_extra="placement.app.bench_tetris:bench_sections",
+    bench_extra="placement.app.bench.tetris:bench_sections",
 )

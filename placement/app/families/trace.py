@@ -99,7 +99,7 @@ SPEC = ProblemSpec(
     add_generate_args=_add_generate_args,
     generate=_generate,
     bench_instances=None,
-    bench_extra="placement.app.bench_sim:bench_sections",
+    bench_extra="placement.app.bench.sim:bench_sections",
     claims=_claims,
     add_commands=_add_commands,
 )

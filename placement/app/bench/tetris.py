@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import BenchSection, get_problem, resolve
-from ..tetris.evaluation import evaluate
-from .report import markdown_table as _table
-from .report import save_figure
+from ...registry import BenchSection, get_problem, resolve
+from ...tetris.evaluation import evaluate
+from ..report import markdown_table as _table
+from ..report import save_figure
 
 __all__ = ["bench_sections"]
 
@@ -248,7 +248,7 @@ def _variants(quick: bool, seed: int, progress, task,
     The exact reference comes from the main table's rows of the same run when
     given (no second exact solve), else it is solved here.
     """
-    from ..result import relative_gap
+    from ...result import relative_gap
 
     spec = get_problem("tetris")
     exact = resolve(spec.solvers[spec.exact_solver])
@@ -354,7 +354,7 @@ def _generated_suite(label: str, seed: int, progress, task) -> BenchSection:
     """
     from instances import generate_tetris
 
-    from ..result import relative_gap
+    from ...result import relative_gap
 
     spec = get_problem("tetris")
     exact = resolve(spec.solvers[spec.exact_solver])

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import BenchSection
-from .report import markdown_table, save_figure
+from ...registry import BenchSection
+from ..report import markdown_table, save_figure
 
 __all__ = ["bench_sections", "dally_trace", "run_case", "POLICIES"]
 

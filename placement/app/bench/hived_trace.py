@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import BenchSection
-from .report import markdown_table
+from ...registry import BenchSection
+from ..report import markdown_table
 
 __all__ = ["bench_sections", "run_schemes", "tenant_delays", "fragmentation", "SCHEMES"]
 
@@ -41,7 +41,7 @@ H = 3600.0
 
 
 def _cluster(n_nodes: int):
-    from ..sim.cluster import Cluster
+    from ...sim.cluster import Cluster
 
     racks = max(1, n_nodes // 8) if n_nodes % 8 == 0 else 1
     return Cluster.uniform(1, 1, racks, n_nodes // racks, 8)
@@ -115,9 +115,9 @@ def fragmentation(log, high: set[str], n_nodes: int, step_s: float = H):
 def run_schemes(trace, n_nodes: int, schemes=tuple(SCHEMES), order: str = "fifo", seed: int = 0):
     """Simulate each scheme (IdealPerf: HiveD §5.2 measures queueing, not speed); per scheme the
     log, the per-tenant delays, fragmentation series, preempted GPUs, wall time and violations."""
-    from ..sim import replay_check, simulate
-    from ..sim.perf import IdealPerf
-    from .policy_data import build_policy
+    from ...sim import replay_check, simulate
+    from ...sim.perf import IdealPerf
+    from ..policy_data import build_policy
 
     cluster = _cluster(n_nodes)
     perf = IdealPerf()
@@ -162,7 +162,7 @@ def bench_sections(out_dir, quick: bool = False, scale: bool = False, seed: int 
                    ) -> list[BenchSection]:
     from instances.traces import trace_path
 
-    from ..sim.trace import load_philly
+    from ...sim.trace import load_philly
 
     cases = [("day 50, 24 h", QUICK, 64)]
     if scale:

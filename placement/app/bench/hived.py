@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..hived.feasibility import is_feasible
-from ..registry import BenchSection, resolve
-from .report import markdown_table as _md
-from .report import save_figure as _save
+from ...hived.feasibility import is_feasible
+from ...registry import BenchSection, resolve
+from ..report import markdown_table as _md
+from ..report import save_figure as _save
 
 __all__ = ["bench_sections", "scale_run", "feasibility_sweep", "fragmentation_run", "job_trace"]
 

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..registry import BenchSection
-from .report import markdown_table as _md
+from ...registry import BenchSection
+from ..report import markdown_table as _md
 
 __all__ = ["bench_sections", "slo_report", "scheduling_events", "compare_run", "cache_sim_run",
            "philly_whole_run", "uniform_region", "gms_scan_run", "rms_speed_run", "negative_cache_run",
@@ -250,10 +250,10 @@ def scheduling_events(log, trace) -> list[tuple]:
 def compare_run(trace, cluster, policies=("mast", "federated"), seed: int = 0, options: dict | None = None,
                 bucket: float = 3600.0) -> dict:
     """Each policy on the trace: replay_check, SLO violations per priority and over time."""
-    from ..sim.engine import simulate
-    from ..sim.metrics import DEFAULT_SLO, slo_limit
-    from ..sim.replay import replay_check
-    from .policy_data import build_policy
+    from ...sim.engine import simulate
+    from ...sim.metrics import DEFAULT_SLO, slo_limit
+    from ...sim.replay import replay_check
+    from ..policy_data import build_policy
 
     end = max(j.submit for j in trace.jobs) if trace.jobs else 0.0
     t_start = min(j.submit for j in trace.jobs) if trace.jobs else 0.0
@@ -286,9 +286,9 @@ def _busy_section(out_dir: Path, quick: bool, seed: int) -> BenchSection:
 
     from instances.traces import trace_path
 
-    from ..sim.cluster import Cluster
-    from ..sim.trace import load_philly
-    from .report import save_figure
+    from ...sim.cluster import Cluster
+    from ...sim.trace import load_philly
+    from ..report import save_figure
 
     window = dict(BUSY_WINDOW, hours=2.0) if quick else BUSY_WINDOW
     trace = load_philly(trace_path("philly.csv"), **window)
@@ -343,8 +343,8 @@ def _busy_section(out_dir: Path, quick: bool, seed: int) -> BenchSection:
 
 def cache_sim_run(trace, cluster, seed: int = 0) -> dict:
     """The same simulation with the negative cache on and off: identical logs, work and time."""
-    from ..sim.engine import simulate
-    from .policy_data import build_policy
+    from ...sim.engine import simulate
+    from ..policy_data import build_policy
 
     out = {}
     for on in (True, False):
@@ -364,14 +364,14 @@ def philly_whole_run(seed: int = 0) -> dict:
 
     from instances.traces import trace_path
 
-    from ..sim.cluster import Cluster
-    from ..sim.engine import simulate
-    from ..sim.replay import replay_check
-    from ..sim.trace import load_philly
+    from ...sim.cluster import Cluster
+    from ...sim.engine import simulate
+    from ...sim.replay import replay_check
+    from ...sim.trace import load_philly
 
     trace = load_philly(trace_path("philly.csv"))
     cluster = Cluster.uniform(regions=4, clusters=2, racks=2, machines=8, gpus_per_machine=8)
-    from .policy_data import build_policy
+    from ..policy_data import build_policy
 
     t0 = time.perf_counter()
     res = simulate(trace, cluster, build_policy("mast", cluster), seed=seed)
@@ -437,8 +437,8 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
     sections.append(_busy_section(out_dir, quick, seed))
     from instances.traces import trace_path
 
-    from ..sim.cluster import Cluster
-    from ..sim.trace import load_philly
+    from ...sim.cluster import Cluster
+    from ...sim.trace import load_philly
 
     window = dict(BUSY_WINDOW, hours=2.0) if quick else BUSY_WINDOW
     c = cache_sim_run(load_philly(trace_path("philly.csv"), **window), Cluster.uniform(**BUSY_CLUSTER), seed)

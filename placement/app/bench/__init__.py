@@ -29,10 +29,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..io import write_json, write_text
-from ..registry import BenchSection, call_solver, get_problem, problems, resolve
-from ..result import SolveResult, Status, relative_gap
-from .report import figures_section, fmt, markdown_table, save_figure
+from ...io import write_json, write_text
+from ...registry import BenchSection, call_solver, get_problem, problems, resolve
+from ...result import SolveResult, Status, relative_gap
+from ..report import figures_section, fmt, markdown_table, save_figure
 
 __all__ = ["run_bench", "reference_value", "bench_command", "machine_line"]
 

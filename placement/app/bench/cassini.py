@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cassini.circle import unified_circle
-from ..cassini.evaluation import evaluate, link_score
-from ..cassini.instance import CassiniSolution, load_instance
-from ..cassini.profiles import synthetic_profile
-from ..registry import BenchSection, resolve
-from .report import markdown_table as _table
-from .report import save_figure as _save
+from ...cassini.circle import unified_circle
+from ...cassini.evaluation import evaluate, link_score
+from ...cassini.instance import CassiniSolution, load_instance
+from ...cassini.profiles import synthetic_profile
+from ...registry import BenchSection, resolve
+from ..report import markdown_table as _table
+from ..report import save_figure as _save
 
 __all__ = ["bench_sections"]
 
@@ -156,7 +156,7 @@ def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> B
 
 
 def _incommensurate(search_link) -> list[dict]:
-    from ..cassini.profiles import JobProfile
+    from ...cassini.profiles import JobProfile
 
     pairs = [(255, 161), (255, 200), (250, 200), (240, 180), (97, 89)]
     out = []

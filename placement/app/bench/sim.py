@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..registry import BenchSection, resolve
-from .report import markdown_table
+from ...registry import BenchSection, resolve
+from ..report import markdown_table
 
 __all__ = ["bench_sections", "SECTIONS", "QUICK_WINDOW", "QUICK_CLUSTER"]
 
 SECTIONS: list[str] = [
-    "placement.app.bench_mast:bench_sections",
-    "placement.app.bench_dally:bench_sections",
-    "placement.app.bench_hived_trace:bench_sections",
+    "placement.app.bench.mast:bench_sections",
+    "placement.app.bench.dally:bench_sections",
+    "placement.app.bench.hived_trace:bench_sections",
 ]
 # A busy day of Philly (day 50 after the first submit: 1,432 jobs asking 915 GPUs on average,
 # measured), the default window of the quick bench.
@@ -34,16 +34,16 @@ QUICK_CLUSTER = "1x1x2x8x8"  # 128 GPUs: the window's jobs queue (measured: abou
 def _philly_instance(window: dict | None, cluster: str = "1x1x8x8x8"):
     from instances.traces import trace_path
 
-    from ..sim.instance import SimInstance
-    from ..sim.trace import load_philly
-    from .shipped import cluster_arg
+    from ...sim.instance import SimInstance
+    from ...sim.trace import load_philly
+    from ..shipped import cluster_arg
 
     trace = load_philly(trace_path("philly.csv"), **(window or {}))
     return SimInstance(trace, cluster_arg(cluster), "dally")
 
 
 def _core_section(out_dir: Path, quick: bool, scale: bool, seed: int, progress) -> BenchSection:
-    from .simulate import run_simulation, write_outputs
+    from ..simulate import run_simulation, write_outputs
 
     inst = _philly_instance(QUICK_WINDOW, QUICK_CLUSTER)
     rows_out: list[dict[str, Any]] = []
