@@ -1,18 +1,19 @@
 """Report helpers of the app layer: number formatting, markdown tables, PNG figures, and the
-README's generated figures section.
+bench page's generated figures section.
 
-Generated figures (issue 13)
-----------------------------
+Generated figures
+-----------------
 Every ``placement bench`` run writes ``figures.md`` in its output folder: the run's summary
-lines (the figures the README quotes), one block per family, between two HTML comment markers.
-README.md holds one such block, copied verbatim from a run; it is regenerated with::
+lines (the figures the reference pages quote), one block per family, between two HTML comment markers.
+``placement/app/bench/README.md`` holds one such block, copied verbatim from a run; it is
+regenerated with::
 
     placement bench --out bench-results
-    python -m placement.app.report README.md bench-results/figures.md
+    python -m placement.app.report placement/app/bench/README.md bench-results/figures.md
 
 which replaces the text between the markers (atomically) and nothing else. The format is fixed
 by :func:`figures_section` and read back by :func:`parse_figures_section`; a test requires the
-README's block to be exactly what :func:`figures_section` renders from its parsed content.
+page's block to be exactly what :func:`figures_section` renders from its parsed content.
 """
 
 from __future__ import annotations
@@ -97,16 +98,16 @@ def parse_figures_section(text: str) -> dict[str, Any]:
 def replace_figures_section(readme: str, section: str) -> str:
     """``readme`` with its generated block replaced by ``section`` (exactly one block must exist)."""
     if readme.count(BEGIN) != 1 or readme.count(END) != 1:
-        raise ValueError("README must hold exactly one generated figures section")
+        raise ValueError("the page must hold exactly one generated figures section")
     start, end = readme.index(BEGIN), readme.index(END) + len(END)
     return readme[:start] + section.rstrip("\n") + readme[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m placement.app.report README.md bench-results/figures.md``: update the README block."""
+    """``python -m placement.app.report PAGE.md bench-results/figures.md``: update the page's block."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m placement.app.report README.md FIGURES.md", file=sys.stderr)
+        print("usage: python -m placement.app.report PAGE.md FIGURES.md", file=sys.stderr)
         return 2
     readme, figures = (Path(a) for a in args)
     try:

@@ -1,4 +1,4 @@
-"""The README's generated figures section is what ``placement bench`` writes (issue 13)."""
+"""The bench page's generated figures section is what ``placement bench`` writes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from placement.app.report import (
 )
 from placement.registry import problems
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "placement" / "app" / "bench" / "README.md"
 
 
 def test_section_round_trips_and_rejects_hand_edits():
