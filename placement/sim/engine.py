@@ -1,4 +1,4 @@
-"""The event loop (DESIGN.md, "Online scheduling: the trace-driven simulator").
+"""The event loop of the trace-driven simulator: arrivals, finishes, timers and scans in time order.
 
 Heap-based and incremental: arrivals are read from the submit-ordered trace with a cursor, the
 heap holds only finishes, timers and scans; free GPUs are a numpy bool mask updated in place.

@@ -1,4 +1,4 @@
-"""Traces: the simulator's instances (DESIGN.md, "Online scheduling: the trace-driven simulator").
+"""Traces: the simulator's instances (jobs with submit time, GPUs, ideal duration, tenant, priority, GPU type, model).
 
 A :class:`Trace` is an immutable, submit-ordered tuple of :class:`Job`. Loaders read the real
 traces as they are (the Philly per-job CSV, the Alibaba openb pod list), our own CSV v1, or draw a

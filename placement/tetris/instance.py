@@ -10,7 +10,7 @@ GPU-hours / supply
     ``Region.gpu_supply[g]`` is the GPU-hours of type ``g`` the region offers per
     planning period; a region "has" type ``g`` when its supply is > 0.
 
-The file format is version 1 of DESIGN.md. Everything is validated on load and
+The file format is version 1 (``placement/tetris/README.md`` shows an example). Everything is validated on load and
 every problem is reported as one :class:`InstanceError` naming the field.
 All quantities are integers so that exact models can be checked exactly.
 Compiled numpy arrays (index form) are built once per instance and cached.

@@ -1,4 +1,4 @@
-"""Exact CASSINI and HiveD models are checked against the reference evaluation (issue 7).
+"""Exact CASSINI and HiveD models are checked against the reference evaluation.
 
 The check fires when the model's value and the reference evaluation disagree (we perturb the
 evaluation the model module sees), when the bound is too far (we report a looser bound than

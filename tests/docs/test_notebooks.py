@@ -1,4 +1,4 @@
-"""Every notebook draws its figures inline (issue 13).
+"""Every notebook draws its figures inline.
 
 Each notebook is executed once with nbclient (the same engine ``pytest --nbmake`` uses, with
 the kernel's default backend: ipykernel's ``matplotlib_inline``), and every code cell that

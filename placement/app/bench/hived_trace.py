@@ -1,4 +1,4 @@
-"""Benchmark section: HiveD on the Philly trace (issue 10; HiveD §5.2-5.3, Figures 6, 7, 10, 11).
+"""Benchmark section: HiveD on the Philly trace (HiveD §5.2-5.3, Figures 6, 7, 10, 11).
 
 Schemes (simulator policies): ``private``, ``quota`` (node-level quotas), ``hived`` (multi-level
 VCs with the same GPUs per tenant, dynamic binding), ``hived-static`` and ``hived-node``
@@ -204,7 +204,7 @@ def bench_sections(out_dir, quick: bool = False, scale: bool = False, seed: int 
                        + f"; replay violations {sum(len(r['violations']) for r in runs.values())}")
         if task is not None:
             progress.advance(task)
-    text = ("HiveD on the Philly trace (issue 10): private clusters, quota sharing, HiveD (dynamic, "
+    text = ("HiveD on the Philly trace: private clusters, quota sharing, HiveD (dynamic, "
             "static, node-level cells), per-VC FIFO, ideal speed. Quotas = the node-level VC fit; HiveD's "
             "multi-level VCs have the same GPUs per tenant.\n\n" + "\n".join(md))
     _ = Path(out_dir)

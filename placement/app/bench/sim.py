@@ -88,7 +88,7 @@ def _core_section(out_dir: Path, quick: bool, scale: bool, seed: int, progress) 
             progress.advance(task)
     cols = ["run", "jobs", "mean_jct_s", "p95_jct_s", "mean_queueing_delay_s", "mean_slowdown",
             "utilization", "replay_violations", "wall_s"]
-    md = ("Trace-driven simulator (issue 8): Philly per-job trace, Dally Table 1 performance model "
+    md = ("Trace-driven simulator: Philly per-job trace, Dally Table 1 performance model "
           "(models synthetic). Day 50 window on 128 GPUs (2 racks x 8 machines x 8 GPUs); the whole trace "
           "(--scale) on 512 GPUs (8 racks). Every log judged by replay_check.\n\n" + markdown_table(rows_out, cols))
     return BenchSection("Simulator: FIFO on Philly", md, rows_out, figures, summary)

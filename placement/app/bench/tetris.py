@@ -123,7 +123,7 @@ def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
     res = hill_climb(inst, seed=seed, time_limit=time_limit)
     progress.advance(task)
     lns_res = None
-    if label == "scale":  # issue 7: LNS against hill climbing, 60 s each, same run
+    if label == "scale":  # LNS against hill climbing, 60 s each, same run
         progress.update(task, description=f"tetris {label}: LNS (60 s)")
         lns_res = resolve(spec.solvers["lns"])(inst, seed=seed, time_limit=time_limit)
     progress.update(task, description=f"tetris {label}: incremental vs full re-evaluation")
@@ -202,7 +202,7 @@ def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
         sections.append(BenchSection(
             title="Tetris LNS vs hill climbing at scale", rows=cmp_rows,
             markdown="\n".join([f"{size_txt}, {time_limit:.0f} s each (LNS includes its hill-climbing start), "
-                                "same run. Goal (issue 7): LNS better than hill climbing within 60 s.", "",
+                                "same run. Goal: LNS better than hill climbing within 60 s.", "",
                                 _table(cmp_rows, list(cmp_rows[1]))])))
         diff = res.objective - lns_res.objective
         summary_lns = (f"tetris LNS vs hill climbing at scale ({time_limit:.0f} s each): objective "
@@ -340,7 +340,7 @@ def _percentile(v: list[float], q: float) -> float:
 
 
 def _generated_suite(label: str, seed: int, progress, task) -> BenchSection:
-    """Heuristic gaps on freshly generated instances (issue 7, part 2): at least 20 per run.
+    """Heuristic gaps on freshly generated instances, at least 20 per run.
 
     Every instance is made by today's generator (2 GPU types, 3 priorities, the
     ``placement generate tetris`` defaults) with seeds the heuristics were not
@@ -412,7 +412,7 @@ def _generated_suite(label: str, seed: int, progress, task) -> BenchSection:
             f"seeds {base}..{base + SUITE_SEEDS[label] - 1}")
     md = [f"{what}; exact model {exact_limit:.0f} s each (proven optimal on {n_proven} of {len(rows)}), LNS "
           f"{lns_limit:.0f} s each. Reference: the proven optimum, else the best valid lower bound (gaps to a "
-          "bound overstate the true gap). LNS goal (issue 7): median <= 0.5%, max <= 3% within 10 s.", "",
+          "bound overstate the true gap). LNS goal: median <= 0.5%, max <= 3% within 10 s.", "",
           _table(agg, list(agg[0])), "",
           _table(rows, ["size", "seed", "exact_status", "exact_s", "reference", *[f"{n}_gap_%" for n in SUITE_HEURISTICS],
                         "lns_s", "lns_proved_optimal"])]
