@@ -61,6 +61,9 @@ def test_bench_run_writes_the_block_and_the_readme_updater_takes_it(tmp_path):
     summary = json.loads((out / "results.json").read_text())["summary"]
     assert parsed["command"] == "placement bench --problem trace --quick"
     assert parsed["families"] == {"trace": [" ".join(s.split()) for s in summary]} and summary
+    # the simulator family has no exact-vs-heuristic rows: no empty table in the report
+    assert json.loads((out / "results.json").read_text())["rows"] == []
+    assert "## Exact vs heuristic" not in (out / "report.md").read_text()
     readme = tmp_path / "README.md"
     original = README.read_text()
     readme.write_text(original)
