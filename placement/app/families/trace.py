@@ -48,30 +48,46 @@ def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
 
 
 def _add_generate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", choices=["batch", "poisson"], default="poisson")
-    p.add_argument("--jobs", type=int, default=200, help="number of jobs (default 200)")
-    p.add_argument("--jobs-per-hour", type=float, default=60.0, help="Poisson arrival rate (default 60)")
+    p.add_argument("--kind", choices=["batch", "poisson", "dally-batch", "dally-poisson"], default="poisson",
+                   help="batch / poisson: synthetic jobs (Philly's size histogram, log-normal durations); "
+                        "dally-batch / dally-poisson: the Dally bench's workload, multi-GPU Philly rows "
+                        "sampled by seed, all at time 0 or Poisson arrivals (default poisson)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="number of jobs (default 200; dally-batch 500, dally-poisson 400)")
+    p.add_argument("--jobs-per-hour", type=float, default=None,
+                   help="Poisson arrival rate (default 60; dally-poisson 8)")
     p.add_argument("--max-gpus", type=int, default=None, help="drop larger job sizes")
-    p.add_argument("--tenants", type=int, default=4)
-    p.add_argument("--gpu-types", default=None, help="comma-separated GPU types to draw from")
-    p.add_argument("--cluster", default="1x1x4x8x8",
-                   help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] (default 1x1x4x8x8)")
+    p.add_argument("--tenants", type=int, default=4, help="tenants of synthetic jobs (not the dally kinds)")
+    p.add_argument("--gpu-types", default=None,
+                   help="comma-separated GPU types to draw from (synthetic kinds only)")
+    p.add_argument("--cluster", default=None,
+                   help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] "
+                        "(default 1x1x4x8x8; the dally kinds 1x1x8x8x8, the bench's 8 racks)")
     p.add_argument("--perf", choices=PERF_MODELS, default="dally")
 
 
 def _generate(args: argparse.Namespace) -> SimInstance:
-    if not 0 <= args.jobs <= MAX_TRACE_ROWS:
+    dally = args.kind.startswith("dally-")
+    kind = args.kind.removeprefix("dally-")
+    jobs = args.jobs if args.jobs is not None else (200 if not dally else 500 if kind == "batch" else 400)
+    rate = args.jobs_per_hour if args.jobs_per_hour is not None else (8.0 if dally else 60.0)
+    if not 0 <= jobs <= MAX_TRACE_ROWS:
         raise InstanceError("--jobs", f"must be an integer in 0..{MAX_TRACE_ROWS}")
     if args.max_gpus is not None and args.max_gpus < 1:
         raise InstanceError("--max-gpus", "must be a positive integer")
-    if not (math.isfinite(args.jobs_per_hour) and args.jobs_per_hour > 0):
+    if not (math.isfinite(rate) and rate > 0):
         raise InstanceError("--jobs-per-hour", "must be a positive number")
     if args.tenants < 1:
         raise InstanceError("--tenants", "must be a positive integer")
     types = [t for t in (args.gpu_types or "").split(",") if t] or None
-    cluster = cluster_arg(args.cluster)
-    trace = synthetic_trace(args.kind, jobs=args.jobs, seed=args.seed, jobs_per_hour=args.jobs_per_hour,
-                            max_gpus=args.max_gpus, tenants=args.tenants, gpu_types=types)
+    cluster = cluster_arg(args.cluster or ("1x1x8x8x8" if dally else "1x1x4x8x8"))
+    if dally:
+        from placement.app.bench.dally import dally_trace
+
+        trace = dally_trace(kind, jobs=jobs, seed=args.seed, jobs_per_hour=rate, max_gpus=args.max_gpus)
+    else:
+        trace = synthetic_trace(kind, jobs=jobs, seed=args.seed, jobs_per_hour=rate,
+                                max_gpus=args.max_gpus, tenants=args.tenants, gpu_types=types)
     return SimInstance(trace, cluster, args.perf)
 
 
