@@ -1,18 +1,26 @@
-"""Small validators shared by the instance loaders.
+"""The validation vocabulary: every loader, the cluster spec, the HiveD config, trace files and
+policy options check their input with these.
 
-Each checks one value and raises :class:`InstanceError` naming the field and
-stating what the value must be; each returns the value (converted where noted).
+Each checks one value and raises :class:`InstanceError` naming the field and stating what the
+value must be; each returns the value (converted where noted). Documents: :func:`obj`,
+:func:`known_keys`, :func:`required_keys`, :func:`as_list`, :func:`list_field`,
+:func:`integer`, :func:`number`, :func:`name`, :func:`unique`, :func:`total`. Text fields
+(CSV cells): :func:`parse_number`, :func:`parse_integer`. Options (name first, as a keyword
+argument is named): :func:`check_number`, :func:`check_bool`. Command-line counts:
+:func:`option_counts`, :func:`generated_size`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["obj", "as_list", "integer", "number", "name", "unique", "total", "MAX_INTEGER", "option_counts",
-           "generated_size", "check_number", "check_bool"]
+__all__ = ["obj", "known_keys", "required_keys", "as_list", "list_field", "integer", "number", "name", "unique",
+           "total", "MAX_INTEGER", "parse_number", "parse_integer", "option_counts", "generated_size", "check_number",
+           "check_bool"]
 
 
 def obj(v: Any, where: str) -> dict:
@@ -22,13 +30,41 @@ def obj(v: Any, where: str) -> dict:
     return v
 
 
-def as_list(v: Any, where: str, *, nonempty: bool = False) -> list:
-    """``v`` must be a list (non-empty when asked)."""
+def known_keys(d: dict, allowed, prefix: str) -> dict:
+    """Every key of ``d`` must be in ``allowed`` (a misspelt key would silently drop a setting);
+    the offending key is reported as ``prefix + key`` (``prefix`` ends with ``.`` or is empty)."""
+    for key in d:
+        if key not in allowed:
+            raise InstanceError(f"{prefix}{key}", f"is not a known field (expected one of {sorted(allowed)})")
+    return d
+
+
+def required_keys(d: dict, required, prefix: str) -> dict:
+    """Every key of ``required`` must be present; a missing one is ``prefix + key``: is missing."""
+    for key in sorted(required):
+        if key not in d:
+            raise InstanceError(f"{prefix}{key}", "is missing")
+    return d
+
+
+def as_list(v: Any, where: str, *, nonempty: bool = False, allow_none: bool = False) -> list:
+    """``v`` must be a list (non-empty when asked; ``None`` reads as ``[]`` when allowed)."""
+    if v is None and allow_none:
+        return []
     if not isinstance(v, list):
         raise InstanceError(where, f"must be a list, got {type(v).__name__}")
     if nonempty and not v:
         raise InstanceError(where, "must not be empty")
     return v
+
+
+def list_field(doc: dict, key: str, prefix: str, *, required: bool = True) -> list:
+    """``doc[key]`` as a list; a missing key is an error when ``required``, else ``[]``."""
+    if key not in doc:
+        if required:
+            raise InstanceError(f"{prefix}{key}", "is missing")
+        return []
+    return as_list(doc[key], f"{prefix}{key}")
 
 
 MAX_INTEGER = 2**53  # every integer up to here is exact in a double, so sums stay exact in int64
@@ -61,10 +97,16 @@ def number(v: Any, where: str, *, positive: bool = False) -> float:
     return float(v)
 
 
-def name(v: Any, where: str) -> str:
-    """``v`` must be a non-empty string."""
+def name(v: Any, where: str, *, numbers: bool = False, pattern: re.Pattern | None = None,
+         describe: str = "") -> str:
+    """``v`` must be a non-empty string (an integer too when ``numbers``: YAML reads ``1`` as one,
+    returned as ``"1"``); with ``pattern``, one it matches in full, ``describe`` saying which."""
+    if numbers and isinstance(v, int) and not isinstance(v, bool):
+        v = str(v)
     if not isinstance(v, str) or not v:
         raise InstanceError(where, f"must be a non-empty string, got {v!r}")
+    if pattern is not None and not pattern.fullmatch(v):
+        raise InstanceError(where, f"must be {describe or 'a name matching ' + pattern.pattern}, got {v[:40]!r}")
     return v
 
 
@@ -75,6 +117,28 @@ def unique(names: list[str], where: str) -> None:
         if n in seen:
             raise InstanceError(f"{where}[{i}].name", f"duplicate name {n!r}")
         seen.add(n)
+
+
+def parse_number(text: str, where: str, *, minimum: float = 0.0) -> float:
+    """A text field (a CSV cell) holding a finite number >= ``minimum``."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise InstanceError(where, f"must be a number, not {text[:40]!r}") from None
+    if not math.isfinite(v) or v < minimum:
+        raise InstanceError(where, f"must be a finite number >= {minimum:g}, not {text[:40]!r}")
+    return v
+
+
+def parse_integer(text: str, where: str, *, minimum: int = 0, maximum: int = 10**9) -> int:
+    """A text field (a CSV cell) holding an integer in ``[minimum, maximum]`` (``8.0`` reads as 8)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not math.isfinite(v) or v != int(v) or v < minimum or v > maximum:
+        raise InstanceError(where, f"must be an integer in {minimum}..{maximum}, not {text[:40]!r}")
+    return int(v)
 
 
 def option_counts(args: Any, *, positive: tuple[str, ...] = (), non_negative: tuple[str, ...] = ()) -> None:

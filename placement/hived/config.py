@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import validate
 from ..errors import InstanceError
 from .cells import Chain, HivedInstance, PinnedCell, VirtualCluster
 
@@ -66,35 +67,19 @@ def load_instance(doc: Any, name: str = "") -> HivedInstance:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _obj(v: Any, field: str) -> dict:
-    if not isinstance(v, dict):
-        raise InstanceError(field, "must be a mapping")
-    return v
-
-
-def _list(v: Any, field: str, allow_none: bool = False) -> list:
-    if v is None and allow_none:
-        return []
-    if not isinstance(v, list):
-        raise InstanceError(field, "must be a list")
-    return v
-
-
+_obj = validate.obj
+_list = validate.as_list
 MAX_GPUS_PER_CHAIN = 2**22  # 4,194,304 GPUs: 16x the largest cluster of the benchmarks
 
 
 def _pos_int(v: Any, field: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise InstanceError(field, f"must be a positive integer, got {v!r}")
-    if v > MAX_GPUS_PER_CHAIN:
-        raise InstanceError(field, f"must be at most {MAX_GPUS_PER_CHAIN}, got {v!r}")
-    return v
+    """A cell count or GPU count: an integer in 1..MAX_GPUS_PER_CHAIN."""
+    return validate.integer(v, field, 1, MAX_GPUS_PER_CHAIN)
 
 
 def _name(v: Any, field: str) -> str:
-    if isinstance(v, bool) or not isinstance(v, (str, int)) or str(v) == "":
-        raise InstanceError(field, f"must be a non-empty string, got {v!r}")
-    return str(v)
+    """A cell type, VC or node name (YAML reads ``1`` as an integer: accepted as ``"1"``)."""
+    return validate.name(v, field, numbers=True)
 
 
 def _reservation(b: _Builder, c: int, e: dict, fe: str, chain_label: str) -> tuple[int, int, int, str]:
@@ -106,9 +91,7 @@ def _reservation(b: _Builder, c: int, e: dict, fe: str, chain_label: str) -> tup
 
 
 def _bool(v: Any, field: str) -> bool:
-    if not isinstance(v, bool):
-        raise InstanceError(field, f"must be true or false, got {v!r}")
-    return v
+    return validate.check_bool(field, v)
 
 
 class _Builder:

@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import validate as v
 from ..errors import InstanceError
 from .cluster import MAX_GPUS, Cluster, MachineSpec
 
@@ -35,37 +36,23 @@ __all__ = ["cluster_from_doc", "cluster_to_doc", "load_cluster_spec", "load_open
 
 OPENB_RACK_SIZE = 8
 MAX_MACHINES = 200_000
-_NAME = re.compile(r"^[A-Za-z0-9_.:/-]{1,100}$")
+_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
 
 
 def _name(x: Any, where: str) -> str:
-    if not isinstance(x, str) or not _NAME.match(x):
-        raise InstanceError(where, "must be a name of 1-100 letters, digits or _ . : / -")
-    return x
+    return v.name(x, where, pattern=_NAME, describe="a name of 1-100 letters, digits or _ . : / -")
 
 
 def _count(x: Any, where: str, lo: int, hi: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, int) or not lo <= x <= hi:
-        raise InstanceError(where, f"must be an integer in {lo}..{hi}")
-    return x
+    return v.integer(x, where, lo, hi)
 
 
 def _list(x: Any, where: str) -> list:
-    if not isinstance(x, list) or not x:
-        raise InstanceError(where, "must be a non-empty list")
-    return x
+    return v.as_list(x, where, nonempty=True)
 
 
 def _obj(x: Any, where: str, allowed: set[str], required: set[str]) -> dict:
-    if not isinstance(x, dict):
-        raise InstanceError(where, "must be an object")
-    for k in x:
-        if k not in allowed:
-            raise InstanceError(f"{where}.{k}", f"is not a field here (allowed: {', '.join(sorted(allowed))})")
-    for k in sorted(required):
-        if k not in x:
-            raise InstanceError(f"{where}.{k}", "is missing")
-    return x
+    return v.required_keys(v.known_keys(v.obj(x, where), allowed, f"{where}."), required, f"{where}.")
 
 
 def cluster_from_doc(doc: Any, where: str = "cluster") -> Cluster:

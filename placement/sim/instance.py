@@ -8,10 +8,10 @@ registers them as the ``trace`` family (:mod:`placement.app.families.trace`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from .. import validate
 from ..errors import InstanceError
 from .cluster import Cluster
 from .cluster_io import cluster_from_doc, cluster_to_doc
@@ -60,20 +60,14 @@ def _opt_pos(doc: dict, key: str) -> float | None:
     v = doc.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not (math.isfinite(v) and v > 0):
-        raise InstanceError(key, "must be a positive number of seconds or null")
-    return float(v)
+    return validate.number(v, key, positive=True)
 
 
 def load_instance(doc: Any) -> SimInstance:
     """Validate a ``"problem": "trace"`` document (every job row, the cluster spec)."""
-    if not isinstance(doc, dict):
-        raise InstanceError("document", "must be an object")
     allowed = {"problem", "name", "provenance", "columns", "jobs", "cluster", "perf",
                "checkpoint_interval", "scan_interval"}
-    for k in doc:
-        if k not in allowed:
-            raise InstanceError(k, f"is not a field of a trace instance ({', '.join(sorted(allowed))})")
+    doc = validate.known_keys(validate.obj(doc, "document"), allowed, "")
     if doc.get("problem", "trace") != "trace":
         raise InstanceError("problem", "must be 'trace'")
     cols = doc.get("columns", list(CSV_V1_COLUMNS))
@@ -88,14 +82,9 @@ def load_instance(doc: Any) -> SimInstance:
         if not isinstance(r, list) or len(r) != len(cols):
             raise InstanceError(w, f"must be a list of {len(cols)} values ({', '.join(cols)})")
         jid, submit, gpus, dur, tenant, prio, gtype, model, tables, syn = r
-        if not isinstance(jid, str) or not jid:
-            raise InstanceError(f"{w}[0]", "must be a job id")
-        for k, v in ((1, submit), (3, dur)):
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise InstanceError(f"{w}[{k}]", "must be a finite number >= 0")
-        for k, v, lo in ((2, gpus, 1), (5, prio, 0)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise InstanceError(f"{w}[{k}]", f"must be an integer >= {lo}")
+        validate.name(jid, f"{w}[0]")
+        submit, dur = validate.number(submit, f"{w}[1]"), validate.number(dur, f"{w}[3]")
+        gpus, prio = validate.integer(gpus, f"{w}[2]", 1), validate.integer(prio, f"{w}[5]")
         for k, v in ((4, tenant), (6, gtype), (7, model)):
             if v is not None and not isinstance(v, str):
                 raise InstanceError(f"{w}[{k}]", "must be a string or null")

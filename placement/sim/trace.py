@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InstanceError
+from ..validate import parse_integer, parse_number
 from .table1 import DALLY_MODELS
 
 __all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv", "load_trace", "trace_format",
@@ -158,23 +159,11 @@ def _cell(name, n, row, cols, width, col):
 
 
 def _float(name, n, col, s, *, lo=0.0):
-    try:
-        v = float(s)
-    except ValueError:
-        raise InstanceError(f"{name} row {n} column {col!r}", f"must be a number, not {s[:40]!r}") from None
-    if not math.isfinite(v) or v < lo:
-        raise InstanceError(f"{name} row {n} column {col!r}", f"must be a finite number >= {lo:g}, not {s[:40]!r}")
-    return v
+    return parse_number(s, f"{name} row {n} column {col!r}", minimum=lo)
 
 
 def _int(name, n, col, s, *, lo=0):
-    try:
-        v = float(s)
-    except ValueError:
-        v = float("nan")
-    if not math.isfinite(v) or v != int(v) or v < lo or v > 1e9:
-        raise InstanceError(f"{name} row {n} column {col!r}", f"must be an integer >= {lo}, not {s[:40]!r}")
-    return int(v)
+    return parse_integer(s, f"{name} row {n} column {col!r}", minimum=lo)
 
 
 def window(jobs: Sequence[Job], *, start: float = 0.0, hours: float | None = None,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InstanceError
-from ..validate import as_list, integer, total
+from ..validate import integer, known_keys, list_field, total
 from ..validate import name as _name
 from ..validate import number as _num
 from ..validate import obj as _obj
@@ -242,14 +242,6 @@ class TetrisArrays:
 
 # ---- validation helpers ------------------------------------------------------------------
 
-def _list(doc: dict, key: str, where: str, *, required: bool = True) -> list:
-    if key not in doc:
-        if required:
-            raise InstanceError(f"{where}{key}", "is missing")
-        return []
-    return as_list(doc[key], f"{where}{key}")
-
-
 _KEYS = {
     "": {"problem", "version", "name", "description", "regions", "apps", "tables", "jobs", "priority_weights",
          "high_priorities", "weights", "home_threshold", "move_quota"},
@@ -262,14 +254,7 @@ _KEYS = {
 
 def _known_keys(d: dict, kind: str, where: str) -> dict:
     """A misspelt key (``move_qouta``) would silently drop a constraint: reject unknown keys."""
-    for key in d:
-        if key not in _KEYS[kind]:
-            raise InstanceError(f"{where}{key}", f"is not a known field (expected one of {sorted(_KEYS[kind])})")
-    return d
-
-
-def _int(v: Any, where: str, *, minimum: int = 0) -> int:
-    return integer(v, where, minimum)
+    return known_keys(d, _KEYS[kind], where)
 
 
 def load_instance(doc: Any, name: str = "") -> TetrisInstance:
@@ -288,14 +273,14 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
         raise InstanceError("version", f"must be {FORMAT_VERSION}, got {version!r}")
 
     regions = []
-    for i, rd in enumerate(_list(doc, "regions", "")):
+    for i, rd in enumerate(list_field(doc, "regions", "")):
         w = f"regions[{i}]"
         rd = _known_keys(_obj(rd, w), "regions", w + ".")
         supply = _obj(rd.get("gpu_supply", {}), f"{w}.gpu_supply")
         regions.append(Region(
             name=_name(rd.get("name"), f"{w}.name"),
-            storage_capacity=_int(rd.get("storage_capacity"), f"{w}.storage_capacity"),
-            gpu_supply={_name(g, f"{w}.gpu_supply"): _int(v, f"{w}.gpu_supply.{g}") for g, v in supply.items()},
+            storage_capacity=integer(rd.get("storage_capacity"), f"{w}.storage_capacity"),
+            gpu_supply={_name(g, f"{w}.gpu_supply"): integer(v, f"{w}.gpu_supply.{g}") for g, v in supply.items()},
         ))
     if not regions:
         raise InstanceError("regions", "must list at least one region")
@@ -303,7 +288,7 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     rnames = {r.name for r in regions}
 
     apps = []
-    for i, ad in enumerate(_list(doc, "apps", "", required=False)):
+    for i, ad in enumerate(list_field(doc, "apps", "", required=False)):
         w = f"apps[{i}]"
         ad = _known_keys(_obj(ad, w), "apps", w + ".")
         caps = _obj(ad.get("cpu_capacity", {}), f"{w}.cpu_capacity")
@@ -311,28 +296,28 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
             if rn not in rnames:
                 raise InstanceError(f"{w}.cpu_capacity.{rn}", "names an unknown region")
         apps.append(App(name=_name(ad.get("name"), f"{w}.name"),
-                        cpu_capacity={rn: _int(v, f"{w}.cpu_capacity.{rn}") for rn, v in caps.items()}))
+                        cpu_capacity={rn: integer(v, f"{w}.cpu_capacity.{rn}") for rn, v in caps.items()}))
     _unique([a.name for a in apps], "apps")
     anames = {a.name for a in apps}
 
     tables = []
-    for i, td in enumerate(_list(doc, "tables", "")):
+    for i, td in enumerate(list_field(doc, "tables", "")):
         w = f"tables[{i}]"
         td = _known_keys(_obj(td, w), "tables", w + ".")
         home = _name(td.get("home"), f"{w}.home")
         if home not in rnames:
             raise InstanceError(f"{w}.home", f"names an unknown region {home!r}")
         tables.append(Table(name=_name(td.get("name"), f"{w}.name"),
-                            size=_int(td.get("size"), f"{w}.size"), home=home))
+                            size=integer(td.get("size"), f"{w}.size"), home=home))
     _unique([t.name for t in tables], "tables")
     tnames = {t.name for t in tables}
 
-    pw = _list(doc, "priority_weights", "")
+    pw = list_field(doc, "priority_weights", "")
     if not pw:
         raise InstanceError("priority_weights", "must list at least one weight")
     prio_w = tuple(_num(v, f"priority_weights[{k}]") for k, v in enumerate(pw))
     K = len(prio_w)
-    high = tuple(_int(v, f"high_priorities[{k}]") for k, v in enumerate(_list(doc, "high_priorities", "")))
+    high = tuple(integer(v, f"high_priorities[{k}]") for k, v in enumerate(list_field(doc, "high_priorities", "")))
     for k, p in enumerate(high):
         if p >= K:
             raise InstanceError(f"high_priorities[{k}]", f"must be a priority below {K}, got {p}")
@@ -343,13 +328,13 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
             supply_types[g] = supply_types.get(g, 0) + v
 
     jobs = []
-    for i, jd in enumerate(_list(doc, "jobs", "")):
+    for i, jd in enumerate(list_field(doc, "jobs", "")):
         w = f"jobs[{i}]"
         jd = _known_keys(_obj(jd, w), "jobs", w + ".")
         kind = jd.get("kind")
         if kind not in ("ml", "analytics"):
             raise InstanceError(f"{w}.kind", f"must be 'ml' or 'analytics', got {kind!r}")
-        tl = _list(jd, "tables", f"{w}.")
+        tl = list_field(jd, "tables", f"{w}.")
         if not tl:
             raise InstanceError(f"{w}.tables", "must list at least one table")
         seen: set[str] = set()
@@ -363,17 +348,17 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
         app = jd.get("app")
         if app is not None and _name(app, f"{w}.app") not in anames:
             raise InstanceError(f"{w}.app", f"names an unknown app {app!r}")
-        cpu = _int(jd.get("cpu_hours", 0), f"{w}.cpu_hours")
+        cpu = integer(jd.get("cpu_hours", 0), f"{w}.cpu_hours")
         if kind == "ml":
             g = jd.get("gpu_type")
             _name(g, f"{w}.gpu_type")
             if supply_types.get(g, 0) <= 0:
                 raise InstanceError(f"{w}.gpu_type", f"{g!r} has no supply in any region (gpu_supply)")
-            prio = _int(jd.get("priority"), f"{w}.priority")
+            prio = integer(jd.get("priority"), f"{w}.priority")
             if prio >= K:
                 raise InstanceError(f"{w}.priority", f"must be below {K} (len(priority_weights)), got {prio}")
             jobs.append(Job(name=_name(jd.get("name"), f"{w}.name"), kind=kind, tables=tuple(tl),
-                            gpu_type=g, gpu_hours=_int(jd.get("gpu_hours"), f"{w}.gpu_hours"),
+                            gpu_type=g, gpu_hours=integer(jd.get("gpu_hours"), f"{w}.gpu_hours"),
                             cpu_hours=cpu, priority=prio, app=app))
         else:
             for key in ("gpu_type", "gpu_hours", "priority"):
@@ -401,8 +386,8 @@ def load_instance(doc: Any, name: str = "") -> TetrisInstance:
     return TetrisInstance(
         regions=tuple(regions), apps=tuple(apps), tables=tuple(tables), jobs=tuple(jobs),
         priority_weights=prio_w, high_priorities=high, w1=w1, w2=w2, w3=w3,
-        home_threshold=_int(doc.get("home_threshold", 0), "home_threshold"),
-        move_quota=None if quota is None else _int(quota, "move_quota"),
+        home_threshold=integer(doc.get("home_threshold", 0), "home_threshold"),
+        move_quota=None if quota is None else integer(quota, "move_quota"),
         name=str(doc.get("name", name)),
     )
 
