@@ -1,0 +1,145 @@
+"""MAST's RMS placement and cross-region auction (§4.3-§4.4) for one scheduling pass.
+
+Each pending workload, in GMS order, is tried by RMS (:func:`solvers.online.rms.plan_region`)
+in every eligible region; the highest P_score wins the auction
+(:func:`solvers.online.rms.auction`); a winning plan becomes ``Preempt`` decisions for its
+victims and a ``Start`` on concrete GPUs. Speed-ups that never change a decision: a vectorized
+pre-filter (:meth:`RmsPlacement._usable_best`: usable GPUs only shrink within a pass that visits
+priorities in order) and §4.3's negative cache (:class:`solvers.online.rms.NegativeCache`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from solvers.online.rms import NegativeCache, auction, plan_region
+
+__all__ = ["RmsPlacement"]
+
+
+class RmsPlacement:
+    """The pass of :class:`solvers.online.mast.MastPolicy` (uses its :class:`MastState`)."""
+
+    def _usable_best(self) -> np.ndarray:
+        """best[r, g, p]: the most GPUs of type g a level-p workload can use in one dynamic
+        cluster of region r (free, plus held by levels > p when preemption is on)."""
+        R, T, L = len(self.states), len(self.type_names), self.gms.lowest + 1
+        best = np.full((R, T, L), -1, dtype=np.int64)
+        for r, st in enumerate(self.states):
+            D = st.n_dclusters
+            if D == 0:
+                continue
+            free = np.bincount(st.dcluster * T + st.gpu_type, weights=st.free, minlength=D * T).reshape(D, T, 1)
+            usable = np.broadcast_to(free, (D, T, L))
+            if self.preempt and st._ids:
+                jdc, jt, jp, _, js = st._job_arrays()
+                held = np.bincount((jdc * T + jt) * (L + 1) + np.minimum(jp, L - 1), weights=js,
+                                   minlength=D * T * (L + 1)).reshape(D, T, L + 1)
+                above = np.cumsum(held[:, :, ::-1], axis=2)[:, :, ::-1]   # above[q] = held at levels >= q
+                usable = usable + above[:, :, 1:]
+            best[r] = usable.max(axis=0)
+        return best
+
+    def _pass(self, now: float, free: np.ndarray, out: list) -> None:
+        """One scheduling pass: every pending workload in GMS order, tried by RMS in each
+        eligible region; the auction's winner starts (after preempting its victims)."""
+        self._merge_arrivals(now)
+        q = self._q
+        if q.size == 0:
+            return
+        self._st["passes"] += 1
+        self._sync_free(free)
+        cache = NegativeCache(enabled=self.negative_cache)
+        placed = np.zeros(q.size, dtype=bool)
+        victims_all: list = []
+        for i in self._candidates().tolist():
+            n, g, p, mask = int(q.n[i]), int(q.g[i]), int(q.eff[i]), int(q.elig[i])
+            key = (p, g, mask)
+            if cache.failed(key, n):
+                continue
+            win = self._auction(n, g, p, mask)
+            if win is None:
+                cache.store(key, n)
+                continue
+            levels = self._apply(win, i, now, free, out, victims_all)
+            cache.placed(min(levels) if levels else None)
+            placed[i] = True
+        self._st["cache_hits"] += cache.hits
+        self._st["cache_misses"] += cache.misses
+        self._st["cache_dropped"] += cache.dropped
+        q.take(np.flatnonzero(~placed))
+        for v in victims_all:          # preempted workloads queue again (§5.5: a new event)
+            self._arrivals.append((v, now))
+
+    def _sync_free(self, free: np.ndarray) -> None:
+        """Each region's free GPUs per unit, from the engine's mask."""
+        for r, st in enumerate(self.states):
+            if len(st.free):
+                gs = self.region_gpus[r]
+                st.free[:] = np.bincount(self.gpu_unit[gs], weights=free[gs], minlength=len(st.free))
+
+    def _candidates(self) -> np.ndarray:
+        """Queue positions worth trying: all, or those the pre-filter (:meth:`_usable_best`) keeps."""
+        q = self._q
+        if not (self.prefilter and q.size > self.prefilter_min):
+            return np.arange(q.size)
+        best = self._usable_best()
+        vals = best[:, q.g, q.eff]
+        bits = (q.elig[None, :] >> np.arange(len(self.states))[:, None]) & 1
+        cand = np.flatnonzero(np.where(bits == 1, vals, -1).max(axis=0) >= q.n)
+        self._st["prefiltered"] += q.size - len(cand)
+        return cand
+
+    def _auction(self, n: int, g: int, p: int, mask: int):
+        """RMS plans in every region of ``mask`` (:func:`solvers.online.rms.plan_region`) and the
+        auction's winner ``(region, cost, plan)`` (:func:`solvers.online.rms.auction`), or None."""
+        offers = {}
+        t0 = time.perf_counter()
+        m, r = mask, 0
+        while m:
+            if m & 1:
+                plan = plan_region(self.states[r], n, g, p, self.preempt)
+                self._st["rms_calls"] += 1
+                if plan is not None:
+                    offers[r] = (plan.cost, plan)
+            m >>= 1
+            r += 1
+        self._st["rms_time_s"] += time.perf_counter() - t0
+        win = auction(offers, {r: -int(self.states[r].free[self.states[r].gpu_type == g].sum())
+                               for r in offers} if len(offers) > 1 else None)
+        if win is not None:
+            self._st["auctions_multi_region"] += len(offers) > 1
+        return win
+
+    def _apply(self, win, i: int, now: float, free: np.ndarray, out: list, victims_all: list) -> list[int]:
+        """Carry out queue entry ``i``'s winning plan: preempt its victims, start it on concrete
+        GPUs, update the bookkeeping; returns the victims' levels (for the negative cache)."""
+        q = self._q
+        job_id, n, p = q.ids[i], int(q.n[i]), int(q.eff[i])
+        r, _, plan = win
+        levels = [self.running[v][1] for v in plan.victims]
+        for v in plan.victims:
+            free[self.running[v][3]] = True
+            self._stop(v, now)
+            out.append(("preempt", v))
+            victims_all.append(v)
+            self._st["preemptions"] += 1
+        units = self.unit_gpus[r]
+        chosen = []
+        for u, c in zip(plan.machines.tolist(), plan.counts.tolist(), strict=True):
+            ids = units[u]
+            chosen.append(ids[free[ids]][:c])
+        gpus = np.concatenate(chosen)
+        free[gpus] = False
+        self.states[r].add_job(job_id, p, now, plan.machines, plan.counts)
+        within = bool(q.within[i])
+        self.running[job_id] = (r, p, within, gpus)
+        self.usage.change(now, int(q.tenant[i]), n)
+        self._usage_version += 1
+        if within:
+            self.used_within[int(q.holder[i])] += n
+        out.append(("start", job_id, tuple(int(x) for x in gpus)))
+        self._st["starts"] += 1
+        return levels
