@@ -123,37 +123,81 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
     if checkpoint_interval is not None and not (math.isfinite(checkpoint_interval)
                                                 and checkpoint_interval > 0):
         raise ValueError("checkpoint_interval must be a positive number of seconds")
-    s = _State(trace, cluster, perf, seed)
-    view = SimView(s)
-    log = EventLog()
-    jobs = trace.jobs
-    n = len(jobs)
-    heap: list = []
-    seq = 0
-    cursor = 0
-    stats = {"batches": 0, "events": 0, "starts": 0, "preemptions": 0, "timers": 0, "scans": 0,
-             "decisions": 0, "peak_pending": 0, "unschedulable": 0}
-    free = s.free
-    cap = {t: cluster.type_count[t] for t in cluster.types}
-    t_wall = _time.perf_counter()
-    if scan_interval is not None and n:
-        heapq.heappush(heap, (jobs[0].submit, KIND_ORDER["scan"], seq, "scan", None))
-        seq += 1
-    policy.setup(view, seed)
-    same_time, last_t = 0, None
-    done_count = 0
+    return _Loop(trace, cluster, policy, perf, seed, scan_interval, checkpoint_interval, progress).run()
 
-    while cursor < n or heap:
-        t_arr = jobs[cursor].submit if cursor < n else math.inf
-        t = min(t_arr, heap[0][0]) if heap else t_arr
-        s.now = t
-        same_time = same_time + 1 if t == last_t else 0
-        last_t = t
-        if same_time > SAME_TIME_LIMIT:
-            raise PolicyError(f"no progress: over {SAME_TIME_LIMIT} event batches at time {t!r} "
-                              "(a timer set for 'now' over and over?)")
-        events: list[Event] = []
-        # finishes (kind 0) first
+
+class _Loop:
+    """One run of the event loop: the state, the log, the event heap and the trace cursor.
+
+    :meth:`run` takes one batch of simultaneous events at a time — finishes
+    (:meth:`_finishes`), arrivals (:meth:`_arrivals`), timers and scans (:meth:`_timers`) — calls
+    the policy once, and applies its decisions in order (:meth:`_start`, :meth:`_preempt`,
+    :meth:`_timer`), each validated against the state.
+    """
+
+    def __init__(self, trace, cluster, policy, perf, seed, scan_interval, checkpoint_interval, progress):
+        self.trace, self.cluster, self.policy, self.perf, self.seed = trace, cluster, policy, perf, seed
+        self.scan_interval, self.checkpoint_interval, self.progress = scan_interval, checkpoint_interval, progress
+        self.s = _State(trace, cluster, perf, seed)
+        self.view = SimView(self.s)
+        self.log = EventLog()
+        self.jobs = trace.jobs
+        self.n = len(trace.jobs)
+        self.heap: list = []
+        self.seq = 0
+        self.cursor = 0
+        self.stats = {"batches": 0, "events": 0, "starts": 0, "preemptions": 0, "timers": 0, "scans": 0,
+                      "decisions": 0, "peak_pending": 0, "unschedulable": 0}
+        self.cap = {t: cluster.type_count[t] for t in cluster.types}
+        self.done_count = 0
+
+    def _push(self, at: float, kind: int, name: str, payload) -> None:
+        heapq.heappush(self.heap, (at, kind, self.seq, name, payload))
+        self.seq += 1
+
+    def run(self) -> SimResult:
+        s, heap, jobs, n, stats = self.s, self.heap, self.jobs, self.n, self.stats
+        t_wall = _time.perf_counter()
+        if self.scan_interval is not None and n:
+            self._push(jobs[0].submit, KIND_ORDER["scan"], "scan", None)
+        self.policy.setup(self.view, self.seed)
+        same_time, last_t = 0, None
+        while self.cursor < n or heap:
+            t_arr = jobs[self.cursor].submit if self.cursor < n else math.inf
+            t = min(t_arr, heap[0][0]) if heap else t_arr
+            s.now = t
+            same_time = same_time + 1 if t == last_t else 0
+            last_t = t
+            if same_time > SAME_TIME_LIMIT:
+                raise PolicyError(f"no progress: over {SAME_TIME_LIMIT} event batches at time {t!r} "
+                                  "(a timer set for 'now' over and over?)")
+            events: list[Event] = []
+            self._finishes(t, events)
+            self._arrivals(t, events)
+            rescan = self._timers(t, events)
+            if not events:
+                continue
+            stats["batches"] += 1
+            stats["events"] += len(events)
+            if len(s.pending) > stats["peak_pending"]:
+                stats["peak_pending"] = len(s.pending)
+            made = self._decide(t, events)
+            if rescan and (self.cursor < n or s.running or (s.pending and made)):
+                self._push(t + self.scan_interval, 3, "scan", None)
+            if self.progress is not None and stats["batches"] % 2000 == 0:
+                self.progress(self.done_count, n, t)
+        if self.progress is not None:
+            self.progress(self.done_count, n, s.now)
+        unfinished = tuple(j.id for j in jobs if j.id in s.pending or j.id in s.running)
+        stats["wall_s"] = round(_time.perf_counter() - t_wall, 3)
+        return SimResult(trace=self.trace.name, cluster=self.cluster.name,
+                         policy=getattr(self.policy, "name", "policy"), log=self.log, end_time=s.now,
+                         unfinished=unfinished, stats=stats, policy_stats=dict(self.policy.stats()))
+
+    # ------------------------------------------------------------------ one batch of events
+    def _finishes(self, t: float, events: list) -> None:
+        """Finishes at ``t`` (kind 0, first): free the GPUs, log, and tell the policy."""
+        s, heap, free, log = self.s, self.heap, self.s.free, self.log
         while heap and heap[0][0] == t and heap[0][1] == 0:
             _, _, _, _, (jid, attempt) = heapq.heappop(heap)
             r = s.running.get(jid)
@@ -169,130 +213,135 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
             s.work[jid] = job.duration
             log.append(LogRow(t, "finish", jid, r.gpus, job.duration))
             events.append(Event("finish", t, jid))
-            done_count += 1
-        # arrivals (kind 1)
-        while cursor < n and jobs[cursor].submit == t:
-            job = jobs[cursor]
-            cursor += 1
+            self.done_count += 1
+
+    def _arrivals(self, t: float, events: list) -> None:
+        """Jobs submitted at ``t`` (kind 1): pending, or ``unschedulable`` when they can never fit."""
+        s, jobs, n, log, cluster = self.s, self.jobs, self.n, self.log, self.cluster
+        while self.cursor < n and jobs[self.cursor].submit == t:
+            job = jobs[self.cursor]
+            self.cursor += 1
             log.append(LogRow(t, "submit", job.id))
-            if job.gpus > (cluster.n_gpus if job.gpu_type is None else cap.get(job.gpu_type, 0)):
+            if job.gpus > (cluster.n_gpus if job.gpu_type is None else self.cap.get(job.gpu_type, 0)):
                 s.unschedulable[job.id] = t
-                stats["unschedulable"] += 1
-                done_count += 1
+                self.stats["unschedulable"] += 1
+                self.done_count += 1
                 log.append(LogRow(t, "unschedulable", job.id, (), 0.0,
                                   f"needs {job.gpus} GPUs of type {job.gpu_type or 'any'}"))
                 continue
             s.pending[job.id] = job
             s.work[job.id] = 0.0
             events.append(Event("submit", t, job.id))
-        # timers and scans
-        rescan = False
+
+    def _timers(self, t: float, events: list) -> bool:
+        """Timers and scans at ``t`` (kinds 2, 3); True when a scan fired (it re-arms itself)."""
+        heap, rescan = self.heap, False
         while heap and heap[0][0] == t:
             _, kind, _, name, payload = heapq.heappop(heap)
             if name == "timer":
                 events.append(Event("timer", t, None, payload))
-                stats["timers"] += 1
+                self.stats["timers"] += 1
             else:
                 events.append(Event("scan", t))
-                stats["scans"] += 1
+                self.stats["scans"] += 1
                 rescan = True
-        if not events:
-            continue
-        stats["batches"] += 1
-        stats["events"] += len(events)
-        if len(s.pending) > stats["peak_pending"]:
-            stats["peak_pending"] = len(s.pending)
-        decisions = policy.schedule(view, events)
+        return rescan
+
+    # ------------------------------------------------------------------ the policy's decisions
+    def _decide(self, t: float, events: list) -> bool:
+        """Call the policy once for the batch and apply its decisions in order; True if any."""
+        decisions = self.policy.schedule(self.view, events)
         if decisions is None:
             decisions = ()
         made = False
         for d in decisions:
             made = True
-            stats["decisions"] += 1
+            self.stats["decisions"] += 1
             if isinstance(d, Start):
-                job = s.jobs.get(d.job_id) if isinstance(d.job_id, str) else None
-                if job is None:
-                    raise PolicyError(f"Start of unknown job {d.job_id!r} at {t!r}")
-                if d.job_id not in s.pending:
-                    state = ("running" if d.job_id in s.running else "finished" if d.job_id in
-                             s.completed else "unschedulable" if d.job_id in s.unschedulable
-                             else "not yet submitted")
-                    raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: it is {state}")
-                try:
-                    g = np.asarray(d.gpus, dtype=np.int64).reshape(-1)
-                except (TypeError, ValueError):
-                    raise PolicyError(f"Start of job {d.job_id!r}: gpus must be GPU ids") from None
-                if len(g) != job.gpus or len(set(g.tolist())) != len(g):
-                    raise PolicyError(f"Start of job {d.job_id!r}: needs {job.gpus} distinct GPUs, "
-                                      f"got {tuple(d.gpus)}")
-                if len(g) and (g.min() < 0 or g.max() >= cluster.n_gpus):
-                    raise PolicyError(f"Start of job {d.job_id!r}: GPU id out of range 0..{cluster.n_gpus - 1}")
-                if not free[g].all():
-                    raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: GPU(s) "
-                                      f"{g[~free[g]].tolist()} are busy")
-                if job.gpu_type is not None and not (cluster.gpu_type[g] == job.gpu_type).all():
-                    raise PolicyError(f"Start of job {d.job_id!r}: needs GPUs of type {job.gpu_type!r}")
-                gpus = tuple(sorted(g.tolist()))
-                tier = cluster.tier(g)
-                rate = float(perf.rate(job, tier))
-                if not (math.isfinite(rate) and rate > 0):
-                    raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
-                del s.pending[job.id]
-                free[g] = False
-                s.n_free -= len(g)
-                done = s.work[job.id]
-                left = max(0.0, job.duration - done)
-                att = s.attempts.get(job.id, 0) + 1
-                s.attempts[job.id] = att
-                s.first_start.setdefault(job.id, t)
-                s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
-                s.version += 1
-                heapq.heappush(heap, (t + left / rate, 0, seq, "finish", (job.id, att)))
-                seq += 1
-                stats["starts"] += 1
-                log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
+                self._start(d, t)
             elif isinstance(d, Preempt):
-                r = s.running.get(d.job_id) if isinstance(d.job_id, str) else None
-                if r is None:
-                    raise PolicyError(f"Preempt of job {d.job_id!r} at {t!r}: it is not running")
-                job = s.jobs[d.job_id]
-                elapsed = t - r.start
-                if checkpoint_interval is not None:
-                    elapsed = math.floor(elapsed / checkpoint_interval) * checkpoint_interval
-                progressed = min(r.left, r.rate * elapsed)
-                kept = job.duration - r.left + progressed
-                del s.running[job.id]
-                s.version += 1
-                s.run_time[job.id] = s.run_time.get(job.id, 0.0) + (t - r.start)
-                free[list(r.gpus)] = True
-                s.n_free += len(r.gpus)
-                s.work[job.id] = kept
-                s.preemptions[job.id] = s.preemptions.get(job.id, 0) + 1
-                s.last_stop[job.id] = t
-                s.pending[job.id] = job
-                s.pending_dirty = True
-                stats["preemptions"] += 1
-                log.append(LogRow(t, "preempt", job.id, r.gpus, kept))
+                self._preempt(d, t)
             elif isinstance(d, Timer):
-                try:
-                    at = float(d.at)
-                except (TypeError, ValueError):
-                    at = math.nan
-                if not (math.isfinite(at) and at >= t):
-                    raise PolicyError(f"Timer at {d.at!r} is not a finite time >= now ({t!r})")
-                heapq.heappush(heap, (at, 2, seq, "timer", d.key))
-                seq += 1
+                self._timer(d, t)
             else:
                 raise PolicyError(f"unknown decision {d!r} (expected Start, Preempt or Timer)")
-        if rescan and (cursor < n or s.running or (s.pending and made)):
-            heapq.heappush(heap, (t + scan_interval, 3, seq, "scan", None))
-            seq += 1
-        if progress is not None and stats["batches"] % 2000 == 0:
-            progress(done_count, n, t)
-    if progress is not None:
-        progress(done_count, n, s.now)
-    unfinished = tuple(j.id for j in jobs if j.id in s.pending or j.id in s.running)
-    stats["wall_s"] = round(_time.perf_counter() - t_wall, 3)
-    return SimResult(trace=trace.name, cluster=cluster.name, policy=getattr(policy, "name", "policy"),
-                     log=log, end_time=s.now, unfinished=unfinished, stats=stats,
-                     policy_stats=dict(policy.stats()))
+        return made
+
+    def _start(self, d: Start, t: float) -> None:
+        """Start a pending job on exactly its GPUs, all free and of its type."""
+        s, cluster, free = self.s, self.cluster, self.s.free
+        job = s.jobs.get(d.job_id) if isinstance(d.job_id, str) else None
+        if job is None:
+            raise PolicyError(f"Start of unknown job {d.job_id!r} at {t!r}")
+        if d.job_id not in s.pending:
+            state = ("running" if d.job_id in s.running else "finished" if d.job_id in
+                     s.completed else "unschedulable" if d.job_id in s.unschedulable
+                     else "not yet submitted")
+            raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: it is {state}")
+        try:
+            g = np.asarray(d.gpus, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError):
+            raise PolicyError(f"Start of job {d.job_id!r}: gpus must be GPU ids") from None
+        if len(g) != job.gpus or len(set(g.tolist())) != len(g):
+            raise PolicyError(f"Start of job {d.job_id!r}: needs {job.gpus} distinct GPUs, "
+                              f"got {tuple(d.gpus)}")
+        if len(g) and (g.min() < 0 or g.max() >= cluster.n_gpus):
+            raise PolicyError(f"Start of job {d.job_id!r}: GPU id out of range 0..{cluster.n_gpus - 1}")
+        if not free[g].all():
+            raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: GPU(s) "
+                              f"{g[~free[g]].tolist()} are busy")
+        if job.gpu_type is not None and not (cluster.gpu_type[g] == job.gpu_type).all():
+            raise PolicyError(f"Start of job {d.job_id!r}: needs GPUs of type {job.gpu_type!r}")
+        gpus = tuple(sorted(g.tolist()))
+        tier = cluster.tier(g)
+        rate = float(self.perf.rate(job, tier))
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
+        del s.pending[job.id]
+        free[g] = False
+        s.n_free -= len(g)
+        done = s.work[job.id]
+        left = max(0.0, job.duration - done)
+        att = s.attempts.get(job.id, 0) + 1
+        s.attempts[job.id] = att
+        s.first_start.setdefault(job.id, t)
+        s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
+        s.version += 1
+        self._push(t + left / rate, 0, "finish", (job.id, att))
+        self.stats["starts"] += 1
+        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
+
+    def _preempt(self, d: Preempt, t: float) -> None:
+        """Stop a running job; it keeps its work up to the last checkpoint and waits again."""
+        s = self.s
+        r = s.running.get(d.job_id) if isinstance(d.job_id, str) else None
+        if r is None:
+            raise PolicyError(f"Preempt of job {d.job_id!r} at {t!r}: it is not running")
+        job = s.jobs[d.job_id]
+        elapsed = t - r.start
+        if self.checkpoint_interval is not None:
+            elapsed = math.floor(elapsed / self.checkpoint_interval) * self.checkpoint_interval
+        progressed = min(r.left, r.rate * elapsed)
+        kept = job.duration - r.left + progressed
+        del s.running[job.id]
+        s.version += 1
+        s.run_time[job.id] = s.run_time.get(job.id, 0.0) + (t - r.start)
+        s.free[list(r.gpus)] = True
+        s.n_free += len(r.gpus)
+        s.work[job.id] = kept
+        s.preemptions[job.id] = s.preemptions.get(job.id, 0) + 1
+        s.last_stop[job.id] = t
+        s.pending[job.id] = job
+        s.pending_dirty = True
+        self.stats["preemptions"] += 1
+        self.log.append(LogRow(t, "preempt", job.id, r.gpus, kept))
+
+    def _timer(self, d: Timer, t: float) -> None:
+        """Wake the policy at ``d.at`` (a finite time, not in the past)."""
+        try:
+            at = float(d.at)
+        except (TypeError, ValueError):
+            at = math.nan
+        if not (math.isfinite(at) and at >= t):
+            raise PolicyError(f"Timer at {d.at!r} is not a finite time >= now ({t!r})")
+        self._push(at, 2, "timer", d.key)
