@@ -133,83 +133,17 @@ def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
     progress.update(task, description=f"tetris {label}: replicas")
     rep = replicas(inst, seed=seed, home=home)
     progress.advance(task)
-
-    st = res.stats
-    size_txt = f"{inst.n_tables:,} tables, {inst.n_jobs:,} jobs, {inst.n_regions} regions, 4 GPU types, 7 priorities"
-    hc_row = {"instance": size_txt, "status": str(res.status), "wall_time_s": res.wall_time_s,
-              "generate_s": gen_s, "passes": st["passes"], "moves_evaluated": st["moves_evaluated"],
-              "moves_per_s": st["moves_per_s"], "moves_accepted": st["moves_accepted"],
-              "time_init_s": st["time_init_s"], "time_search_s": st["time_search_s"],
-              "initial_objective": st["initial_objective"], "final_objective": st["final_objective"],
-              **{f"sample_{k}": v for k, v in cost.items()}}
-    in_run_ratio = cost["full_s_per_move"] * st["moves_per_s"] if st["moves_per_s"] else None
-    hc_row["ratio_in_run"] = in_run_ratio
-    md = [f"Instance: {size_txt} (seed {seed}, generated in {gen_s:.1f} s).", "",
-          _table([hc_row], ["status", "wall_time_s", "passes", "moves_evaluated", "moves_per_s",
-                            "moves_accepted", "time_init_s", "time_search_s"]), "",
-          f"Cost per move on {cost['sampled_moves']} sampled moves from the start placement: incremental "
-          f"{1e6 * cost['incremental_s_per_move']:.1f} µs (one table, all regions) vs full re-evaluation "
-          f"{1e3 * cost['full_s_per_move']:.2f} ms, ratio {cost['ratio']:.0f}x; against the whole run's "
-          f"average ({st['moves_per_s']:.0f} moves/s, batched) {in_run_ratio:.0f}x. Largest relative "
-          f"difference between the two deltas: {cost['max_rel_delta_diff']:.1e}."]
-
-    ev0 = evaluate(inst, inst.initial_solution())
-    ev1 = evaluate(inst, home)
-    r0, r1 = _hp_ratio(inst, ev0), _hp_ratio(inst, ev1)
-    fig = f"tetris_{label}_hp_ratio.png"
-    _plot_ratio(inst, r0, r1, out_dir / fig,
-                f"High-priority GPU demand/supply per region: V0 vs hill climbing ({inst.n_tables:,} tables)")
-    meas = []
-    for name, ev in (("V0 (start)", ev0), ("hill climbing", ev1)):
-        m = ev.measures
-        meas.append({"placement": name, "objective": ev.objective, "hp_ratio_max": m["hp_ratio_max"],
-                     "hp_ratio_std": m["hp_ratio_std"], "home_rate": m["home_rate"],
-                     "home_rate_high": m["home_rate_high"], "null_ml_jobs": m["null_jobs"],
-                     "bytes_moved": ev.bytes_moved, "move_quota": inst.move_quota})
-    md_meas = ["Paper (MAST §5.7): highest ratio 2.63 -> 0.98, std 0.76 -> 0.30, home rate 90.82% -> 93.02%.",
-               "", _table(meas, list(meas[0])), ""]
-
-    rs = rep.stats
-    rep_row = {"status": str(rep.status), "wall_time_s": rep.wall_time_s,
-               "collocation_jobs_before": rs.get("collocation_jobs_before"),
-               "collocation_jobs_after": rs.get("collocation_jobs_after"),
-               "collocation_high_gpu_hours_before": rs.get("collocation_high_gpu_hours_before"),
-               "collocation_high_gpu_hours_after": rs.get("collocation_high_gpu_hours_after"),
-               "storage_overhead": rs.get("storage_overhead"), "dr_coverage": rs.get("dr_coverage"),
-               "replicas_per_table_mean": rs.get("replicas_per_table_mean"),
-               "storage_used_share": rs.get("storage_used_share")}
-    md_rep = ["Replicas count against storage capacity (4); phases: collocation, hot tables "
-              "(quota 10% of table bytes, split by GPU supply), DR copies with the storage left.", "",
-              _table([rep_row], list(rep_row)), ""]
-
     title = "scale" if label == "scale" else "default instance"
-    sections = [
-        BenchSection(title=f"Tetris hill climbing, {title}", markdown="\n".join(md), rows=[hc_row]),
-        BenchSection(title=f"Tetris V0 vs hill climbing ({title}): paper measures",
-                     markdown="\n".join(md_meas), rows=meas, figures=[fig]),
-        BenchSection(title=f"Tetris replicas ({title})", markdown="\n".join(md_rep), rows=[rep_row]),
-    ]
+
+    size_txt = f"{inst.n_tables:,} tables, {inst.n_jobs:,} jobs, {inst.n_regions} regions, 4 GPU types, 7 priorities"
+    hc_section, _ = _hill_climb_section(res, cost, size_txt, seed, gen_s, title)
+    meas_section, meas = _measures_section(inst, home, label, out_dir, title)
+    rep_section, rs = _replicas_section(rep, title)
+    sections = [hc_section, meas_section, rep_section]
     if lns_res is not None:
-        ls = lns_res.stats
-        cmp_rows = [{"solver": "hill-climb", "status": str(res.status), "objective": res.objective,
-                     "minus_hill_climb": 0.0, "wall_time_s": res.wall_time_s},
-                    {"solver": "lns", "status": str(lns_res.status), "objective": lns_res.objective,
-                     "minus_hill_climb": lns_res.objective - res.objective, "wall_time_s": lns_res.wall_time_s,
-                     "hill_climb_s": ls.get("hill_climb_s"),
-                     "neighbourhoods": ls.get("rounds"), "improved": sum(ls.get("improved", {}).values()),
-                     "sub_s_median": ls.get("sub_s_median")}]
-        better = lns_res.objective is not None and res.objective is not None and lns_res.objective < res.objective
-        sections.append(BenchSection(
-            title="Tetris LNS vs hill climbing at scale", rows=cmp_rows,
-            markdown="\n".join([f"{size_txt}, {time_limit:.0f} s each (LNS includes its hill-climbing start), "
-                                "same run. Goal: LNS better than hill climbing within 60 s.", "",
-                                _table(cmp_rows, list(cmp_rows[1]))])))
-        diff = res.objective - lns_res.objective
-        summary_lns = (f"tetris LNS vs hill climbing at scale ({time_limit:.0f} s each): objective "
-                       f"{res.objective:.10g} -> {lns_res.objective:.10g} (lower by {diff:.4g}, "
-                       f"{diff / max(abs(res.objective), 1e-9):.1e} relative; {ls.get('rounds')} neighbourhoods in "
-                       f"{lns_res.wall_time_s - ls.get('hill_climb_s', 0.0):.0f} s after its hill climbing; "
-                       + ("goal met" if better else "goal NOT met") + ")")
+        lns_section, summary_lns = _lns_section(res, lns_res, size_txt, time_limit)
+        sections.append(lns_section)
+    st = res.stats
     m0, m1 = meas[0], meas[1]
     summary = [
         f"tetris hill climbing ({size_txt}): {res.status} in {res.wall_time_s:.1f} s, "
@@ -232,6 +166,91 @@ def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
     if label == "scale":
         summary.append(f"tetris scale: generating the instance took {gen_s:.0f} s (not part of the run)")
     return sections, summary
+
+
+def _hill_climb_section(res, cost: dict, size_txt: str, seed: int, gen_s: float, title: str):
+    """Hill climbing's own statistics and the incremental-vs-full cost per move (MAST §3.4)."""
+    st = res.stats
+    hc_row = {"instance": size_txt, "status": str(res.status), "wall_time_s": res.wall_time_s,
+              "generate_s": gen_s, "passes": st["passes"], "moves_evaluated": st["moves_evaluated"],
+              "moves_per_s": st["moves_per_s"], "moves_accepted": st["moves_accepted"],
+              "time_init_s": st["time_init_s"], "time_search_s": st["time_search_s"],
+              "initial_objective": st["initial_objective"], "final_objective": st["final_objective"],
+              **{f"sample_{k}": v for k, v in cost.items()}}
+    in_run_ratio = cost["full_s_per_move"] * st["moves_per_s"] if st["moves_per_s"] else None
+    hc_row["ratio_in_run"] = in_run_ratio
+    md = [f"Instance: {size_txt} (seed {seed}, generated in {gen_s:.1f} s).", "",
+          _table([hc_row], ["status", "wall_time_s", "passes", "moves_evaluated", "moves_per_s",
+                            "moves_accepted", "time_init_s", "time_search_s"]), "",
+          f"Cost per move on {cost['sampled_moves']} sampled moves from the start placement: incremental "
+          f"{1e6 * cost['incremental_s_per_move']:.1f} µs (one table, all regions) vs full re-evaluation "
+          f"{1e3 * cost['full_s_per_move']:.2f} ms, ratio {cost['ratio']:.0f}x; against the whole run's "
+          f"average ({st['moves_per_s']:.0f} moves/s, batched) {in_run_ratio:.0f}x. Largest relative "
+          f"difference between the two deltas: {cost['max_rel_delta_diff']:.1e}."]
+    return BenchSection(title=f"Tetris hill climbing, {title}", markdown="\n".join(md), rows=[hc_row]), hc_row
+
+
+def _measures_section(inst, home, label: str, out_dir: Path, title: str):
+    """The paper's measures (MAST §5.7) at the start placement V0 and after hill climbing."""
+    ev0 = evaluate(inst, inst.initial_solution())
+    ev1 = evaluate(inst, home)
+    r0, r1 = _hp_ratio(inst, ev0), _hp_ratio(inst, ev1)
+    fig = f"tetris_{label}_hp_ratio.png"
+    _plot_ratio(inst, r0, r1, out_dir / fig,
+                f"High-priority GPU demand/supply per region: V0 vs hill climbing ({inst.n_tables:,} tables)")
+    meas = []
+    for name, ev in (("V0 (start)", ev0), ("hill climbing", ev1)):
+        m = ev.measures
+        meas.append({"placement": name, "objective": ev.objective, "hp_ratio_max": m["hp_ratio_max"],
+                     "hp_ratio_std": m["hp_ratio_std"], "home_rate": m["home_rate"],
+                     "home_rate_high": m["home_rate_high"], "null_ml_jobs": m["null_jobs"],
+                     "bytes_moved": ev.bytes_moved, "move_quota": inst.move_quota})
+    md_meas = ["Paper (MAST §5.7): highest ratio 2.63 -> 0.98, std 0.76 -> 0.30, home rate 90.82% -> 93.02%.",
+               "", _table(meas, list(meas[0])), ""]
+    return BenchSection(title=f"Tetris V0 vs hill climbing ({title}): paper measures",
+                        markdown="\n".join(md_meas), rows=meas, figures=[fig]), meas
+
+
+def _replicas_section(rep, title: str):
+    """Extra replicas (MAST §3.5): runnable jobs before and after, storage, DR coverage."""
+    rs = rep.stats
+    rep_row = {"status": str(rep.status), "wall_time_s": rep.wall_time_s,
+               "collocation_jobs_before": rs.get("collocation_jobs_before"),
+               "collocation_jobs_after": rs.get("collocation_jobs_after"),
+               "collocation_high_gpu_hours_before": rs.get("collocation_high_gpu_hours_before"),
+               "collocation_high_gpu_hours_after": rs.get("collocation_high_gpu_hours_after"),
+               "storage_overhead": rs.get("storage_overhead"), "dr_coverage": rs.get("dr_coverage"),
+               "replicas_per_table_mean": rs.get("replicas_per_table_mean"),
+               "storage_used_share": rs.get("storage_used_share")}
+    md_rep = ["Replicas count against storage capacity (4); phases: collocation, hot tables "
+              "(quota 10% of table bytes, split by GPU supply), DR copies with the storage left.", "",
+              _table([rep_row], list(rep_row)), ""]
+    return BenchSection(title=f"Tetris replicas ({title})", markdown="\n".join(md_rep), rows=[rep_row]), rs
+
+
+def _lns_section(res, lns_res, size_txt: str, time_limit: float):
+    """LNS against hill climbing at scale, same time each, same run; its summary line."""
+    ls = lns_res.stats
+    cmp_rows = [{"solver": "hill-climb", "status": str(res.status), "objective": res.objective,
+                 "minus_hill_climb": 0.0, "wall_time_s": res.wall_time_s},
+                {"solver": "lns", "status": str(lns_res.status), "objective": lns_res.objective,
+                 "minus_hill_climb": lns_res.objective - res.objective, "wall_time_s": lns_res.wall_time_s,
+                 "hill_climb_s": ls.get("hill_climb_s"),
+                 "neighbourhoods": ls.get("rounds"), "improved": sum(ls.get("improved", {}).values()),
+                 "sub_s_median": ls.get("sub_s_median")}]
+    better = lns_res.objective is not None and res.objective is not None and lns_res.objective < res.objective
+    section = BenchSection(
+        title="Tetris LNS vs hill climbing at scale", rows=cmp_rows,
+        markdown="\n".join([f"{size_txt}, {time_limit:.0f} s each (LNS includes its hill-climbing start), "
+                            "same run. Goal: LNS better than hill climbing within 60 s.", "",
+                            _table(cmp_rows, list(cmp_rows[1]))]))
+    diff = res.objective - lns_res.objective
+    summary_lns = (f"tetris LNS vs hill climbing at scale ({time_limit:.0f} s each): objective "
+                   f"{res.objective:.10g} -> {lns_res.objective:.10g} (lower by {diff:.4g}, "
+                   f"{diff / max(abs(res.objective), 1e-9):.1e} relative; {ls.get('rounds')} neighbourhoods in "
+                   f"{lns_res.wall_time_s - ls.get('hill_climb_s', 0.0):.0f} s after its hill climbing; "
+                   + ("goal met" if better else "goal NOT met") + ")")
+    return section, summary_lns
 
 
 VARIANTS = {
