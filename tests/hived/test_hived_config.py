@@ -22,9 +22,9 @@ from placement.hived.feasibility import check_feasibility, is_feasible
 from placement.io import read_document
 from solvers.buddy import solve as buddy_solve
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "configs" / "hived"
 STORED = Path(__file__).resolve().parents[2] / "instances" / "data" / "hived"
-CONFIGS = sorted(SHARED.glob("*.yaml")) if SHARED.is_dir() else sorted(STORED.glob("hived-config-*.yaml"))
+# the real HiveD configs shipped with the package (copies of HiveD's, LICENSE beside them)
+CONFIGS = sorted(p for p in STORED.glob("*.yaml") if p.name != "figure4.yaml")
 BASIC = STORED / "basic.yaml"
 
 
