@@ -47,8 +47,8 @@ def _cluster(n_nodes: int):
     return Cluster.uniform(1, 1, racks, n_nodes // racks, 8)
 
 
-def tenant_delays(trace, log) -> dict[str, dict[str, float]]:
-    """Per job: queueing delay = (finish - submit) - run time; per tenant: mean and count."""
+def _run_and_finish(log) -> tuple[dict[str, float], dict[str, float]]:
+    """Per job, from the log alone: total run time over its attempts, and its finish time."""
     run: dict[str, float] = {}
     t0: dict[str, float] = {}
     fin: dict[str, float] = {}
@@ -59,6 +59,12 @@ def tenant_delays(trace, log) -> dict[str, dict[str, float]]:
             run[r.job] = run.get(r.job, 0.0) + r.time - t0.pop(r.job)
             if r.event == "finish":
                 fin[r.job] = r.time
+    return run, fin
+
+
+def tenant_delays(trace, log) -> dict[str, dict[str, float]]:
+    """Per job: queueing delay = (finish - submit) - run time; per tenant: mean and count."""
+    run, fin = _run_and_finish(log)
     per: dict[str, list[float]] = {}
     for j in trace.jobs:
         if j.id in fin:
@@ -68,16 +74,7 @@ def tenant_delays(trace, log) -> dict[str, dict[str, float]]:
 
 def delay_over_time(trace, log, tenant: str, window_s: float = 12 * H, step_s: float = H):
     """Mean queueing delay of ``tenant``'s jobs in a sliding window by submit time (Figure 6)."""
-    run: dict[str, float] = {}
-    t0: dict[str, float] = {}
-    fin: dict[str, float] = {}
-    for r in log.rows:
-        if r.event == "start":
-            t0[r.job] = r.time
-        elif r.event in ("preempt", "finish"):
-            run[r.job] = run.get(r.job, 0.0) + r.time - t0.pop(r.job)
-            if r.event == "finish":
-                fin[r.job] = r.time
+    run, fin = _run_and_finish(log)
     pts = sorted((j.submit, fin[j.id] - j.submit - run[j.id]) for j in trace.jobs
                  if j.tenant == tenant and j.id in fin)
     if not pts:
