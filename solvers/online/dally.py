@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.sim.placement import Shape, choose_gpus
+from placement.sim.placement import Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
 
@@ -183,12 +183,17 @@ class Dally(Policy):
         for job in order:
             if job.gpus > n_free:
                 continue
+            # a typed job is offered the free GPUs of its type only (the whole mask when untyped)
+            usable = usable_mask(view.cluster, free, job.gpu_type)
+            n_usable = n_free if usable is free else int(usable.sum())
+            if job.gpus > n_usable:
+                continue
             self._stats["offers"] += 1
-            m_free, r_free = sh.free_counts(free)
+            m_free, r_free = sh.free_counts(usable)
             last = view.history(job.id).last_stop  # submission, or the last preemption
             starvation = now - last
             d = on_offer(job.gpus, starvation, self._timers(job.gpus, now, cache),
-                         int(m_free.max()), int(r_free.max()), n_free)
+                         int(m_free.max()), int(r_free.max()), n_usable)
             if not d.accept:
                 if d.retry_at is not None:
                     self._stats["reject_timer"] += 1
@@ -197,7 +202,7 @@ class Dally(Policy):
                         self._timers_set.add((job.id, at))
                         decisions.append(Timer(at, ("delay", job.id)))
                 continue
-            gpus = choose_gpus(free, sh.machine, sh.rack, job.gpus, d.tier)
+            gpus = choose_gpus(usable, sh.machine, sh.rack, job.gpus, d.tier)
             free[gpus] = False
             n_free -= job.gpus
             self._stats[f"accept_{d.tier}"] += 1
@@ -229,7 +234,8 @@ class Dally(Policy):
             for better in ("machine", "rack"):
                 if _TIER_RANK[better] >= _TIER_RANK[tier]:
                     break
-                gpus = choose_gpus(free, sh.machine, sh.rack, job.gpus, better)
+                gpus = choose_gpus(usable_mask(view.cluster, free, job.gpu_type), sh.machine, sh.rack, job.gpus,
+                                   better)
                 if gpus is not None:
                     free[gpus] = False
                     free[list(view.running[jid].gpus)] = True

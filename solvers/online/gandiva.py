@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.sim.placement import MACHINE, RACK, Shape, choose_gpus
+from placement.sim.placement import MACHINE, RACK, Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
 
@@ -93,7 +93,8 @@ class Gandiva(Policy):
                 for better in (MACHINE, RACK):
                     if _RANK[better] >= _RANK[tier]:
                         break
-                    target = choose_gpus(free, sh.machine, sh.rack, job.gpus, better)
+                    target = choose_gpus(usable_mask(view.cluster, free, job.gpu_type), sh.machine, sh.rack,
+                                         job.gpus, better)
                     if target is not None:
                         free[target] = False
                         self._held[jid] = (target, now + self.cost)
@@ -101,9 +102,12 @@ class Gandiva(Policy):
                         decisions += [Preempt(jid), Timer(now + self.cost, ("migrate", jid))]
                         break
         for job in view.pending:
-            if job.id in self._held or job.id in started or job.gpus > int(free.sum()):
+            if job.id in self._held or job.id in started:
                 continue
-            gpus = np.flatnonzero(free)[:job.gpus]
+            usable = usable_mask(view.cluster, free, job.gpu_type)  # its GPU type only
+            if job.gpus > int(usable.sum()):
+                continue
+            gpus = np.flatnonzero(usable)[:job.gpus]
             free[gpus] = False
             tier = sh.tier_of(gpus)
             self._tier[job.id] = tier

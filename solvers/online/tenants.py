@@ -24,7 +24,7 @@ import numpy as np
 from models import hived_vc as hv
 from placement.errors import InstanceError
 
-__all__ = ["fit_assignment", "check_cluster", "as_assignment", "quotas", "check_order", "Queues", "order_jobs",
+__all__ = ["fit_assignment", "check_cluster", "check_job_type", "as_assignment", "quotas", "check_order", "Queues", "order_jobs",
            "ORDERS"]
 
 G = hv.LEVEL_GPUS
@@ -58,6 +58,17 @@ def check_cluster(cluster) -> int:
     if not (mg == G[hv.K]).all() or not (first == np.arange(len(mg)) * G[hv.K]).all():
         raise InstanceError("cluster", "HiveD needs 8-GPU machines numbered contiguously")
     return len(mg)
+
+
+def check_job_type(cluster, job) -> None:
+    """The tenant schemes' cells form one chain of one GPU type (HiveD §3): a job asking for a GPU
+    type on a cluster of several types is refused in one line, not placed on the wrong type.
+    (On a one-type cluster a typed job either matches it or the engine logs it unschedulable.)"""
+    if job.gpu_type is not None and len(cluster.types) > 1:
+        raise InstanceError(f"job {job.id}: gpu_type",
+                            f"the tenant schemes (private, quota, hived, hived-static) model one GPU type; "
+                            f"this cluster has {len(cluster.types)} ({', '.join(map(str, cluster.types))}): "
+                            "run typed jobs with fifo, dally, tiresias, gandiva, mast or federated")
 
 
 def as_assignment(assignment, n_nodes: int) -> hv.VCAssignment:
@@ -106,7 +117,9 @@ class Queues:
     def events(self, view, events) -> None:
         for ev in events:
             if ev.kind == "submit" and ev.job_id is not None:
-                self.add(view.job(ev.job_id))
+                job = view.job(ev.job_id)
+                check_job_type(view.cluster, job)
+                self.add(job)
 
     def tenants(self):
         return [t for t, q in self.q.items() if q]

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from placement.sim.placement import MACHINE, NETWORK, RACK, Shape, choose_gpus
+from placement.sim.placement import MACHINE, NETWORK, RACK, Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
 
@@ -179,7 +179,7 @@ class Tiresias(Policy):
                 continue
             # within the chosen set first, then backfill on genuinely free GPUs
             pool = avail if j.id in should else avail & free
-            g = self._place(j, pool)
+            g = self._place(j, usable_mask(view.cluster, pool, j.gpu_type))  # its GPU type only
             if g is None:
                 if _norm(j.model) in self.high_skew and j.gpus <= int(pool.sum()):
                     self._stats["skew_waits"] += 1
