@@ -177,44 +177,20 @@ def _fits(value: Any, kinds: set[type]) -> bool:
 
 def check_solver_options(spec: ProblemSpec, solver: str, options: dict[str, Any],
                          reserved: dict[str, str] | None = None) -> dict[str, Any]:
-    """Validate ``--option`` values against the solver's signature before it runs.
+    """Validate ``--option`` values against the solver's signature before it runs
+    (:func:`placement.options.check_options`: the same checker as for policies).
 
     Each key must be a keyword parameter of the solver, not one of ``reserved`` (the
     parameters that have their own flags, e.g. ``seed`` -> ``--seed``), and its value
-    must fit the parameter's annotation: ``int``, ``float`` (finite), ``bool``,
-    ``str``, ``None`` where optional, or one of the choices of a ``Literal[...]``.
-    Parameters of other types (arrays, solutions) cannot be set from the command line.
-    Returns the options unchanged; raises :class:`InstanceError` naming ``--option``.
+    must fit the parameter's annotation. Parameters of other types (arrays, solutions)
+    cannot be set from the command line. Returns the options converted to what the solver
+    takes; raises :class:`InstanceError` naming ``--option``.
     """
+    from .options import check_options
+
     accepted = solver_parameters(spec, solver)
-    fn = resolve(spec.solvers[solver])
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # an annotation that cannot be resolved: fall back to names only
-        hints = {}
-    for key, value in options.items():
-        if reserved and key in reserved:
-            raise InstanceError("--option", f"{key!r} is set with {reserved[key]}, not --option")
-        if key not in accepted:
-            raise InstanceError("--option", f"{key!r} is not a parameter of solver {solver!r} "
-                                f"(it takes {', '.join(p for p in accepted if p not in (reserved or {})) or 'none'})")
-        if key not in hints:
-            continue
-        kinds, choices, optional = _option_kinds(hints[key])
-        if value is None and optional:
-            continue
-        if not kinds:
-            raise InstanceError("--option", f"{key!r} of solver {solver!r} cannot be set from the command line")
-        if choices is not None and str in kinds and kinds <= {str, type(None)}:
-            if value not in choices:
-                raise InstanceError(f"--option {key}", f"must be one of {list(choices)}, got {value!r}")
-            continue
-        if not _fits(value, kinds):
-            names = " or ".join(sorted(k.__name__ for k in kinds)) + (" or null" if optional else "")
-            raise InstanceError(f"--option {key}", f"must be {names}, got {value!r}")
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
-            raise InstanceError(f"--option {key}", f"must be at most 2**53 in magnitude, got {value!r}")
-    return options
+    return check_options(resolve(spec.solvers[solver]), options, owner=f"solver {solver!r}",
+                         reserved=reserved, only=accepted)
 
 
 def call_solver(spec: ProblemSpec, solver: str, instance: Any, **options: Any):

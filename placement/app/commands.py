@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import InstanceError
 from ..io import check_output_path, read_document, write_json
 from ..registry import call_solver, check_solver_options, get_problem, problem_of_document, problems
-from .options import key_value
+from .options import key_value, nonnegative_int
 
 __all__ = ["base_parser", "load_instance_file", "cmd_generate", "cmd_solve", "cmd_evaluate", "cmd_bench"]
 
@@ -44,16 +44,6 @@ class _OneLineParser(argparse.ArgumentParser):
         # Raised, not printed: main() prints it as the one line, and callers that parse
         # command lines of their own (the sweep) get the field named.
         raise InstanceError(field, " ".join(what.split()))
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return v
 
 
 def _positive_float(text: str) -> float:
@@ -168,7 +158,7 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
         p = gsub.add_parser(spec.name, help=spec.description)
         if spec.add_generate_args is not None:
             spec.add_generate_args(p)
-        p.add_argument("--seed", type=_nonnegative_int, default=0)
+        p.add_argument("--seed", type=nonnegative_int, default=0)
         p.add_argument("-o", "--output", help="write the instance here (default: stdout)")
         p.set_defaults(func=cmd_generate)
 
@@ -180,7 +170,7 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
     solve.add_argument("--solver", help="solver name, one of the instance's family (listed below; "
                        "default: the exact model)")
     solve.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
-    solve.add_argument("--seed", type=_nonnegative_int, default=None)
+    solve.add_argument("--seed", type=nonnegative_int, default=None)
     solve.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
                        help="a solver keyword argument, e.g. --option loops=discard (repeatable)")
     solve.add_argument("-o", "--output", help="write the result JSON here")
@@ -197,7 +187,7 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
     bench.add_argument("--quick", action="store_true", help="smallest instances only")
     bench.add_argument("--scale", action="store_true", help="add the scale runs (minutes)")
     bench.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
-    bench.add_argument("--seed", type=_nonnegative_int, default=0)
+    bench.add_argument("--seed", type=nonnegative_int, default=0)
     bench.set_defaults(func=cmd_bench)
 
     for spec in problems().values():

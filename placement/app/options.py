@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import InstanceError
 from ..io import parse_document
 
-__all__ = ["key_value"]
+__all__ = ["key_value", "nonnegative_int"]
 
 
 def key_value(text: str) -> tuple[str, Any]:
@@ -24,3 +24,14 @@ def key_value(text: str) -> tuple[str, Any]:
         if "is not valid JSON" in exc.message:
             return key.replace("-", "_"), value
         raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def nonnegative_int(text: str) -> int:
+    """``--seed`` of every command: an integer >= 0 (argparse reports the flag)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text[:40]!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text[:40]!r}")
+    return v

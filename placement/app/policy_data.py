@@ -40,21 +40,21 @@ reads that job's tables. A trace job that names tables known to the instance use
 from __future__ import annotations
 
 import functools
-import inspect
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
 from instances.tetris import tetris_document
 from instances.traces import trace_path
 from placement.errors import InstanceError
+from placement.options import Range, check_options
 from placement.sim.policies import policy_class
 from placement.sim.trace import load_philly
 from placement.tetris.instance import load_instance
 from solvers import hill_climb as hill_climb_solver
 from solvers import replicas as replicas_solver
 from solvers.online.mast import DataPlacement
-from solvers.online.tenants import check_cluster, fit_assignment
+from solvers.online.tenants import as_assignment, check_cluster, fit_assignment
 
 __all__ = ["build_policy", "tetris_placement", "philly_assignment", "cluster_supply", "VARIANTS", "PROVIDERS",
            "check_policy_options"]
@@ -186,45 +186,50 @@ def _data_placement(cls, option: str, options: dict[str, Any], cluster) -> dict[
 
 
 PROVIDERS = {"vc-assignment": _vc_assignment, "data-placement": _data_placement}
-# The options each provider consumes (they are not the policy's own).
-PROVIDER_OPTIONS = {"vc-assignment": ("levels",), "data-placement": ("data_seed", "n_tables", "n_data_jobs")}
+# The options each provider consumes (they are not the policy's own), with what they take.
+PROVIDER_OPTIONS: dict[str, dict[str, Any]] = {
+    "vc-assignment": {"levels": Literal["multi", "node"]},
+    "data-placement": {"data_seed": Annotated[int, Range(0, 2**32)],
+                       "n_tables": Annotated[int, Range(1, 10_000)],        # a Tetris instance per run:
+                       "n_data_jobs": Annotated[int, Range(1, 100_000)]},   # bounded by its build time
+}
+# What the data option itself takes from the command line: a variant name or null.
+DATA_OPTION = Literal["v0", "hill_climb", "replicas"] | DataPlacement | None
 
 
-def check_policy_options(name: str, options: dict[str, Any]):
-    """Check ``options`` for policy ``name`` without building its data (sweeps check every cell
-    before the first runs): the provider options are checked, data given by name is left out,
-    and the constructor runs on the rest. Returns the policy object; :class:`InstanceError`."""
+def check_policy_options(name: str, options: dict[str, Any], cluster=None) -> dict[str, Any]:
+    """``options`` for policy ``name`` checked against its constructor's annotations and its data
+    providers' options (:func:`placement.options.check_options`, the checker solvers use), before
+    anything is built; with ``cluster``, also that the policy can run on it (the tenant schemes
+    need 8-GPU nodes). Returns the converted options; one :class:`InstanceError` otherwise."""
     cls = policy_class(name)
-    opts = dict(options)
+    extra: dict[str, Any] = {}
     for option, kind in getattr(cls, "needs", {}).items():
-        for k in PROVIDER_OPTIONS.get(kind, ()):
-            opts.pop(k, None)
-        if kind == "vc-assignment" and options.get("levels", "multi") not in ("multi", "node"):
-            raise InstanceError("levels", f"must be 'multi' or 'node', not {options['levels']!r}")
-        if kind == "data-placement" and isinstance(opts.get(option), str) and opts[option] not in VARIANTS:
-            raise InstanceError(option, f"must be null, or a variant: one of {', '.join(VARIANTS)}, "
-                                f"got {opts[option]!r}")
-        if isinstance(opts.get(option), str) or opts.get(option) is None:
-            opts.pop(option, None)
-    try:
-        inspect.signature(cls).bind(**opts)
-        return cls(**opts)
-    except (TypeError, ValueError) as exc:
-        raise InstanceError("--option", f"policy {name!r} does not take these options ({exc})") from None
+        extra.update(PROVIDER_OPTIONS.get(kind, {}))
+        if kind == "data-placement":
+            extra[option] = DATA_OPTION
+    out = check_options(cls, options, owner=f"policy {name!r}", extra=extra)
+    for option, kind in getattr(cls, "needs", {}).items():
+        if kind == "vc-assignment" and cluster is not None:
+            n_nodes = check_cluster(cluster)
+            if out.get(option) is not None:
+                as_assignment(out[option], n_nodes)  # fits this cluster (HiveD §3.2), else one line
+    return out
 
 
 def build_policy(name: str, cluster, **options: Any):
-    """The registered policy ``name`` built with ``options``, its ``needs`` filled for ``cluster``
-    by :data:`PROVIDERS` (module doc). A constructor that refuses the options is an
-    :class:`InstanceError` on ``--option``."""
+    """The registered policy ``name`` built with ``options`` (checked first:
+    :func:`check_policy_options`), its ``needs`` filled for ``cluster`` by :data:`PROVIDERS`
+    (module doc). A constructor that still refuses the options is an :class:`InstanceError`."""
     cls = policy_class(name)
-    options = dict(options)
+    options = check_policy_options(name, options, cluster)
     for option, kind in getattr(cls, "needs", {}).items():
         if kind not in PROVIDERS:
             raise InstanceError("--policy", f"{name!r} needs data of kind {kind!r}, which nothing provides")
         options = PROVIDERS[kind](cls, option, options, cluster)
     try:
-        inspect.signature(cls).bind(**options)
-    except TypeError as exc:
-        raise InstanceError("--option", f"policy {name!r} does not take these options ({exc})") from None
-    return cls(**options)
+        return cls(**options)
+    except InstanceError:
+        raise
+    except (TypeError, ValueError) as exc:  # a constructor's own check (e.g. increasing queue limits)
+        raise InstanceError("--option", f"policy {name!r}: {exc}") from None

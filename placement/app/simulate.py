@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import InstanceError
 from ..io import write_json, write_text
-from .options import key_value
+from .options import key_value, nonnegative_int
 from .report import fmt, save_figure
 
 __all__ = ["add_commands", "cmd_simulate", "run_simulation", "write_outputs", "DEFAULT_CLUSTERS"]
@@ -38,7 +38,7 @@ def add_commands(sub) -> None:
     p.add_argument("--policy", default="fifo", help="a registered policy (listed below; default fifo)")
     p.add_argument("--cluster", default=None, help="spec .json/.yaml, openb node .csv, 'openb', or "
                    "RxCxKxMxG[:TYPE] (default: by trace format, philly 1x1x8x8x8, openb its nodes)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--start", type=float, default=0.0, help="window start, hours after the first submit")
     p.add_argument("--hours", type=float, default=None, help="window length in hours")
     p.add_argument("--sample", type=int, default=None, help="keep N jobs of the window, uniformly (seeded)")

@@ -49,10 +49,11 @@ timer, preemptions per rule, the auto-tuner's timers over time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from placement.options import Fraction, NonNegFloat, PosFloat
 from placement.sim.placement import Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
@@ -61,6 +62,7 @@ from .delay import (
     HOUR,
     MANUAL_TIMERS,
     AutoTuner,
+    TimerOption,
     Timers,
     as_timers,
     fit_timers,
@@ -114,9 +116,9 @@ class Dally(Policy):
 
     name = "dally"
 
-    def __init__(self, auto_tune: bool = True, timers: Timers = MANUAL_TIMERS, history: float = 48 * HOUR,
-                 window: str = "age", initial: Timers = MANUAL_TIMERS, preempt: bool = True,
-                 preempt_below: float = 0.5, min_run: float = HOUR, perf: Any = None):
+    def __init__(self, auto_tune: bool = True, timers: TimerOption = MANUAL_TIMERS, history: PosFloat = 48 * HOUR,
+                 window: Literal["age", "value"] = "age", initial: TimerOption = MANUAL_TIMERS, preempt: bool = True,
+                 preempt_below: Fraction = 0.5, min_run: NonNegFloat = HOUR, perf: Any = None):
         from placement.errors import InstanceError
 
         self.auto_tune = check_bool("auto_tune", auto_tune)
@@ -256,6 +258,6 @@ class DallyManual(Dally):
 
     name = "dally-manual"
 
-    def __init__(self, timers: Timers = MANUAL_TIMERS, **kwargs: Any):
+    def __init__(self, timers: TimerOption = MANUAL_TIMERS, **kwargs: Any):
         kwargs.pop("auto_tune", None)
         super().__init__(auto_tune=False, timers=timers, **kwargs)

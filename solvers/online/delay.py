@@ -41,10 +41,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from placement.errors import InstanceError
+from placement.options import NonNegFloat
 from placement.sim.placement import MACHINE, NETWORK, RACK
 from placement.validate import check_number
 
-__all__ = ["Timers", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
+__all__ = ["Timers", "TimerOption", "Decision", "fit_timers", "on_offer", "AutoTuner", "nw_sens", "offer_order",
            "MANUAL_TIMERS", "HOUR", "as_timers"]
 
 HOUR = 3600.0
@@ -59,6 +60,8 @@ class Timers:
 
 
 MANUAL_TIMERS = Timers(12 * HOUR, 24 * HOUR)  # Dally §4.3.2: 12 h machine, another 12 h rack
+# What a timer option takes: Timers, or [machine, rack] seconds from the command line.
+TimerOption = Timers | tuple[NonNegFloat, NonNegFloat]
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.options import NonNegFloat
 from placement.sim.placement import MACHINE, RACK, Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
@@ -55,7 +56,7 @@ class Gandiva(Policy):
 
     name = "gandiva"
 
-    def __init__(self, migration_cost: float = 60.0, migrate: bool = True):
+    def __init__(self, migration_cost: NonNegFloat = 60.0, migrate: bool = True):
         self.cost = check_number("migration_cost", migration_cost, 0.0)
         self.migrate = check_bool("migrate", migrate)
         self._shape: Shape | None = None

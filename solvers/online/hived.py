@@ -33,11 +33,17 @@ from __future__ import annotations
 import numpy as np
 
 from models import hived_vc as hv
-from placement.errors import InstanceError
 from placement.sim.placement import first_fit_consolidated
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from solvers.buddy import BuddyAllocator
-from solvers.online.tenants import Queues, as_assignment, check_cluster, check_order
+from solvers.online.tenants import (
+    AssignmentOption,
+    Order,
+    Queues,
+    as_assignment,
+    check_cluster,
+    check_order,
+)
 
 __all__ = ["VCLogical", "HiveD", "HiveDStatic", "sharing_safety_check"]
 
@@ -135,7 +141,7 @@ class HiveD(Policy):
     needs = {"assignment": "vc-assignment"}
     fit_levels = "multi"
 
-    def __init__(self, assignment=None, order: str = "fifo"):
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
         self.assignment_arg, self.order = assignment, check_order(order)
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "binds": 0, "releases": 0, "calls": 0}
@@ -147,8 +153,6 @@ class HiveD(Policy):
     def setup(self, view, seed):
         n_nodes = check_cluster(view.cluster)
         a = as_assignment(self.assignment_arg, n_nodes)
-        if a.n_nodes != n_nodes or a.total_gpus > view.cluster.n_gpus:
-            raise InstanceError("assignment", f"is for {a.n_nodes} nodes, the cluster has {n_nodes}")
         self.assign = a
         self.inst = hv.to_instance(a)
         self.vc_of = {v.name: i for i, v in enumerate(self.inst.vcs)}

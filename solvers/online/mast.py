@@ -13,8 +13,12 @@ Where a workload may run comes from the data placement it receives
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Annotated
+
 import numpy as np
 
+from placement.options import NonNegFloat, NonNegInt, Range
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from solvers.online.gms import GmsParams
 from solvers.online.mast_admission import GmsAdmission
@@ -23,6 +27,8 @@ from solvers.online.mast_placement import RmsPlacement
 from solvers.online.mast_state import MastState
 
 __all__ = ["DataPlacement", "MastPolicy"]
+
+QuotaShare = Annotated[float, Range(0, 1e6, lo_open=True)]
 
 
 class MastPolicy(MastState, GmsAdmission, RmsPlacement, Policy):
@@ -64,10 +70,10 @@ class MastPolicy(MastState, GmsAdmission, RmsPlacement, Policy):
     name = "mast"
     needs = {"data": "data-placement"}
 
-    def __init__(self, *, gms: GmsParams | None = None, quota_share: float = 0.25, quotas: dict | None = None,
-                 preempt: bool = True, negative_cache: bool = True, prefilter: bool = True,
-                 prefilter_min: int = 16, data: DataPlacement | None = None,
-                 replication_delay: float | None = 1800.0):
+    def __init__(self, *, gms: GmsParams | None = None, quota_share: QuotaShare = 0.25,
+                 quotas: Mapping[str | tuple[str, int], NonNegInt] | None = None, preempt: bool = True, negative_cache: bool = True,
+                 prefilter: bool = True, prefilter_min: NonNegInt = 16, data: DataPlacement | None = None,
+                 replication_delay: NonNegFloat | None = 1800.0):
         self.gms = gms or GmsParams()
         if not 0 < quota_share <= 1e6:
             raise ValueError("quota_share must be > 0")

@@ -15,7 +15,7 @@ from models import hived_vc as hv
 from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Start
 from solvers.buddy import BuddyAllocator
-from solvers.online.tenants import Queues, check_order, quotas
+from solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
 
 __all__ = ["Private"]
 
@@ -30,7 +30,7 @@ class Private(Policy):
     needs = {"assignment": "vc-assignment"}
     fit_levels = "node"
 
-    def __init__(self, assignment=None, order: str = "fifo"):
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
         self.assignment_arg, self.order = assignment, check_order(order)
         self.n = {"starts": 0, "calls": 0}
         self.guaranteed_ever: set[str] = set()  # every job (all are high priority here)

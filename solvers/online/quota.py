@@ -22,7 +22,7 @@ import numpy as np
 from models import hived_vc as hv
 from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Preempt, Start, Timer
-from solvers.online.tenants import Queues, check_order, quotas
+from solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
 
 __all__ = ["QuotaSharing"]
 
@@ -40,7 +40,7 @@ class QuotaSharing(Policy):
     needs = {"assignment": "vc-assignment"}
     fit_levels = "node"
 
-    def __init__(self, assignment=None, order: str = "fifo"):
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
         self.assignment_arg, self.order = assignment, check_order(order)
         self.used: dict[str, int] = {}
         self.high: dict[str, str] = {}

@@ -18,17 +18,24 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
+from typing import Literal
 
 import numpy as np
 
 from models import hived_vc as hv
 from placement.errors import InstanceError
+from placement.options import NonNegInt
 
-__all__ = ["fit_assignment", "check_cluster", "check_job_type", "as_assignment", "quotas", "check_order", "Queues", "order_jobs",
+__all__ = ["AssignmentOption", "Order", "fit_assignment", "check_cluster", "check_job_type", "as_assignment", "check_assignment", "quotas", "check_order", "Queues", "order_jobs",
            "ORDERS"]
 
 G = hv.LEVEL_GPUS
 ORDERS = ("fifo", "tiresias")
+# The options the tenant schemes take: a VC assignment as tenant -> cells per level (GPU, PCIe
+# switch, socket, node: HiveD §5.1's levels) or built, and the order of each tenant's queue.
+Cells = tuple[NonNegInt, NonNegInt, NonNegInt, NonNegInt]
+AssignmentOption = Mapping[str, Cells] | hv.VCAssignment | None
+Order = Literal["fifo", "tiresias"]
 
 
 def fit_assignment(jobs, n_nodes: int, levels: str = "multi", name: str = "the trace") -> hv.VCAssignment:
@@ -77,10 +84,27 @@ def as_assignment(assignment, n_nodes: int) -> hv.VCAssignment:
         raise InstanceError("assignment", "is required: a VC assignment (tenant -> cells per level); "
                             "placement simulate fits one to the Philly trace when none is given")
     if isinstance(assignment, hv.VCAssignment):
-        return assignment
-    if isinstance(assignment, Mapping):
-        return hv.VCAssignment(n_nodes, {str(t): tuple(int(x) for x in c) for t, c in assignment.items()})
-    raise InstanceError("assignment", "must be a VCAssignment or a mapping tenant -> 4 cell counts")
+        a = assignment
+    elif isinstance(assignment, Mapping):
+        a = hv.VCAssignment(n_nodes, {str(t): tuple(int(x) for x in c) for t, c in assignment.items()})
+    else:
+        raise InstanceError("assignment", "must be a VCAssignment or a mapping tenant -> 4 cell counts")
+    return check_assignment(a, n_nodes)
+
+
+def check_assignment(a: hv.VCAssignment, n_nodes: int) -> hv.VCAssignment:
+    """The assignment must name a tenant, be for this cluster's nodes, and fit them (HiveD §3.2's
+    feasibility: every VC's cells can be carved from the physical cells at once)."""
+    from placement.hived.feasibility import is_feasible
+
+    if not a.cells:
+        raise InstanceError("assignment", "must name at least one tenant (tenant -> cells per level)")
+    if a.n_nodes != n_nodes:
+        raise InstanceError("assignment", f"is for {a.n_nodes} nodes, the cluster has {n_nodes}")
+    if a.total_gpus > n_nodes * G[hv.K] or not is_feasible(hv.to_instance(a)):
+        raise InstanceError("assignment", f"does not fit the cluster's {n_nodes} nodes of {G[hv.K]} GPUs "
+                            f"({a.total_gpus} GPUs of cells asked for)")
+    return a
 
 
 def quotas(assignment, cluster) -> tuple[hv.VCAssignment, dict[str, int]]:

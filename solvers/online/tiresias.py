@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.options import NonNegFloat, PosFloat
 from placement.sim.placement import MACHINE, NETWORK, RACK, Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
@@ -73,8 +74,8 @@ class Tiresias(Policy):
 
     name = "tiresias"
 
-    def __init__(self, queue_limits: tuple[float, ...] = (3600.0,), gpu_time: bool = True,
-                 promote_knob: float = 0.0, high_skew: frozenset[str] = HIGH_SKEW):
+    def __init__(self, queue_limits: tuple[PosFloat, ...] = (3600.0,), gpu_time: bool = True,
+                 promote_knob: NonNegFloat = 0.0, high_skew: frozenset[str] = HIGH_SKEW):
         from placement.errors import InstanceError
 
         if not isinstance(queue_limits, (list, tuple)):

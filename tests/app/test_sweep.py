@@ -135,12 +135,25 @@ def test_bad_simulation_specs(tmp_path, capsys):
           "clusters": ["1x1x1x2x8"], "seeds": [0]}, "hours"),
         ({"kind": "simulate", "policies": ["fifo"], "traces": [{"trace": "no-such-file.csv"}],
           "clusters": ["1x1x1x2x8"], "seeds": [0]}, "no-such-file.csv"),
+        # what simulate refuses is refused before any cell runs
+        ({"kind": "simulate", "policies": ["private"], "traces": [{"trace": "philly", "hours": 1}],
+          "clusters": ["1x1x1x2x8"], "seeds": [0], "options": {"private": {"levels": "bogus"}}},
+         "options.private: --option levels: must be one of ['multi', 'node']"),
+        ({"kind": "simulate", "policies": ["hived"], "traces": [{"trace": "philly", "hours": 1}],
+          "clusters": ["1x1x1x2x4"], "seeds": [0]}, "options.hived: cluster on 1x1x1x2x4: HiveD needs 8-GPU"),
+        ({"kind": "simulate", "policies": ["quota"], "traces": [{"trace": "philly", "hours": 1}],
+          "clusters": ["1x1x1x2x8"], "seeds": [0], "options": {"quota": {"assignment": {"t0": [0, 0, 0, 3]}}}},
+         "options.quota: assignment on 1x1x1x2x8: does not fit the cluster's 2 nodes"),
+        ({"kind": "simulate", "policies": ["mast"], "traces": [{"trace": "philly", "hours": 1}],
+          "clusters": ["1x1x1x2x8"], "seeds": [0], "options": {"mast": {"quota_share": 0}}},
+         "options.mast: --option quota_share: must be float > 0"),
     ]:
         p = tmp_path / "s.yaml"
         p.write_text(yaml.safe_dump(doc))
         assert main(["sweep", str(p), "-o", str(tmp_path / "o"), "--workers", "0"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and expect in err, err
+        assert not (tmp_path / "o" / "cells").exists() or not list((tmp_path / "o" / "cells").iterdir())
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys):

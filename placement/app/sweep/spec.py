@@ -198,15 +198,18 @@ def validate_cells(spec: dict[str, Any], cells: list[dict[str, Any]]) -> None:
         from ..policy_data import check_policy_options
         from ..simulate import load_inputs
 
+        clusters = {}
         for ti, tr in enumerate(spec["traces"]):
             for cluster in spec["clusters"]:
                 args = _sim_args(tr, cluster, spec["seeds"][0], "fifo", f"traces[{ti}]")
-                load_inputs(args)
+                clusters.setdefault(cluster, load_inputs(args)[0].cluster)
         for p in spec["policies"]:
-            try:
-                check_policy_options(p, spec["options"].get(p, {}))
-            except InstanceError as exc:
-                raise InstanceError(f"options.{p}", exc.message) from None
+            for name, cluster in clusters.items():  # what simulate refuses, the spec refuses first
+                try:
+                    check_policy_options(p, spec["options"].get(p, {}), cluster)
+                except InstanceError as exc:
+                    field = exc.field if exc.field.startswith("--option") else f"{exc.field} on {name}"
+                    raise InstanceError(f"options.{p}", f"{field}: {exc.message}") from None
 
 
 def _sim_args(tr: dict[str, Any], cluster: str, seed: int, policy: str, where: str) -> argparse.Namespace:
