@@ -182,6 +182,12 @@ def window(jobs: Sequence[Job], *, start: float = 0.0, hours: float | None = Non
     t0 = min(j.submit for j in jobs) + start
     t1 = math.inf if hours is None else t0 + hours * 3600.0
     out = [replace(j, submit=j.submit - t0) for j in jobs if t0 <= j.submit < t1]
+    if not out:  # an empty window is a mistake in --start / --hours, not a 0-job simulation
+        first, last = min(j.submit for j in jobs), max(j.submit for j in jobs)
+        span = f"{(last - first) / 3600.0:,.1f} h"
+        raise InstanceError("--start", f"the window ({start / 3600.0:,.6g} h after the first submit"
+                            + (f", {hours:,.6g} h long" if hours is not None else "")
+                            + f") holds no job: the trace's submits span {span} after the first")
     if sample is not None and sample < len(out):
         keep = np.sort(np.random.default_rng(seed).choice(len(out), size=sample, replace=False))
         out = [out[i] for i in keep]

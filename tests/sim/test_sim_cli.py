@@ -109,3 +109,11 @@ def test_whole_philly_trace_through_fifo_passes_replay():
     res = simulate(trace, cluster, FIFO(backfill=True))
     assert res.unfinished == () and res.stats["starts"] == len(trace) == 82247
     assert replay_check(trace, cluster, res.log) == []
+
+
+def test_an_empty_window_is_one_line_naming_the_trace_span(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["simulate", "philly", "--start", "99999", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --start: the window") and "span" in err[0]
+    assert not out.exists()
