@@ -172,7 +172,8 @@ def load_openb_nodes(path: str | os.PathLike, rack_size: int = OPENB_RACK_SIZE) 
     return Cluster.from_machines(machines, name=Path(name).stem)
 
 
-_SHORT = re.compile(r"^(\d+)x(\d+)x(\d+)x(\d+)x(\d+)(?::([A-Za-z0-9_.-]+))?$")
+_SHORT = re.compile(r"^(\d{1,9})x(\d{1,9})x(\d{1,9})x(\d{1,9})x(\d{1,9})(?::([A-Za-z0-9_.-]{1,100}))?$")
+MAX_DCLUSTERS = 10_000  # regions x dynamic clusters: each is a unit the policies keep state for
 
 
 def parse_shorthand(text: str, option: str = "--cluster") -> Cluster:
@@ -184,6 +185,9 @@ def parse_shorthand(text: str, option: str = "--cluster") -> Cluster:
     r, c, k, mm, g = (int(x) for x in m.groups()[:5])
     if min(r, c, k, mm, g) < 1 or r * c * k * mm * g > MAX_GPUS:
         raise InstanceError(option, f"every count must be >= 1 and the cluster at most {MAX_GPUS} GPUs")
+    if r * c > MAX_DCLUSTERS or r * c * k * mm > MAX_MACHINES:
+        raise InstanceError(option, f"at most {MAX_DCLUSTERS:,} regions x dynamic clusters and "
+                            f"{MAX_MACHINES:,} machines, got {r * c:,} and {r * c * k * mm:,}")
     return Cluster.uniform(r, c, k, mm, g, gpu_type=m.group(6) or "V100")
 
 

@@ -17,7 +17,7 @@ from .cluster import Cluster
 from .cluster_io import cluster_from_doc, cluster_to_doc
 from .log import EventLog, _parse_row
 from .perf import DallyPerf, IdealPerf, PerfModel
-from .trace import CSV_V1_COLUMNS, Job, Trace
+from .trace import CSV_V1_COLUMNS, MAX_PROVENANCE, Job, Trace, trace_name
 
 __all__ = ["SimInstance", "load_instance", "instance_to_json", "load_solution", "solution_to_json",
            "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS"]
@@ -93,10 +93,11 @@ def load_instance(doc: Any) -> SimInstance:
                 raise InstanceError(f"{w}[{k}]", "must be a list of strings")
         jobs.append(Job(jid, float(submit), gpus, float(dur), tenant or "default", prio,
                         gtype or None, model or None, tuple(tables), frozenset(syn)))
-    name = doc.get("name", "trace")
-    if not isinstance(name, str):
-        raise InstanceError("name", "must be a string")
-    trace = Trace(name, tuple(jobs), str(doc.get("provenance", "")))
+    name = trace_name(doc.get("name", "trace"), "name")
+    provenance = doc.get("provenance", "")
+    if not isinstance(provenance, str) or len(provenance) > MAX_PROVENANCE:
+        raise InstanceError("provenance", f"must be a string of at most {MAX_PROVENANCE:,} characters")
+    trace = Trace(name, tuple(jobs), provenance)
     if "cluster" not in doc:
         raise InstanceError("cluster", "is missing (a cluster spec document)")
     cluster = cluster_from_doc(doc["cluster"], "cluster")

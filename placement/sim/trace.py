@@ -38,7 +38,7 @@ from .table1 import DALLY_MODELS
 
 __all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv", "load_trace", "trace_format",
            "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
-           "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS"]
+           "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS", "MAX_NAME", "MAX_PROVENANCE", "trace_name"]
 
 MAX_TRACE_BYTES = 64 * 2**20    # refuse larger trace files before reading them (philly.csv: 3.3 MiB)
 MAX_TRACE_ROWS = 1_000_000      # and stop reading beyond this many rows (philly: 82,247)
@@ -164,6 +164,17 @@ def _float(name, n, col, s, *, lo=0.0):
 
 def _int(name, n, col, s, *, lo=0):
     return parse_integer(s, f"{name} row {n} column {col!r}", minimum=lo)
+
+
+MAX_NAME = 200            # a trace's name titles plots and tables: longer ones stall the layout
+MAX_PROVENANCE = 10_000
+
+
+def trace_name(value, where: str) -> str:
+    """A trace's name: a string of 1 to :data:`MAX_NAME` characters."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME:
+        raise InstanceError(where, f"must be a string of 1 to {MAX_NAME} characters")
+    return value
 
 
 def window(jobs: Sequence[Job], *, start: float = 0.0, hours: float | None = None,
@@ -362,8 +373,11 @@ def load_trace_csv(path: str | os.PathLike, *, start: float = 0.0, hours: float 
             tables=tuple(t for t in get(n, row, "tables").split(";") if t),
             synthetic=syn))
     jobs = window(jobs, start=start, hours=hours, sample=sample, seed=seed)
-    tname = meta.get("name") or Path(name).stem
-    return Trace(name=tname, jobs=tuple(jobs), provenance=meta.get("provenance", ""))
+    tname = trace_name(meta.get("name") or Path(name).stem, f"{name} name")
+    provenance = meta.get("provenance", "")
+    if len(provenance) > MAX_PROVENANCE:
+        raise InstanceError(f"{name} provenance", f"must be at most {MAX_PROVENANCE:,} characters")
+    return Trace(name=tname, jobs=tuple(jobs), provenance=provenance)
 
 
 def _num(x: float) -> str:

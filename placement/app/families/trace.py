@@ -27,6 +27,7 @@ from placement.sim.instance import (
     solution_to_json,
 )
 from placement.sim.trace import MAX_TRACE_ROWS, synthetic_trace
+from placement.validate import generated_size
 
 __all__ = ["SPEC", "solve"]
 
@@ -66,6 +67,10 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--perf", choices=PERF_MODELS, default="dally")
 
 
+MAX_TENANTS = 100_000
+BYTES_PER_JOB = 2_500
+
+
 def _generate(args: argparse.Namespace) -> SimInstance:
     dally = args.kind.startswith("dally-")
     kind = args.kind.removeprefix("dally-")
@@ -77,8 +82,10 @@ def _generate(args: argparse.Namespace) -> SimInstance:
         raise InstanceError("--max-gpus", "must be a positive integer")
     if not (math.isfinite(rate) and rate > 0):
         raise InstanceError("--jobs-per-hour", "must be a positive number")
-    if args.tenants < 1:
-        raise InstanceError("--tenants", "must be a positive integer")
+    if not 1 <= args.tenants <= MAX_TENANTS:
+        raise InstanceError("--tenants", f"must be an integer in 1..{MAX_TENANTS:,}")
+    # measured: a generated job with its cluster row takes about 2.3 KB in memory
+    generated_size([("--jobs", jobs * BYTES_PER_JOB)], "the trace")
     types = [t for t in (args.gpu_types or "").split(",") if t] or None
     cluster = cluster_arg(args.cluster or ("1x1x8x8x8" if dally else "1x1x4x8x8"))
     if dally:
