@@ -6,12 +6,17 @@ a fresh folder where ``instances/`` is the repository's, with the installed ``pl
 the path. A command must exit 0, or the code a trailing ``# exit N`` states. Not run: the
 set-up block (it installs the package), ``placement bench`` without ``--quick`` (minutes; CI's
 bench is command 1 of the README), the figures updater (it needs a full bench run),
-``--compare-serial`` and ``--scheduler`` sweeps (a benchmark and a remote cluster). Links and
+``--compare-serial`` and ``--scheduler`` sweeps (a benchmark and a remote cluster), and a
+command whose comment starts with ``slow`` (it runs on another page too). A simulation sweep
+a page runs must show its policies differing. The ```python blocks run too, the Tetris file
+format example is solved and evaluated as its page says, links, in-page anchors and
 repository paths the pages name must exist.
 """
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import re
 import shlex
@@ -38,6 +43,8 @@ def _commands(page: Path) -> list[str]:
 def _runs(cmd: str) -> bool:
     if any(s in cmd for s in SKIP):
         return False
+    if re.search(r"#\s*slow\b", cmd):
+        return False
     words = shlex.split(cmd, comments=True)
     return not (words[:2] == ["placement", "bench"] and "--quick" not in words)
 
@@ -58,7 +65,27 @@ def _run_page(page: Path, tmp_path: Path) -> list[str]:
         r = subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         if r.returncode != _expected(cmd):
             failures.append(f"{cmd!r}: exit {r.returncode}, stderr {r.stderr.strip()[-300:]!r}")
-    return failures
+    return failures + _same_results_for_every_policy(tmp_path)
+
+
+def _same_results_for_every_policy(folder: Path) -> list[str]:
+    """Simulation sweeps the page ran: in every (trace, cluster, seed) cell group jobs must wait
+    and every policy must give its own mean JCT, else the example shows nothing (on a thin window
+    FIFO, Dally and Tiresias give identical logs)."""
+    out = []
+    for csv_path in folder.glob("*/results.csv"):
+        with open(csv_path, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r.get("kind") == "simulate" and r.get("status") == "ok"]
+        groups: dict[tuple, dict[str, str]] = {}
+        for r in rows:
+            groups.setdefault((r["trace"], r["cluster"], r["seed"]), {})[r["policy"]] = r
+        for key, by_policy in groups.items():
+            jcts = {p: r["mean_jct_s"] for p, r in by_policy.items()}
+            if len(set(jcts.values())) < len(jcts):
+                out.append(f"{csv_path.parent.name} {key}: policies share a mean JCT: {jcts}")
+            if all(float(r["mean_queueing_delay_s"]) == 0 for r in by_policy.values()):
+                out.append(f"{csv_path.parent.name} {key}: no job waits under any policy")
+    return out
 
 
 def test_every_page_has_commands_and_the_rule_keeps_most_of_them():
@@ -89,4 +116,55 @@ def test_paths_the_pages_name_exist():
             target = m.group(1)
             if not target.startswith("http") and not (page.parent / target).exists():
                 missing.append(f"{page.relative_to(ROOT)}: link {target}")
+    assert missing == []
+
+
+def test_python_blocks_run():
+    blocks = [(p, b) for p in PAGES for b in re.findall(r"```python\n(.*?)```", p.read_text(), re.S)]
+    assert blocks
+    for page, code in blocks:
+        r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"{page.relative_to(ROOT)}: {r.stderr.strip()[-500:]}"
+
+
+def test_tetris_file_format_example_is_feasible_as_the_page_says(tmp_path):
+    """The instance and solution of the Tetris page: solve finds the optimum, the solution has no
+    violation, and a home threshold above the 40 high-priority GPU-hours is infeasible by (6)."""
+    text = (ROOT / "placement" / "tetris" / "README.md").read_text()
+    docs = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, re.S)]
+    inst = next(d for d in docs if "regions" in d)
+    sol = next(d for d in docs if "home" in d and "regions" not in d)
+    (tmp_path / "ex.json").write_text(json.dumps(inst))
+    (tmp_path / "sol.json").write_text(json.dumps(sol))
+    (tmp_path / "ex41.json").write_text(json.dumps({**inst, "home_threshold": 41}))
+    exe = Path(sys.executable).parent / "placement"
+
+    def run(*args):
+        return subprocess.run([str(exe), *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    r = run("solve", "ex.json", "-o", "out.json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["status"] == "optimal" and out["violations"] == []
+    assert out["solution"]["home"] == sol["home"]
+    r = run("evaluate", "ex.json", "sol.json")
+    assert r.returncode == 0 and "violations: none" in r.stdout, r.stdout + r.stderr
+    r = run("solve", "ex41.json")
+    assert r.returncode == 0 and "infeasible" in r.stdout and "(6)" in r.stdout, r.stdout
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_anchors_the_pages_link_exist():
+    missing = []
+    for page in PAGES:
+        text = page.read_text()
+        for m in re.finditer(r"\]\(([^)#\s]*)#([^)\s]+)\)", text):
+            target = (page.parent / m.group(1)) if m.group(1) else page
+            heads = {_slug(h) for h in re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", target.read_text(), flags=re.S), re.M)}
+            if m.group(2) not in heads:
+                missing.append(f"{page.relative_to(ROOT)}: #{m.group(2)}")
     assert missing == []
