@@ -40,7 +40,7 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["read_document", "parse_document", "write_json", "write_text", "write_bytes", "check_output_path",
+__all__ = ["read_document", "parse_document", "write_json", "write_text", "write_bytes", "check_output_path", "check_output_folder", "staged_folder",
            "max_input_bytes", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS"]
 
 DEFAULT_MAX_INPUT_BYTES = 64 * 2**20
@@ -314,6 +314,68 @@ def check_output_path(path: str | os.PathLike, option: str = "-o") -> None:
         raise InstanceError(option, f"cannot write in folder {str(p.parent)!r} ({exc.strerror})") from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def check_output_folder(path: str | os.PathLike, option: str = "-o", files: tuple[str, ...] = ()) -> Path:
+    """An output folder, checked before any work: its name fits the file system, it is a folder or
+    can be created (its parent exists and takes a write, as :func:`check_output_path` checks),
+    it is not a dangling link or a link loop, and none of the ``files`` it will receive is a
+    folder. Returns the folder; one :class:`InstanceError` naming ``option`` otherwise."""
+    if str(path) == "":
+        raise InstanceError(option, "must name a folder")
+    p = Path(path)
+    if p.name in ("", ".", ".."):
+        p = p.resolve()
+    try:
+        if len(os.fsencode(str(p))) > 4000:
+            raise InstanceError(option, "path is longer than 4,000 bytes")
+        if len(os.fsencode(p.name)) > _name_max(p.parent if p.parent.is_dir() else Path(".")):
+            raise InstanceError(option, f"folder name is longer than {_name_max(p.parent)} bytes")
+        if p.is_symlink() and not p.exists():
+            raise InstanceError(option, f"{str(p)!r} is a link to nothing (or a loop of links)")
+        if p.exists():
+            if not p.is_dir():
+                raise InstanceError(option, f"{str(p)!r} is a file; give a folder")
+            for name in files:
+                if (p / name).is_dir():
+                    raise InstanceError(option, f"{str(p / name)!r} is a folder where an output file goes")
+            probe = p
+        else:
+            if not p.parent.is_dir():
+                raise InstanceError(option, f"folder {str(p.parent)!r} does not exist")
+            probe = p.parent
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=f".{p.name[:80]}.{os.getpid()}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InstanceError(option, f"cannot be used ({exc.strerror or exc.__class__.__name__})") from None
+    return p
+
+
+@contextlib.contextmanager
+def staged_folder(out: Path):
+    """Write a command's outputs into a temporary sibling of ``out``, moved into place at the end.
+
+    On success every file moves into ``out`` (created if missing: the whole folder is renamed
+    in one step; else file by file, each replace atomic). On an error or an interrupt the
+    temporary folder is removed and ``out`` is left as it was.
+    """
+    import shutil
+
+    parent = out.parent if str(out.parent) else Path(".")
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name[:80]}.{os.getpid()}.", suffix=".tmp"))
+    try:
+        os.chmod(tmp, 0o777 & ~_umask())  # the folder a user gets, not mkdtemp's private one
+        yield tmp
+        if not out.exists():
+            os.rename(tmp, out)
+            return
+        for entry in sorted(os.listdir(tmp)):
+            os.replace(tmp / entry, out / entry)
+        tmp.rmdir()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _umask() -> int:

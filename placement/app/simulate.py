@@ -70,13 +70,15 @@ def _list_policies_in_help(p: argparse.ArgumentParser) -> None:
     p.format_help = format_help
 
 
+OUTPUT_FILES = ("instance.json", "log.json", "log.csv", "jobs.csv", "timeseries.csv", "summary.json",
+                "utilization_queue.png", "slo_violations.png", "jct_cdf.png")
+
+
 def _check_out_dir(path: str) -> Path:
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise InstanceError("-o", f"{path!r} is a file; give a folder")
-    if not p.exists() and not p.parent.is_dir():
-        raise InstanceError("-o", f"folder {str(p.parent)!r} does not exist")
-    return p
+    """``-o``: checked before any work (:func:`placement.io.check_output_folder`)."""
+    from ..io import check_output_folder
+
+    return check_output_folder(path, "-o", OUTPUT_FILES)
 
 
 def load_inputs(args: argparse.Namespace):
@@ -233,7 +235,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         res, rows, summ, broken = run_simulation(inst, args.policy, args.seed, dict(args.option or []),
                                                  progress=progress)
         elapsed = time.perf_counter() - t0
-    figs = write_outputs(out, inst, res, rows, summ, broken, bin_s=args.bin)
+    from ..io import staged_folder
+
+    with staged_folder(out) as stage:  # an error or an interrupt leaves the folder as it was
+        figs = write_outputs(stage, inst, res, rows, summ, broken, bin_s=args.bin)
     table = Table(title=f"{inst.trace.name} / {args.policy}")
     table.add_column("metric")
     table.add_column("value", justify="right")

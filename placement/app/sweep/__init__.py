@@ -65,10 +65,9 @@ cuts work at a wall-clock moment).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ...errors import InstanceError
-from ...io import write_json
+from ...io import check_output_folder, write_json
 from .run import compare_serial, run_cell, run_sweep
 from .spec import MAX_CELLS, cell_key, expand_cells, load_spec, validate_cells
 
@@ -90,11 +89,10 @@ def add_parser(sub) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers < 0 or args.workers > 256:
         raise InstanceError("--workers", "must be an integer in 0..256")
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise InstanceError("-o", f"{args.output!r} is a file; give a folder")
-    if not out.exists() and not out.parent.is_dir():
-        raise InstanceError("-o", f"folder {str(out.parent)!r} does not exist")
+    out = check_output_folder(args.output, "-o", ("results.csv", "results.parquet", "summary.md", "speedup.json",
+                                                  "metric_vs_cluster.png", "gap_vs_size.png"))
+    if (out / "cells").exists() and not (out / "cells").is_dir():
+        raise InstanceError("-o", f"{str(out / 'cells')!r} is a file where the finished cells go")
     spec = load_spec(args.spec)
     if args.compare_serial:
         if args.workers < 1 or args.scheduler:

@@ -91,12 +91,12 @@ def run_sweep(spec: dict[str, Any], out: Path, *, workers: int = 2, scheduler: s
     validate_cells(spec, cells)
     ver = _package_version()
     keys = [cell_key(c, ver) for c in cells]
-    store = out / "cells"
-    store.mkdir(parents=True, exist_ok=True)
+    store = out / "cells"  # created when the first cell lands: a sweep that fails first leaves nothing
     missing = [(k, c) for k, c in zip(keys, cells, strict=True) if not (store / f"{k}.json").exists()]
     stats = {"cells": len(cells), "cached": len(cells) - len(missing), "ran": 0}
 
     def land(key: str, cell: dict[str, Any], row: dict[str, Any]) -> None:
+        store.mkdir(parents=True, exist_ok=True)
         write_json(store / f"{key}.json", {"key": key, "version": ver, "cell": cell, "row": row})
         stats["ran"] += 1
         if on_cell is not None:
