@@ -36,6 +36,7 @@ __all__ = ["cluster_from_doc", "cluster_to_doc", "load_cluster_spec", "load_open
 
 OPENB_RACK_SIZE = 8
 MAX_MACHINES = 200_000
+MAX_CPUS = 100_000  # per machine
 _NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
 
 
@@ -80,7 +81,7 @@ def cluster_from_doc(doc: Any, where: str = "cluster") -> Cluster:
                     mname = _name(m["name"], f"{w_m}.name")
                     gpus = _count(m["gpus"], f"{w_m}.gpus", 1, 1024)
                     gtype = _name(m["gpu_type"], f"{w_m}.gpu_type")
-                    cpus = _count(m.get("cpus", 0), f"{w_m}.cpus", 0, 100_000)
+                    cpus = _count(m.get("cpus", 0), f"{w_m}.cpus", 0, MAX_CPUS)
                     n = _count(m.get("count", 1), f"{w_m}.count", 1, MAX_MACHINES)
                     total += n * gpus
                     if total > MAX_GPUS or len(machines) + n > MAX_MACHINES:
@@ -149,10 +150,13 @@ def load_openb_nodes(path: str | os.PathLike, rack_size: int = OPENB_RACK_SIZE) 
     total = 0
     for n, row in rows:
         sn = _cell(name, n, row, cols, width, "sn")
-        if not sn or sn in seen:
+        if sn in seen:
             raise InstanceError(f"{name} row {n} column 'sn'", "must be a unique, non-empty node name")
+        _name(sn, f"{name} row {n} column 'sn'")  # what a cluster spec accepts, so instance.json reads back
         seen.add(sn)
         cpu = _int(name, n, "cpu_milli", _cell(name, n, row, cols, width, "cpu_milli"))
+        if cpu > MAX_CPUS * 1000:
+            raise InstanceError(f"{name} row {n} column 'cpu_milli'", f"must be at most {MAX_CPUS * 1000:,}")
         _int(name, n, "memory_mib", _cell(name, n, row, cols, width, "memory_mib"))
         g = _int(name, n, "gpu", _cell(name, n, row, cols, width, "gpu"))
         model = _cell(name, n, row, cols, width, "model")
@@ -160,8 +164,7 @@ def load_openb_nodes(path: str | os.PathLike, rack_size: int = OPENB_RACK_SIZE) 
             continue
         if g > 1024:
             raise InstanceError(f"{name} row {n} column 'gpu'", "must be at most 1024 GPUs per node")
-        if not model:
-            raise InstanceError(f"{name} row {n} column 'model'", "must name the GPU model")
+        _name(model, f"{name} row {n} column 'model'")
         total += g
         if total > MAX_GPUS:
             raise InstanceError(name, f"a cluster may have at most {MAX_GPUS} GPUs")
@@ -169,7 +172,7 @@ def load_openb_nodes(path: str | os.PathLike, rack_size: int = OPENB_RACK_SIZE) 
         machines.append(MachineSpec(sn, f"rack-{k:04d}", "openb", "openb", g, model, cpu // 1000))
     if not machines:
         raise InstanceError(name, "has no GPU node")
-    return Cluster.from_machines(machines, name=Path(name).stem)
+    return Cluster.from_machines(machines, name=re.sub(r"[^A-Za-z0-9_.:/-]", "_", Path(name).stem)[:100] or "openb")
 
 
 _SHORT = re.compile(r"^(\d{1,9})x(\d{1,9})x(\d{1,9})x(\d{1,9})x(\d{1,9})(?::([A-Za-z0-9_.-]{1,100}))?$")

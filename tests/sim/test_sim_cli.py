@@ -117,3 +117,27 @@ def test_an_empty_window_is_one_line_naming_the_trace_span(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --start: the window") and "span" in err[0]
     assert not out.exists()
+
+
+def test_what_simulate_accepts_evaluate_reads_back(tmp_path, capsys):
+    """An openb node list: names and CPUs are checked as a cluster spec checks them, and the
+    cluster's name is one a spec accepts, so the written instance.json reads back."""
+    from instances.traces import trace_path
+
+    lines = trace_path("openb_node_list_gpu_node.csv").read_text().splitlines()[:30]
+    odd = tmp_path / "my nodes (v2).csv"
+    odd.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    assert main(["simulate", "philly", "--start", "1200", "--hours", "1", "--cluster", str(odd), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(out / "instance.json"), str(out / "log.json")]) == 0
+    capsys.readouterr()
+    for col, value, expect in [(0, "n" * 150, "column 'sn': must be a name of 1-100"),
+                               (1, str(10**9), "column 'cpu_milli': must be at most")]:
+        rows = [line.split(",") for line in lines]
+        rows[1][col] = value
+        bad = tmp_path / "bad.csv"
+        bad.write_text("\n".join(",".join(r) for r in rows) + "\n")
+        assert main(["simulate", "philly", "--hours", "1", "--cluster", str(bad), "-o", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and expect in err, err
