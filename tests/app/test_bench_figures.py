@@ -19,7 +19,7 @@ from placement.app.report import (
 )
 from placement.registry import problems
 
-README = Path(__file__).resolve().parents[2] / "placement" / "app" / "bench" / "README.md"
+BENCH_PAGE = Path(__file__).resolve().parents[2] / "placement" / "app" / "bench" / "README.md"
 
 
 def test_section_round_trips_and_rejects_hand_edits():
@@ -36,10 +36,10 @@ def test_section_round_trips_and_rejects_hand_edits():
         parse_figures_section(text.replace(END, ""))
 
 
-def test_readme_quotes_exactly_one_block_in_the_bench_format():
-    readme = README.read_text()
-    assert readme.count(BEGIN) == 1 and readme.count(END) == 1
-    block = readme[readme.index(BEGIN):readme.index(END) + len(END)] + "\n"
+def test_bench_page_quotes_exactly_one_block_in_the_bench_format():
+    page = BENCH_PAGE.read_text()
+    assert page.count(BEGIN) == 1 and page.count(END) == 1
+    block = page[page.index(BEGIN):page.index(END) + len(END)] + "\n"
     parsed = parse_figures_section(block)
     # Byte-for-byte what the bench renders from the same content: nobody edited it by hand.
     assert figures_section(parsed["command"], parsed["elapsed_s"], parsed["machine"], parsed["families"]) == block
@@ -53,7 +53,7 @@ def test_readme_quotes_exactly_one_block_in_the_bench_format():
 
 
 @pytest.mark.slow
-def test_bench_run_writes_the_block_and_the_readme_updater_takes_it(tmp_path):
+def test_bench_run_writes_the_block_and_the_page_updater_takes_it(tmp_path):
     out = tmp_path / "bench"
     assert run_bench(["trace"], quick=True, out_dir=str(out)) == 0
     text = (out / "figures.md").read_text()
@@ -64,11 +64,11 @@ def test_bench_run_writes_the_block_and_the_readme_updater_takes_it(tmp_path):
     # the simulator family has no exact-vs-heuristic rows: no empty table in the report
     assert json.loads((out / "results.json").read_text())["rows"] == []
     assert "## Exact vs heuristic" not in (out / "report.md").read_text()
-    readme = tmp_path / "README.md"
-    original = README.read_text()
-    readme.write_text(original)
-    assert main([str(readme), str(out / "figures.md")]) == 0
-    updated = readme.read_text()
+    page = tmp_path / "README.md"
+    original = BENCH_PAGE.read_text()
+    page.write_text(original)
+    assert main([str(page), str(out / "figures.md")]) == 0
+    updated = page.read_text()
     assert parse_figures_section(updated) == parsed
     assert updated[:updated.index(BEGIN)] == original[:original.index(BEGIN)]
     assert updated[updated.index(END):] == original[original.index(END):]
