@@ -301,6 +301,7 @@ def load_solution(inst: CassiniInstance, doc: Any) -> CassiniSolution:
         if len(inst.candidates) != 1:
             raise InstanceError("solution.candidate", "is missing and the instance has several candidates")
         cand = inst.candidates[0].name
+    cand = _name(cand, "solution.candidate")
     if cand not in inst.candidate_index:
         raise InstanceError("solution.candidate", f"unknown candidate {cand!r}")
     shifts = _obj(doc.get("shifts", {}), "solution.shifts")

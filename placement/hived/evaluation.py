@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import validate
 from ..errors import InstanceError
 from .cells import HivedInstance
 
@@ -172,20 +173,23 @@ def load_solution(inst: HivedInstance, doc: Any) -> HivedSolution:
         f = f"solution.bindings[{n}]"
         if not isinstance(r, dict):
             raise InstanceError(f, "must be a mapping")
-        if r.get("vc") not in inst.vc_index:
-            raise InstanceError(f"{f}.vc", f"names an unknown VC {r.get('vc')!r}")
-        if r.get("chain") not in inst.chain_index:
-            raise InstanceError(f"{f}.chain", f"names an unknown chain {r.get('chain')!r}")
-        c = inst.chain_index[r["chain"]]
+        # names first: a list or an object where a name goes is one line, not an unhashable key
+        vc, chain, cell_type = (validate.name(r.get(key), f"{f}.{key}", numbers=True)
+                                for key in ("vc", "chain", "cellType"))
+        if vc not in inst.vc_index:
+            raise InstanceError(f"{f}.vc", f"names an unknown VC {vc!r}")
+        if chain not in inst.chain_index:
+            raise InstanceError(f"{f}.chain", f"names an unknown chain {chain!r}")
+        c = inst.chain_index[chain]
         ch = inst.chains[c]
-        if r.get("cellType") not in ch.types:
+        if cell_type not in ch.types:
             raise InstanceError(f"{f}.cellType", f"is not a cell type of {ch.name}")
-        k = ch.level_of(r["cellType"])
+        k = ch.level_of(cell_type)
         i = r.get("index")
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < ch.count[k]:
             raise InstanceError(f"{f}.index", f"must be in 0..{ch.count[k] - 1}")
         pid = r.get("pinnedCellId")
-        out.append(Binding(inst.vc_index[r["vc"]], c, k, i, str(pid) if pid is not None else None))
+        out.append(Binding(inst.vc_index[vc], c, k, i, str(pid) if pid is not None else None))
     return HivedSolution(tuple(out))
 
 
