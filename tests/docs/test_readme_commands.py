@@ -168,3 +168,15 @@ def test_anchors_the_pages_link_exist():
             if m.group(2) not in heads:
                 missing.append(f"{page.relative_to(ROOT)}: #{m.group(2)}")
     assert missing == []
+
+
+def test_trace_csv_example_loads_and_round_trips(tmp_path):
+    from placement.sim.trace import load_trace_csv, trace_to_csv
+
+    text = (ROOT / "placement" / "sim" / "README.md").read_text()
+    example = re.search(r"```\n(# placement-trace v1\n.*?)```", text, re.S).group(1)
+    (tmp_path / "t.csv").write_text(example)
+    trace = load_trace_csv(tmp_path / "t.csv")
+    assert [(j.id, j.gpus, j.gpu_type) for j in trace.jobs] == [("j0", 8, "V100")]
+    (tmp_path / "t2.csv").write_text(trace_to_csv(trace))
+    assert trace_to_csv(load_trace_csv(tmp_path / "t2.csv")) == trace_to_csv(trace)
