@@ -1,7 +1,7 @@
 """Dally: delay scheduling over network tiers with an auto-tuner and network-sensitive priority.
 
 Sharma, Bhasi, Singh, Kesidis, Kandemir and Das, "GPU Cluster Scheduling for
-Network-Sensitive Deep Learning". Registered twice in the entry-point group
+Network-Sensitive Deep Learning", arXiv:2401.16492 (2024). Registered twice in the entry-point group
 ``placement.policies`` (``pyproject.toml``): ``dally`` (auto-tuned timers) and
 ``dally-manual`` (fixed timers, §5.1.3's Dally-manual baseline).
 

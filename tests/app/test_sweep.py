@@ -190,3 +190,9 @@ def test_a_cell_that_raises_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypa
     errs = [r for r in res["rows"] if r["status"] == "error"]
     assert len(errs) == 2 and all("boom" in r["error"] for r in errs)
     assert sum(r["status"] == "optimal" for r in res["rows"]) == 4
+
+
+def test_summary_medians_are_medians():
+    from placement.app.sweep.report import _median
+
+    assert _median([3.0, 1.0]) == 2.0 and _median([5, 1, 3]) == 3 and _median([None, "x", True]) is None

@@ -100,8 +100,11 @@ def _summary_markdown(spec: dict[str, Any], rows: list[dict[str, Any]]) -> str:
 
 
 def _median(vals: list[Any]) -> float | None:
-    v = sorted(x for x in vals if isinstance(x, (int, float)))
-    return v[len(v) // 2] if v else None
+    """The median of the numbers (the mean of the middle two for an even count), or None."""
+    import statistics
+
+    v = [x for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    return statistics.median(v) if v else None
 
 
 def _plots(out: Path, spec: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
