@@ -268,7 +268,31 @@ class _Loop:
         return made
 
     def _start(self, d: Start, t: float) -> None:
-        """Start a pending job on exactly its GPUs, all free and of its type."""
+        """Start a pending job on exactly its GPUs, all free and of its type (:meth:`_checked`)."""
+        s = self.s
+        job, g = self._checked(d, t)
+        gpus = tuple(sorted(g.tolist()))
+        tier = self.cluster.tier(g)
+        rate = float(self.perf.rate(job, tier))
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
+        del s.pending[job.id]
+        s.free[g] = False
+        s.n_free -= len(g)
+        done = s.work[job.id]
+        left = max(0.0, job.duration - done)
+        att = s.attempts.get(job.id, 0) + 1
+        s.attempts[job.id] = att
+        s.first_start.setdefault(job.id, t)
+        s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
+        s.version += 1
+        self._push(t + left / rate, 0, "finish", (job.id, att))
+        self.stats["starts"] += 1
+        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
+
+    def _checked(self, d: Start, t: float) -> tuple[Job, np.ndarray]:
+        """The job of a ``Start`` and its GPU ids as an array, after checking the decision:
+        a pending job, as many distinct GPU ids as it needs, in range, free, of its type."""
         s, cluster, free = self.s, self.cluster, self.s.free
         job = s.jobs.get(d.job_id) if isinstance(d.job_id, str) else None
         if job is None:
@@ -292,24 +316,7 @@ class _Loop:
                               f"{g[~free[g]].tolist()} are busy")
         if job.gpu_type is not None and not (cluster.gpu_type[g] == job.gpu_type).all():
             raise PolicyError(f"Start of job {d.job_id!r}: needs GPUs of type {job.gpu_type!r}")
-        gpus = tuple(sorted(g.tolist()))
-        tier = cluster.tier(g)
-        rate = float(self.perf.rate(job, tier))
-        if not (math.isfinite(rate) and rate > 0):
-            raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
-        del s.pending[job.id]
-        free[g] = False
-        s.n_free -= len(g)
-        done = s.work[job.id]
-        left = max(0.0, job.duration - done)
-        att = s.attempts.get(job.id, 0) + 1
-        s.attempts[job.id] = att
-        s.first_start.setdefault(job.id, t)
-        s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
-        s.version += 1
-        self._push(t + left / rate, 0, "finish", (job.id, att))
-        self.stats["starts"] += 1
-        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
+        return job, g
 
     def _preempt(self, d: Preempt, t: float) -> None:
         """Stop a running job; it keeps its work up to the last checkpoint and waits again."""

@@ -71,8 +71,9 @@ class MastPolicy(MastState, GmsAdmission, RmsPlacement, Policy):
     needs = {"data": "data-placement"}
 
     def __init__(self, *, gms: GmsParams | None = None, quota_share: QuotaShare = 0.25,
-                 quotas: Mapping[str | tuple[str, int], NonNegInt] | None = None, preempt: bool = True, negative_cache: bool = True,
-                 prefilter: bool = True, prefilter_min: NonNegInt = 16, data: DataPlacement | None = None,
+                 quotas: Mapping[str | tuple[str, int], NonNegInt] | None = None,
+                 preempt: bool = True, negative_cache: bool = True, prefilter: bool = True,
+                 prefilter_min: NonNegInt = 16, data: DataPlacement | None = None,
                  replication_delay: NonNegFloat | None = 1800.0):
         self.gms = gms or GmsParams()
         if not 0 < quota_share <= 1e6:
@@ -200,5 +201,3 @@ class MastPolicy(MastState, GmsAdmission, RmsPlacement, Policy):
             st["data_variant"] = self.data.variant
             st["data_collocation_jobs"] = self.data.stats.get("collocation_jobs")
         return st
-
-    # ------------------------------------------------------------------ one pass

@@ -63,6 +63,3 @@ class DataPlacement:
     def replicate(self, tables: np.ndarray, region: int) -> None:
         """Copy ``tables`` to ``region`` (MAST starts replication when no region qualifies)."""
         self.present[tables] |= np.int64(1 << region)
-
-
-# ============================================================================ the policy
