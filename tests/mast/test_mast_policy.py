@@ -159,3 +159,25 @@ def test_slo_events_and_report_by_hand():
                      {0: 600.0}, end=1000.0)
     assert rep["per_priority"] == {0: {"judged": 3, "violated": 2, "rate": 2 / 3}}
     assert rep["series"] == [(0.0, 0, 3, 2)]
+
+
+def test_mast_policy_public_face():
+    """MastPolicy composes its parts (state, GMS admission, RMS placement) behind the same face:
+    registered names, data it needs, keyword-only options with their defaults, summary line."""
+    import inspect
+
+    from placement.sim.policies import policy_class
+    from solvers.online.mast_admission import GmsAdmission
+    from solvers.online.mast_placement import RmsPlacement
+    from solvers.online.mast_state import MastState
+
+    assert policy_class("mast") is MastPolicy and policy_class("federated") is FederatedPolicy
+    assert issubclass(MastPolicy, (MastState, GmsAdmission, RmsPlacement))
+    assert MastPolicy.needs == {"data": "data-placement"}
+    assert MastPolicy.__doc__.splitlines()[0] == (
+        "MAST's fast path on the simulator: GMS queue, RMS per region, cross-region auction.")
+    params = inspect.signature(MastPolicy).parameters
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    assert {k: p.default for k, p in params.items()} == {
+        "gms": None, "quota_share": 0.25, "quotas": None, "preempt": True, "negative_cache": True,
+        "prefilter": True, "prefilter_min": 16, "data": None, "replication_delay": 1800.0}
