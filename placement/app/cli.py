@@ -1,7 +1,7 @@
 """The ``placement`` command line (app layer).
 
 Commands: ``generate``, ``solve``, ``evaluate``, ``bench`` (:mod:`.commands`), ``sweep``
-(:mod:`.sweep`), plus what problem families add through :attr:`ProblemSpec.add_commands`
+(:mod:`.sweep`), ``reproduce`` (:mod:`.reproduce`), plus what problem families add through :attr:`ProblemSpec.add_commands`
 (``simulate``, ``check-cells``). Bad input prints one line ``error: <field>: <what is wrong>``
 and exits with code 2; nothing is written.
 """
@@ -15,6 +15,7 @@ import sys
 
 from ..errors import InstanceError
 from .commands import base_parser, load_instance_file
+from .reproduce import add_parser as add_reproduce
 from .sweep import add_parser as add_sweep
 
 __all__ = ["main", "build_parser", "load_instance_file"]
@@ -23,6 +24,7 @@ __all__ = ["main", "build_parser", "load_instance_file"]
 def build_parser() -> argparse.ArgumentParser:
     parser, sub = base_parser(__doc__.splitlines()[0])
     add_sweep(sub)
+    add_reproduce(sub)
     return parser
 
 
