@@ -106,3 +106,40 @@ def test_bad_arguments_are_one_line(registry, tmp_path, capsys, argv, field, mon
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {field}:") and "\n" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fidelity_block_from_claims(registry, tmp_path, capsys):
+    from placement.app.reproduce import fidelity
+
+    out = tmp_path / "rep"
+    rp.run_reproduction("toy", str(out), quick=True)
+    doc = json.loads((out / "claims.json").read_text())
+    assert doc["paper"] == "toy" and doc["seeds"] == 2 and doc["replay_ok"] is True
+    (c,) = doc["claims"]
+    assert len(c["ours"]) == 2 and c["ours_text"] in (out / "report.md").read_text()
+    page = tmp_path / "page.md"
+    page.write_text(f"intro\n{fidelity.BEGIN}\nold\n{fidelity.END}\ntail\n")
+    assert fidelity.main([str(page), str(out / "claims.json")]) == 0
+    text = page.read_text()
+    assert text.startswith("intro\n") and text.endswith("tail\n") and "\nold\n" not in text
+    assert f"| toy | Tiresias lowers mean JCT | -30% (toy) | {c['ours_text']} |" in text
+    assert "`placement reproduce toy --quick`: 2 seeds" in text
+    # regenerating from the same runs changes nothing
+    assert fidelity.main([str(page), str(out / "claims.json")]) == 0 and page.read_text() == text
+    # a page without markers or a file that is not a claims document: one line, page unchanged
+    bad = tmp_path / "bad.md"
+    bad.write_text("no markers\n")
+    assert fidelity.main([str(bad), str(out / "claims.json")]) == 2
+    assert fidelity.main([str(page), str(out / "report.md")]) == 2
+    assert bad.read_text() == "no markers\n" and page.read_text() == text
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error: ") for e in err)
+
+
+def test_readme_holds_one_fidelity_block():
+    from pathlib import Path
+
+    from placement.app.reproduce import fidelity
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert text.count(fidelity.BEGIN) == 1 and text.count(fidelity.END) == 1

@@ -5,8 +5,8 @@ The ```bash blocks of ``README.md``, ``instances/README.md`` and every ``README.
 earlier ones wrote) in a fresh folder where ``instances/`` is the repository's, with the
 installed ``placement`` on the path. A command must exit 0, or the code a trailing ``# exit N``
 states. Not run: the set-up block (it installs the package), ``placement bench`` without
-``--quick`` (minutes; CI's bench is command 1 of the README), the figures updater (it needs a
-full bench run), ``--compare-serial`` and ``--scheduler`` sweeps (a benchmark and a remote
+``--quick`` (minutes; CI's bench is command 1 of the README), the figures and fidelity updaters
+(they need full bench or reproduction runs), ``--compare-serial`` and ``--scheduler`` sweeps (a benchmark and a remote
 cluster), and a command whose comment starts with ``slow`` (it runs on another page too). A
 simulation sweep a page runs must show its policies differing. The ```python blocks run too,
 the Tetris file format example is solved and evaluated as its page says, and the links,
@@ -28,7 +28,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "instances" / "README.md", *sorted((ROOT / "placement").rglob("README.md"))]
-SKIP = ("pip install", "--compare-serial", "--scheduler", "python -m placement.app.report")
+SKIP = ("pip install", "--compare-serial", "--scheduler", "python -m placement.app.report",
+        "python -m placement.app.reproduce.fidelity")
 
 
 def _commands(page: Path) -> list[str]:

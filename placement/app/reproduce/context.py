@@ -115,6 +115,7 @@ class Context:
         return values
 
     def claim(self, **kw: Any) -> Claim:
+        """Record a claim (the fields of :class:`Claim`; ``ours`` holds one value per seed)."""
         c = Claim(**kw)
         self.claims.append(c)
         return c
@@ -153,9 +154,20 @@ class Context:
 
     # -- writing -----------------------------------------------------------------------------
     def finish(self, elapsed_s: float, command: str) -> None:
-        """Write ``report.md``, ``results.csv`` and ``results.parquet``."""
+        """Write ``report.md``, ``claims.json`` (what the README's fidelity table is generated
+        from), ``results.csv`` and ``results.parquet``."""
         self._results()
         write_text(self.out / "report.md", self.report_markdown(elapsed_s, command))
+        write_text(self.out / "claims.json", json.dumps(self.claims_document(elapsed_s, command), indent=1) + "\n")
+
+    def claims_document(self, elapsed_s: float, command: str) -> dict[str, Any]:
+        return {"paper": self.paper, "title": self.title, "command": command, "quick": self.quick,
+                "seeds": len(self.seeds), "elapsed_s": round(elapsed_s, 1),
+                "replay_ok": not self.broken, "logs": self.logs,
+                "claims": [{"claim": c.claim, "source": c.source, "paper": c.paper, "ours": c.ours,
+                            "ours_text": c.ours_text(), "holds": c.holds, "rule": c.rule,
+                            "difference": c.difference, "decided_by": c.decided_by}
+                           for c in self.claims]}
 
     def claims_table(self) -> str:
         rows = [{"claim": c.claim, "paper": f"{c.paper} ({c.source})", "ours": c.ours_text(),
