@@ -1,42 +1,61 @@
 """Tiresias baseline: discretized 2D-LAS priority queues with preemption and skew-based consolidation.
 
 Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning",
-NSDI'19, as the Dally paper uses it (§3.4, §5.1.3). Rule by rule:
+NSDI'19, as the Dally paper uses it (§3.4, §5.1.3), and as its authors'
+simulator runs it (SymbioticLab/Tiresias, ``simulator/``: ``run_sim.py``
+``dlas_sim_jobs`` with the ``dlas-gpu`` scheme, ``jobs.py``, ``cluster.py``).
+Rule by rule, with its source:
 
 Priority (Tiresias §4.2, Discretized 2D-LAS)
     A job's attained service is its executed time x its GPUs (2DAS; Dally
     §3.4). Jobs sit in K queues; a job enters Q0 and moves to Q(k+1) when its
-    attained service reaches ``queue_limits[k]``. Queues are served in order;
-    within a queue, FIFO by the time the job entered it (then submit, id).
-    Defaults (``queue_limits=(3600,)``, two queues, GPU-time based) are those
-    of the Tiresias authors' simulator (SymbioticLab/Tiresias, ``jobs.py``
-    and its README's two-queue example, ``dlas-gpu`` scheme); the paper's
-    thresholds for its own traces are not restated there.
+    attained service reaches ``queue_limits[k]``. Queues are served in order.
+    Defaults ``queue_limits=(3250, 7200)``: three queues, as the authors'
+    simulator runs ``dlas-gpu`` (``jobs.py``: ``num_queue = 3``,
+    ``queue_limit = [3250, 7200, 18000]``, of which a three-queue run uses the
+    first two; the paper does not restate its thresholds).
+Order within a queue (the authors' simulator)
+    Each queue is a list, kept as theirs is: a job joins the end of a queue
+    when it arrives, is demoted or is promoted, and after every scheduling
+    round the jobs left waiting move behind the running ones, keeping their
+    order (``dlas_sim_jobs``). So running jobs stay ahead of waiting ones,
+    and a job preempted in a round leads the waiting jobs of its queue.
+Service accounting
+    A preempted job's executed time is credited up to the preemption, as the
+    simulator's per-event update does (the next policy call may come later).
 Starvation (Tiresias §4.2, PROMOTEKNOB)
     A waiting job with service is promoted back to Q0 (its executed time
     reset) when it has waited ``promote_knob`` x its executed time since it
     last ran. Default 0 = off, the simulator's default.
 Preemption
     Each round, the jobs that should run are chosen in priority order by GPU
-    count (as the Tiresias simulator does); a running job outside that set is
+    count (as the simulator does); a running job outside that set is
     preempted. Our refinement: a victim is only preempted if a higher-priority
-    job actually gets its GPUs this round (with skew-based placement a job
-    chosen by count may not be placeable; the simulator would preempt anyway
-    and leave GPUs idle). Free GPUs left over go to further waiting jobs in
-    priority order (work conserving).
+    job actually gets its GPUs this round (with consolidated placement a job
+    chosen by count may not be placeable; the simulator counts GPUs only and
+    never leaves a chosen job unplaced). Free GPUs left over go to further
+    waiting jobs in priority order (work conserving).
 Placement (Tiresias §4.3, skew-based consolidation; Dally §3.2)
     High-skew models (Dally Table 1: VGG11, AlexNet, MobileNetV3) are
     consolidated on the fewest machines possible, :math:`\\lceil g/8 \\rceil`,
-    and wait otherwise. Other models take GPUs wherever they are free, our
-    choice of "anywhere": the most consolidated tier available right now
-    (one machine, else one rack, else the network), without waiting.
+    and wait otherwise. With ``placement="rack"`` (default) those machines
+    lie under one rack switch whenever the job fits a rack, as the
+    simulator's ``ms_yarn_placement`` takes all of a job's GPUs from one
+    switch (it takes the first switch that can hold the job and whole
+    machines plus one for the remainder; we take the rack with the fewest
+    free GPUs that holds the job on the fewest machines). ``placement=
+    "anywhere"`` is the earlier rule: the fewest machines with the most free
+    GPUs anywhere in the cluster, which can spread a job over racks. Other
+    models take GPUs wherever they are free, the most consolidated tier
+    available right now (one machine, else one rack, else the network),
+    without waiting.
 
 Statistics: demotions, promotions, preemptions, skew waits, starts per tier.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,9 +64,10 @@ from placement.sim.placement import MACHINE, NETWORK, RACK, Shape, choose_gpus, 
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
 
-__all__ = ["Tiresias", "HIGH_SKEW"]
+__all__ = ["Tiresias", "HIGH_SKEW", "QUEUE_LIMITS"]
 
 HIGH_SKEW = frozenset({"vgg11", "alexnet", "mobilenetv3"})  # Dally Table 1, "Skew" column
+QUEUE_LIMITS = (3250.0, 7200.0)  # the authors' simulator, jobs.py (3 queues)
 
 
 def _norm(model: str | None) -> str:
@@ -70,12 +90,16 @@ class Tiresias(Policy):
         PROMOTEKNOB; 0 disables starvation promotion.
     high_skew : set of str
         Models consolidated strictly (case and punctuation ignored).
+    placement : {"rack", "anywhere"}
+        Where a consolidated job's machines may lie: under one rack switch when the
+        job fits a rack (the authors' simulator), or anywhere (see the module docstring).
     """
 
     name = "tiresias"
 
-    def __init__(self, queue_limits: tuple[PosFloat, ...] = (3600.0,), gpu_time: bool = True,
-                 promote_knob: NonNegFloat = 0.0, high_skew: frozenset[str] = HIGH_SKEW):
+    def __init__(self, queue_limits: tuple[PosFloat, ...] = QUEUE_LIMITS, gpu_time: bool = True,
+                 promote_knob: NonNegFloat = 0.0, high_skew: frozenset[str] = HIGH_SKEW,
+                 placement: Literal["rack", "anywhere"] = "rack"):
         from placement.errors import InstanceError
 
         if not isinstance(queue_limits, (list, tuple)):
@@ -89,10 +113,15 @@ class Tiresias(Policy):
         if isinstance(high_skew, str) or not all(isinstance(m, str) for m in high_skew):
             raise InstanceError("high_skew", f"must be a list of model names, got {high_skew!r}")
         self.high_skew = frozenset(_norm(m) for m in high_skew)
+        if placement not in ("rack", "anywhere"):
+            raise InstanceError("placement", f"must be 'rack' or 'anywhere', got {placement!r}")
+        self.placement = placement
         self._shape: Shape | None = None
+        self._rack_machines: list[np.ndarray] = []
         self._executed: dict[str, float] = {}   # executed time (s) counted for the queue, finished attempts
         self._queue: dict[str, int] = {}
-        self._entered: dict[str, float] = {}
+        self._ticket: dict[str, int] = {}       # position in its queue's list (larger = further back)
+        self._tickets = 0
         self._last_run_end: dict[str, float] = {}
         self._attempt: dict[str, float] = {}    # running job -> start of the attempt
         self._stats = {"demotions": 0, "promotions": 0, "preemptions": 0, "skew_waits": 0,
@@ -111,23 +140,28 @@ class Tiresias(Policy):
                 self._last_run_end[jid] = now
         for jid, r in view.running.items():
             self._attempt.setdefault(jid, float(r.start))
-        active = list(view.pending) + [view.job(j) for j in view.running]
+        active = sorted(list(view.pending) + [view.job(j) for j in view.running], key=lambda j: (j.submit, j.id))
         for job in active:
             if job.id not in self._queue:
                 self._queue[job.id] = 0
-                self._entered[job.id] = float(job.submit)
+                self._to_back(job.id)
             q = self._queue[job.id]
             while q < len(self.limits) and self._service(job.id, job.gpus, now) >= self.limits[q] - 1e-9:
                 q += 1
                 self._stats["demotions"] += 1
                 self._queue[job.id] = q
-                self._entered[job.id] = now
+                self._to_back(job.id)
             if (self.knob > 0 and q > 0 and job.id not in view.running and self._executed.get(job.id, 0) > 0
                     and now - self._last_run_end.get(job.id, now) >= self.knob * self._executed[job.id]):
                 self._queue[job.id] = 0
                 self._executed[job.id] = 0.0
-                self._entered[job.id] = now
+                self._to_back(job.id)
                 self._stats["promotions"] += 1
+
+    def _to_back(self, jid: str) -> None:
+        """Append to the end of its queue's list (arrival, demotion, promotion, or still waiting)."""
+        self._tickets += 1
+        self._ticket[jid] = self._tickets
 
     def _place(self, job, avail: np.ndarray) -> np.ndarray | None:
         sh = self._shape
@@ -136,27 +170,47 @@ class Tiresias(Policy):
                 return choose_gpus(avail, sh.machine, sh.rack, job.gpus, MACHINE)
             need = -(-job.gpus // sh.gpus_per_machine)  # the fewest machines possible
             m_free, _ = sh.free_counts(avail)
+            if self.placement == "rack" and job.gpus <= sh.gpus_per_rack:
+                return self._one_rack(job.gpus, need, avail, m_free)
             order = np.lexsort((np.arange(len(m_free)), -m_free))[:need]
             if m_free[order].sum() < job.gpus:
                 return None
-            out: list[int] = []
-            for m in order:
-                out.extend(np.flatnonzero(avail & (sh.machine == m)).tolist())
-            return np.sort(np.array(out[:job.gpus]))
+            return self._take(order, avail, job.gpus)
         for tier in (MACHINE, RACK, NETWORK):
             g = choose_gpus(avail, sh.machine, sh.rack, job.gpus, tier)
             if g is not None:
                 return g
         return None
 
+    def _one_rack(self, gpus: int, need: int, avail: np.ndarray, m_free: np.ndarray) -> np.ndarray | None:
+        """``need`` machines of one rack holding ``gpus`` GPUs: the rack with the fewest free
+        GPUs that can (best fit, ties to the lower index), its fullest-free machines first."""
+        best = None
+        for ms in self._rack_machines:
+            f = m_free[ms]
+            order = np.lexsort((ms, -f))[:need]
+            if f[order].sum() >= gpus and (best is None or f.sum() < best[0]):
+                best = (int(f.sum()), ms[order])
+        return None if best is None else self._take(best[1], avail, gpus)
+
+    def _take(self, machines: np.ndarray, avail: np.ndarray, gpus: int) -> np.ndarray:
+        out: list[int] = []
+        for m in machines:
+            out.extend(np.flatnonzero(avail & (self._shape.machine == m)).tolist())
+        return np.sort(np.array(out[:gpus]))
+
     def schedule(self, view, events) -> list:
         if self._shape is None:
-            self._shape = Shape.from_arrays(view.cluster.machine, view.cluster.rack)
+            self._shape = sh = Shape.from_arrays(view.cluster.machine, view.cluster.rack)
+            m_rack = np.zeros(int(sh.machine.max()) + 1, dtype=np.int64)
+            m_rack[sh.machine] = sh.rack
+            self._rack_machines = [np.flatnonzero(m_rack == r) for r in range(sh.racks)]
         sh = self._shape
         now = float(view.now)
         self._update_queues(view, now)
         jobs = [j for j in view.pending if j.gpus <= sh.total] + [view.job(j) for j in view.running]
-        jobs.sort(key=lambda j: (self._queue[j.id], self._entered[j.id], j.submit, j.id))
+        running = view.running
+        jobs.sort(key=lambda j: (self._queue[j.id], self._ticket[j.id]))
         cap = sh.total
         should: set[str] = set()
         for j in jobs:
@@ -175,16 +229,22 @@ class Tiresias(Policy):
         decisions: list = []
         victims: set[str] = set()
         starts: list[tuple[Any, np.ndarray]] = []
+        n_avail, n_free = int(avail.sum()), int((avail & free).sum())
         for j in jobs:
-            if j.id in view.running:
+            if j.id in running:
                 continue
             # within the chosen set first, then backfill on genuinely free GPUs
-            pool = avail if j.id in should else avail & free
+            chosen = j.id in should
+            if j.gpus > (n_avail if chosen else n_free):
+                continue   # cannot fit whatever the placement: skip the placement search
+            pool = avail if chosen else avail & free
             g = self._place(j, usable_mask(view.cluster, pool, j.gpu_type))  # its GPU type only
             if g is None:
-                if _norm(j.model) in self.high_skew and j.gpus <= int(pool.sum()):
+                if _norm(j.model) in self.high_skew:
                     self._stats["skew_waits"] += 1
                 continue
+            n_avail -= g.size
+            n_free -= int(free[g].sum())
             avail[g] = False
             free[g] = False
             for v in set(owner[g].tolist()) - {""}:
@@ -193,11 +253,17 @@ class Tiresias(Policy):
         for v in sorted(victims):
             decisions.append(Preempt(v))
             self._stats["preemptions"] += 1
+            self._executed[v] = self._executed.get(v, 0.0) + now - self._attempt.pop(v)  # credited at the preemption
+            self._last_run_end[v] = now
             # the victim's other GPUs are released too; nothing else uses them this round
         for j, g in starts:
             self._stats[f"start_{sh.tier_of(g)}"] += 1
             decisions.append(Start(j.id, tuple(int(x) for x in g)))
-        nxt = self._next_jump(view, now, {j.id for j, _ in starts})
+        started = {j.id for j, _ in starts}
+        for j in jobs:   # the waiting go behind the running in each queue, in their order
+            if (j.id in victims) or (j.id not in running and j.id not in started):
+                self._to_back(j.id)
+        nxt = self._next_jump(view, now, started)
         if nxt is not None:
             decisions.append(Timer(nxt, "tiresias-queue"))
         return decisions

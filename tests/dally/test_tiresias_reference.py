@@ -1,0 +1,112 @@
+"""Tiresias as its authors' simulator runs it (SymbioticLab/Tiresias, ``dlas-gpu``): the queue
+lists, service credited at the preemption, three queues by default, and consolidated jobs kept
+under one rack switch (``ms_yarn_placement``) — hand-computed schedules and a log property."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from placement.sim import Cluster, Job, Trace, replay_check, simulate, synthetic_trace
+from placement.sim.perf import IdealPerf
+from placement.sim.policies import make_policy
+from solvers.online.tiresias import QUEUE_LIMITS, Tiresias
+
+
+def _trace(jobs):
+    return Trace(name="hand", jobs=tuple(sorted(jobs, key=lambda j: (j.submit, j.id))))
+
+
+def _events(log, kind):
+    return [(r.job, r.time) for r in log if r.event == kind]
+
+
+def test_defaults_are_the_authors_three_queues():
+    assert QUEUE_LIMITS == (3250.0, 7200.0) and Tiresias().limits == QUEUE_LIMITS
+
+
+def test_preempted_service_is_credited_at_the_preemption():
+    """One GPU, queues [3250, 7200] GPU-s. j0 (20,000 s) runs from 0 and is demoted to Q1 at
+    3,250; j1 (Q0) preempts it at 4,000 and ends at 4,100; j0 resumes; j2 (Q0) preempts it at
+    4,200 (j0 has run 4,100 s, still Q1). j2 is demoted to Q1 at 7,450 and joins the end of Q1
+    behind the waiting j0, which runs until its service reaches 7,200 (at 10,550, into Q2);
+    then j2 runs its last 1,750 s and ends at 12,300. Crediting j0 up to the next policy call
+    instead (7,450 s at 4,200 + ...) would put j0 in Q2 and end j2 at 9,200."""
+    cluster = Cluster.uniform(racks=1, machines=1, gpus_per_machine=1)
+    trace = _trace([Job("j0", 0.0, 1, 20_000.0, model="ResNet50"), Job("j1", 4000.0, 1, 100.0, model="ResNet50"),
+                    Job("j2", 4200.0, 1, 5000.0, model="ResNet50")])
+    res = simulate(trace, cluster, make_policy("tiresias", queue_limits=(3250, 7200)), perf=IdealPerf())
+    assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+    assert dict(_events(res.log, "finish")) == pytest.approx({"j1": 4100.0, "j2": 12_300.0, "j0": 25_100.0})
+    assert _events(res.log, "preempt") == [("j0", 4000.0), ("j0", 4200.0), ("j2", 7450.0), ("j0", 10_550.0)]
+
+
+def test_waiting_jobs_queue_behind_running_ones_and_the_preempted_lead():
+    """Two GPUs, one queue limit of 1e9 (one effective queue for these jobs, FIFO by list).
+    a and b run; c and d wait. The list rebuild keeps a, b ahead; when a ends, c (the older
+    waiting job) starts, not d."""
+    cluster = Cluster.uniform(racks=1, machines=1, gpus_per_machine=2)
+    trace = _trace([Job("a", 0.0, 1, 100.0), Job("b", 0.0, 1, 1000.0), Job("c", 1.0, 1, 50.0),
+                    Job("d", 2.0, 1, 50.0)])
+    res = simulate(trace, cluster, make_policy("tiresias", queue_limits=(1e9,)), perf=IdealPerf())
+    assert dict(_events(res.log, "start")) == {"a": 0.0, "b": 0.0, "c": 100.0, "d": 150.0}
+
+
+def _rack_cluster():
+    # 2 racks x 2 machines x 8 GPUs
+    return Cluster.uniform(racks=2, machines=2, gpus_per_machine=8)
+
+
+def test_consolidated_job_waits_for_one_rack_not_two():
+    """r0, r1, r2 (8 GPUs each) take machines 0, 1 (rack 0) and 2 (rack 1). When r0 ends at 1 h,
+    machines 0 (rack 0) and 3 (rack 1) are free: a 16-GPU MobileNetV3 (high skew) fits one rack
+    but no rack has two free machines. "rack" waits until r1 ends at 2 h and takes rack 0;
+    "anywhere" spreads it over both racks at 1 h."""
+    jobs = [Job("r0", 0.0, 8, 3600.0, model="ResNet50"), Job("r1", 0.0, 8, 7200.0, model="ResNet50"),
+            Job("r2", 0.0, 8, 7200.0, model="ResNet50"), Job("big", 1.0, 16, 3600.0, model="MobileNetV3")]
+    cluster = _rack_cluster()
+    for placement, start, racks in (("rack", 7200.0, 1), ("anywhere", 3600.0, 2)):
+        res = simulate(_trace(jobs), cluster, make_policy("tiresias", queue_limits=(1e12,), placement=placement),
+                       perf=IdealPerf())
+        assert replay_check(_trace(jobs), cluster, res.log, perf=IdealPerf()) == []
+        st_ = {r.job: r for r in res.log if r.event == "start"}
+        assert [sorted({int(cluster.machine[g]) for g in st_[j].gpus}) for j in ("r0", "r1", "r2")] == [[0], [1], [2]]
+        spans = {int(cluster.rack[g]) for g in st_["big"].gpus}
+        assert (st_["big"].time, len(spans)) == (pytest.approx(start), racks), placement
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["batch", "poisson"]))
+def test_no_job_that_fits_a_rack_is_spread_over_racks_when_a_rack_had_room(seed, kind):
+    """From the log alone: whenever Tiresias starts a job over two racks, no rack had as many free
+    GPUs as the job at that moment (free GPUs recomputed from the log's starts and stops)."""
+    cluster = Cluster.uniform(racks=3, machines=2, gpus_per_machine=4)
+    trace = synthetic_trace(kind, jobs=30, seed=seed, jobs_per_hour=30.0, max_gpus=16)
+    res = simulate(trace, cluster, make_policy("tiresias"), perf=IdealPerf())
+    assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+    held: dict[str, tuple[int, ...]] = {}
+    busy = [False] * cluster.n_gpus
+    rows = list(res.log)
+    i = 0
+    while i < len(rows):   # apply all stops at a time before the starts at that time
+        t = rows[i].time
+        batch = []
+        while i < len(rows) and rows[i].time == t:
+            batch.append(rows[i])
+            i += 1
+        for r in batch:
+            if r.event in ("finish", "preempt") and r.job in held:
+                for g in held.pop(r.job):
+                    busy[g] = False
+        free_per_rack = [sum(1 for g in range(cluster.n_gpus) if not busy[g] and cluster.rack[g] == k)
+                         for k in range(3)]
+        for r in batch:
+            if r.event == "start":
+                if len({int(cluster.rack[g]) for g in r.gpus}) > 1:
+                    assert max(free_per_rack) < len(r.gpus), (r.job, r.time, free_per_rack)
+        for r in batch:
+            if r.event == "start":
+                held[r.job] = tuple(r.gpus)
+                for g in r.gpus:
+                    busy[g] = True
