@@ -43,7 +43,8 @@ def add_commands(sub) -> None:
     p.add_argument("--hours", type=float, default=None, help="window length in hours")
     p.add_argument("--sample", type=int, default=None, help="keep N jobs of the window, uniformly (seeded)")
     p.add_argument("--perf", choices=["dally", "dally-machine", "ideal"], default=None,
-                   help="performance model (default dally)")
+                   help="performance model (default: a trace file's durations as observed, "
+                   "ideal; a JSON instance's own; dally = Dally Table 1 slowdowns)")
     p.add_argument("--checkpoint", type=float, default=None, help="checkpoint interval, s (default: keep all progress)")
     p.add_argument("--scan", type=float, default=None, help="periodic scan interval, s")
     p.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
@@ -108,7 +109,8 @@ def load_inputs(args: argparse.Namespace):
                            args.scan or inst.scan_interval), "json"
     trace, fmt_ = load_trace_arg(src, **win)
     cluster = cluster_arg(args.cluster or DEFAULT_CLUSTERS[fmt_])
-    return SimInstance(trace, cluster, args.perf or "dally", args.checkpoint, args.scan), fmt_
+    # a real trace's durations are what the jobs took: no slowdown model unless asked for
+    return SimInstance(trace, cluster, args.perf or "ideal", args.checkpoint, args.scan), fmt_
 
 
 def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None, progress=None):

@@ -25,7 +25,7 @@ import numpy as np
 from .log import EventLog, LogRow
 from .trace import Trace
 
-__all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average"]
+__all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures"]
 
 DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
 MAX_BINS = 100_000
@@ -120,12 +120,43 @@ def summary(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus
     }
     span = out["makespan_s"]
     out["mean_utilization"] = (out["gpu_seconds_busy"] / (n_gpus * span)) if span else None
+    out.update(dally_measures(rows))
     by_p: dict[int, list[bool]] = {}
     for r in rows:
         if r["state"] != "unschedulable":
             by_p.setdefault(r["priority"], []).append(r["slo_violated"])
     for p in sorted(by_p):
         out[f"slo_violation_rate_p{p}"] = sum(by_p[p]) / len(by_p[p])
+    return out
+
+
+def dally_measures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The measures of Dally §5.1.4 and §5.2 beyond the headline ones, from :func:`per_job` rows.
+
+    - ``*_waiting_s``: queueing delay as Dally defines it, "time spent by a job in the wait
+      queue": JCT - run time of a finished job, so waits after a preemption (and Gandiva's
+      migration pauses) count, not only the first wait (``*_queueing_delay_s``); mean, P95, P99
+      (Fig. 6b prints ">P95" and ">P99").
+    - ``p99_jct_s``, ``p99_queueing_delay_s``: the 99th percentiles (Tables 2-3).
+    - ``time_to_95pct_finished_s`` / ``time_to_99pct_finished_s``: from the first submission
+      until 95% / 99% of all the trace's jobs have finished (None when fewer ever finish): the
+      makespan without its last few jobs, which a single job cannot decide.
+    - ``mean_comm_overhead_s``: "exposed communication time of a job" (§5.1.4) as the
+      simulator has it, run time - ideal duration of a finished job (the slowdown of its
+      placements, plus work lost to restarts when checkpoints are on); mean over finished jobs.
+    """
+    fin = [r for r in rows if r["state"] == "finished"]
+    wait = [r["jct"] - r["run_time"] for r in fin]
+    qd = [r["queueing_delay"] for r in rows if r["queueing_delay"] is not None]
+    out: dict[str, Any] = {"mean_waiting_s": _mean(wait), "p95_waiting_s": _pct(wait, 95),
+                           "p99_waiting_s": _pct(wait, 99), "p99_jct_s": _pct([r["jct"] for r in fin], 99),
+                           "p99_queueing_delay_s": _pct(qd, 99)}
+    first = min((r["submit"] for r in rows), default=0.0)
+    done = sorted(r["finish"] for r in fin)
+    for q in (95, 99):
+        k = int(np.ceil(q / 100 * len(rows)))   # jobs that must have finished
+        out[f"time_to_{q}pct_finished_s"] = (done[k - 1] - first) if 0 < k <= len(done) else None
+    out["mean_comm_overhead_s"] = _mean([r["run_time"] - r["duration"] for r in fin])
     return out
 
 
