@@ -130,7 +130,7 @@ import numpy as np
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 
-__all__ = ["BoundInstance", "TIERS", "solve", "instance_from_trace", "bucket_grid"]
+__all__ = ["BoundInstance", "TIERS", "solve", "instance_from_trace", "bucket_grid", "simple_terms"]
 
 TIERS = ("machine", "rack", "network")
 _REL_SAFETY = 1e-6
@@ -239,6 +239,64 @@ def instance_from_trace(trace: Any, cluster: Any, perf: Any = None) -> BoundInst
         gpus=np.array([r[3] for r in rows], dtype=int), rates=np.array([r[4] for r in rows], dtype=float),
         total_gpus=G, machines=machines, gpus_per_machine=C_M, racks=racks, gpus_per_rack=C_R,
         job_ids=tuple(r[0] for r in rows))
+
+
+def simple_terms(inst: BoundInstance) -> dict[str, Any]:
+    r"""The two elementary lower bounds beside the LP, each valid for any schedule on its own.
+
+    Makespan (from the first release :math:`t_0`):
+
+    - single-job term :math:`\max_j (r_j + p_j) - t_0`: one job at its best tier from its
+      release (``makespan_single_job`` names it);
+    - capacity term :math:`\max_t \big(t - t_0 + \sum_{r_j \ge t} g_j p_j / G\big)` over
+      release times t: the GPU-seconds released from t on cannot finish sooner on G GPUs.
+
+    Mean JCT:
+
+    - single-job term :math:`\frac1n\sum_j p_j`;
+    - capacity term: shortest-remaining-processing-time on one machine that processes
+      :math:`a_j = g_j p_j / G` with releases :math:`r_j`, which is optimal for
+      :math:`1|r_j,pmtn|\sum C_j`; any G-GPU schedule, aggregated, is such a preemptive
+      schedule in which every job's area is done by its completion, so its mean
+      :math:`C_j - r_j` is at least SRPT's.
+
+    ``makespan_binding`` / ``mean_jct_binding`` say which term is larger; an LP value
+    equal to the single-job term means one job decides the bound.
+    """
+    import heapq
+
+    r, p, g = inst.release, inst.shortest, inst.gpus
+    t0 = float(r.min())
+    single = r + p - t0
+    j = int(np.argmax(single))
+    area = g * p / inst.total_gpus
+    order = np.argsort(-r, kind="stable")
+    suffix = np.cumsum(area[order])                 # area released at or after r[order[i]]
+    cap = float(np.max(r[order] - t0 + suffix))
+    # SRPT on one machine of unit speed, processing times `area`, releases r
+    idx = np.argsort(r, kind="stable")
+    heap: list[tuple[float, int]] = []
+    now, k, total, n = t0, 0, 0.0, len(r)
+    while k < n or heap:
+        if not heap:
+            now = max(now, float(r[idx[k]]))
+        while k < n and r[idx[k]] <= now:
+            heapq.heappush(heap, (float(area[idx[k]]), int(idx[k])))
+            k += 1
+        rem, i = heapq.heappop(heap)
+        nxt = float(r[idx[k]]) if k < n else np.inf
+        if now + rem <= nxt:
+            now += rem
+            total += now - float(r[i])
+        else:
+            heapq.heappush(heap, (rem - (nxt - now), i))
+            now = nxt
+    out = {"makespan_single_job_s": float(single[j]), "makespan_single_job": inst.job_ids[j],
+           "makespan_capacity_s": cap, "mean_jct_single_job_s": float(p.mean()),
+           "mean_jct_capacity_s": total / n}
+    out["makespan_binding"] = "single job" if out["makespan_single_job_s"] >= cap else "capacity"
+    out["mean_jct_binding"] = "single job" if out["mean_jct_single_job_s"] >= out["mean_jct_capacity_s"] else "capacity"
+    return out
 
 
 def bucket_grid(inst: BoundInstance, buckets: int = 48, horizon: float | None = None) -> tuple[float, float, int]:
@@ -474,6 +532,8 @@ def solve(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48
              "rows": len(m["rlo"]), "tail_bucket_units": tail, "integer": integer,
              "trivial": float((inst.release + p).max() - inst.release.min()) if objective == "makespan"
              else float(p.mean())}
+    terms = simple_terms(inst)
+    stats.update({k: v for k, v in terms.items() if k.startswith(obj_key if obj_key == "makespan" else "mean_jct")})
     wall = time.perf_counter() - t_start
     name = f"schedule-bound-{'ip' if integer else 'lp'}"
     value = h.getInfo().objective_function_value

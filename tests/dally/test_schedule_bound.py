@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.schedule_bound import BoundInstance, placeable_tiers, solve
+from models.schedule_bound import BoundInstance, placeable_tiers, simple_terms, solve
 from placement.errors import InstanceError
 
 TOL = 1e-6
@@ -144,3 +144,23 @@ def test_lp_le_ip_le_any_schedule(case):
         assert ip.objective <= bf + TOL, (objective, ip.objective, bf)
         assert default_lp.bound <= bf + TOL, (objective, default_lp.bound, bf)
         assert lp.bound <= lp.objective
+    terms = simple_terms(inst)
+    assert max(terms["makespan_single_job_s"], terms["makespan_capacity_s"]) <= bf_ms + TOL
+    assert max(terms["mean_jct_single_job_s"], terms["mean_jct_capacity_s"]) <= bf_jct + TOL
+
+
+def test_simple_terms_by_hand():
+    """One 8-GPU machine. a: 8 GPUs x 1 s at 0; b: 8 GPUs x 1 s at 0; c: 1 GPU x 5 s at 0.5.
+    Single-job makespan term: c, 0.5 + 5 = 5.5. Capacity: from 0, areas 1 + 1 + 5/8 = 2.625;
+    from 0.5, 0.5 + 0.625 = 1.125: 2.625. Mean JCT single-job term (1 + 1 + 5) / 3. SRPT on the
+    areas (1, 1, 0.625 released at 0.5): a 0-1, c 1-1.625, b 1.625-2.625 (c is shorter than b's
+    remaining 1 at time 1): completions 1, 1.125 (after release), 2.625: mean 4.75 / 3."""
+    inst = _inst([0, 0, 0.5], [1, 1, 5], [8, 8, 1], [[1, 0, 0]] * 3, 1, 1, 8)
+    t = simple_terms(inst)
+    assert t["makespan_single_job_s"] == pytest.approx(5.5) and t["makespan_single_job"] == "2"
+    assert t["makespan_capacity_s"] == pytest.approx(2.625) and t["makespan_binding"] == "single job"
+    assert t["mean_jct_single_job_s"] == pytest.approx(7 / 3)
+    assert t["mean_jct_capacity_s"] == pytest.approx(4.75 / 3) and t["mean_jct_binding"] == "single job"
+    res = solve(inst, "makespan")
+    assert res.stats["makespan_single_job_s"] == pytest.approx(5.5)
+    assert res.objective >= 5.5 - 1e-6
