@@ -19,8 +19,10 @@ Migration (Gandiva §3.3, "migration to improve locality")
     target GPUs are held meanwhile). Migrations go before new starts, so
     freed GPUs first repair consolidation. The simulator's checkpoint rule
     adds its own loss (work since the last checkpoint). ``migration_cost``
-    defaults to 60 s, our choice of the order of Gandiva's reported
-    checkpoint-restore times.
+    (the checkpoint, the move and the restart) defaults to 60 s, our choice
+    of the order of Gandiva's reported checkpoint-restore times; a job
+    migrates at most once per ``migration_interval`` seconds (default 0: no
+    limit). ``placement reproduce dally`` reports the sensitivity to both.
 
 Statistics: starts per tier, migrations.
 """
@@ -52,12 +54,17 @@ class Gandiva(Policy):
         Seconds a migrating job stays stopped before restarting on its new GPUs.
     migrate : bool
         Migration on (default) or off (pure greedy FIFO).
+    migration_interval : float
+        Seconds after a job's migration before it may migrate again (0: no limit).
     """
 
     name = "gandiva"
 
-    def __init__(self, migration_cost: NonNegFloat = 60.0, migrate: bool = True):
+    def __init__(self, migration_cost: NonNegFloat = 60.0, migrate: bool = True,
+                 migration_interval: NonNegFloat = 0.0):
         self.cost = check_number("migration_cost", migration_cost, 0.0)
+        self.interval = check_number("migration_interval", migration_interval, 0.0)
+        self._last_migration: dict[str, float] = {}
         self.migrate = check_bool("migrate", migrate)
         self._shape: Shape | None = None
         self._held: dict[str, tuple[np.ndarray, float]] = {}  # migrating job -> (target GPUs, restart time)
@@ -91,6 +98,8 @@ class Gandiva(Policy):
                 best = sh.best_tier(job.gpus)
                 if _RANK[tier] <= _RANK[best]:
                     continue
+                if self.interval > 0 and now - self._last_migration.get(jid, -np.inf) < self.interval:
+                    continue
                 for better in (MACHINE, RACK):
                     if _RANK[better] >= _RANK[tier]:
                         break
@@ -99,6 +108,7 @@ class Gandiva(Policy):
                     if target is not None:
                         free[target] = False
                         self._held[jid] = (target, now + self.cost)
+                        self._last_migration[jid] = now
                         self._stats["migrations"] += 1
                         decisions += [Preempt(jid), Timer(now + self.cost, ("migrate", jid))]
                         break

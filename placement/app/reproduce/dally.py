@@ -174,6 +174,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
                   holds=_holds(vals, mag), rule=f"median with the paper's sign and at least {abs(mag) * 50:.0f}% "
                   f"in magnitude ({d} racks, {kind})", difference=why, decided_by=decided)
     _by_size(ctx, cfg, results, rel)
+    _sensitivity(ctx, cfg, d, results)
     _bound_section(ctx, cfg, d)
     _figures(ctx, cfg, results, rel)
 
@@ -214,6 +215,48 @@ def _by_size(ctx: Context, cfg: Config, results, rel) -> None:
                               "mean_comm_overhead_s")]
             hours.append(f"| {kind} | {pol} | " + " | ".join(fmt_spread(v, " h", 1 / H) for v in vals) + " |")
     ctx.section("By cluster size", "\n".join(lines + hours))
+
+
+VARIANTS = (("tiresias", {"placement": "anywhere"}, "tiresias, consolidated jobs anywhere (fewest machines, any racks)"),
+            ("gandiva", {"migration_cost": 600.0}, "gandiva, migration cost 600 s"),
+            ("gandiva", {"migration_cost": 3600.0}, "gandiva, migration cost 3,600 s"),
+            ("gandiva", {"migration_interval": 6 * H}, "gandiva, at most one migration per job per 6 h"))
+
+
+def _sensitivity(ctx: Context, cfg: Config, d: int, results) -> None:
+    """The baselines' free parameters on the detail batch case: Tiresias's placement rule (one
+    rack switch, as its authors' simulator, or anywhere) and Gandiva's migration cost and interval."""
+    from placement.sim import Cluster
+    from placement.sim.instance import SimInstance
+
+    from ..bench.dally import dally_trace
+    from .context import fmt_spread
+
+    if "batch" not in cfg.kinds:
+        return
+    lines = [f"Baseline variants on {d} racks, batch; Dally / variant - 1, median (min to max) over seeds "
+             "(negative = Dally lower).", "", "| variant | mean JCT | makespan | time to 99% finished | "
+             "comm. overhead | variant's mean JCT |", "|---|---|---|---|---|---|"]
+    for pol, opts, label in VARIANTS:
+        vals: dict[str, list] = {m: [] for m in ("mean_jct_s", "makespan_s", "time_to_99pct_finished_s",
+                                                 "mean_comm_overhead_s", "abs")}
+        for seed in ctx.seeds:
+            trace = dally_trace("batch", jobs=cfg.jobs["batch"], seed=seed, jobs_per_hour=cfg.jobs_per_hour)
+            inst = SimInstance(trace, Cluster.uniform(racks=d, machines=8, gpus_per_machine=8), perf="dally")
+            run = f"batch-r{d}-s{seed}-{pol}-" + "-".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                                          for k, v in opts.items())
+            _res, _rows, summ = ctx.simulate(inst, pol, seed, run, options=dict(opts))
+            ctx.row(run=run, seed=seed, racks=d, kind="batch", policy=pol, variant=label,
+                    **{k: v for k, v in summ.items() if isinstance(v, int | float) or v is None})
+            dal = results[(d, "batch", seed)]["dally"]
+            for m in vals:
+                if m == "abs":
+                    vals[m].append(summ["mean_jct_s"])
+                else:
+                    vals[m].append(dal[m] / summ[m] - 1 if summ.get(m) else None)
+        lines.append(f"| {label} | " + " | ".join(fmt_spread(vals[m], "%", 100) for m in list(vals)[:4])
+                     + f" | {fmt_spread(vals['abs'], ' h', 1 / H)} |")
+    ctx.section("Sensitivity to the baselines' parameters", "\n".join(lines))
 
 
 def _bound_section(ctx: Context, cfg: Config, d: int) -> None:

@@ -1,6 +1,7 @@
 """Tiresias as its authors' simulator runs it (SymbioticLab/Tiresias, ``dlas-gpu``): the queue
 lists, service credited at the preemption, three queues by default, and consolidated jobs kept
-under one rack switch (``ms_yarn_placement``) — hand-computed schedules and a log property."""
+under one rack switch (``ms_yarn_placement``) — hand-computed schedules and a log property; and
+Gandiva's limit of one migration per job per interval."""
 
 from __future__ import annotations
 
@@ -110,3 +111,22 @@ def test_no_job_that_fits_a_rack_is_spread_over_racks_when_a_rack_had_room(seed,
                 held[r.job] = tuple(r.gpus)
                 for g in r.gpus:
                     busy[g] = True
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([600.0, 7200.0]))
+def test_gandiva_migrates_a_job_at_most_once_per_interval(seed, interval):
+    """Gandiva's only preemptions are migrations: two of one job are at least the interval apart,
+    and interval 0 is the unlimited rule (the same log as the default)."""
+    cluster = Cluster.uniform(racks=2, machines=2, gpus_per_machine=4)
+    trace = synthetic_trace("poisson", jobs=30, seed=seed, jobs_per_hour=30.0, max_gpus=8)
+    res = simulate(trace, cluster, make_policy("gandiva", migration_interval=interval))
+    assert replay_check(trace, cluster, res.log) == []
+    last: dict[str, float] = {}
+    for r in res.log:
+        if r.event == "preempt":
+            assert r.time - last.get(r.job, -1e18) >= interval
+            last[r.job] = r.time
+    default = simulate(trace, cluster, make_policy("gandiva"))
+    zero = simulate(trace, cluster, make_policy("gandiva", migration_interval=0.0))
+    assert list(default.log) == list(zero.log)
