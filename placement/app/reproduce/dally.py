@@ -62,8 +62,8 @@ QUICK = Config(racks=(2, 8))
 # reduction; the smallest of a range), arrival kind, the set-up difference that explains a gap)
 _MAKESPAN = ("the last few jobs set it: a high-skew job consolidated late, or one job slowed by its tier, "
              "ends hundreds of hours after the rest (see time to 99% finished)")
-_WAIT = ("here Dally waits longer than Tiresias in every seed while its overhead is far lower: its timers "
-         "trade waiting for a better tier, where the paper's Tiresias waits longer")
+_WAIT = ("Dally's timers hold jobs for a better tier while our Tiresias starts low-skew jobs at once on any "
+         "tier: here Dally trades waiting for communication overhead, where the paper's Dally cuts both")
 _GANDIVA = ("our Gandiva migrates whenever GPUs free up at a 60 s cost, more generous than the paper's, "
             "whose network-agnostic placement leaves jobs on slow tiers")
 CLAIMS = [
