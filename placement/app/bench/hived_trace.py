@@ -7,9 +7,10 @@ VCs with the same GPUs per tenant, dynamic binding), ``hived-static`` and ``hive
 - per-tenant mean queueing delay (time between submit and finish not spent running),
   normalized to private (Figure 7); the worst tenant's delay over time in a 12-hour sliding
   window by submit time (Figure 6);
-- fragmentation over time: the share of 8-GPU nodes that cannot give a high-priority job 8-GPU
-  affinity, taken here as nodes holding 1-7 GPUs of high-priority (guaranteed / within-quota)
-  work (Figure 6 bottom, Figure 11); the class of each start comes from the policy;
+- fragmentation over time as HiveD defines it (§5.2): the share of 8-GPU nodes that cannot give
+  a high-priority job 8-GPU affinity, i.e. nodes holding any GPU of high-priority (guaranteed /
+  within-quota) work (Figure 6 bottom, Figure 11); the class of each start comes from the
+  policy; sampled hourly over the submission window only (not the drain after it);
 - preempted GPUs, dynamic vs static binding (Figure 10).
 
 Default: a quick window (day 50, 24 h: the busiest stretch) on 64 nodes; ``--scale``: the whole
@@ -90,22 +91,43 @@ def delay_over_time(trace, log, tenant: str, window_s: float = 12 * H, step_s: f
     return xs.tolist(), ys.tolist()
 
 
-def fragmentation(log, high: set[str], n_nodes: int, step_s: float = H):
-    """Share of nodes holding 1-7 GPUs of high-priority work, sampled every ``step_s``."""
+def fragmentation(log, high: set[str], n_nodes: int, step_s: float = H, start: float | None = None,
+                  end: float | None = None, measure: str = "affinity"):
+    """The fragmentation of GPU affinity over time, sampled every ``step_s`` inside [start, end].
+
+    ``measure="affinity"`` (HiveD §5.2, Figures 6 and 11): "the proportion of 8-GPU nodes that
+    cannot provide 8-GPU affinity for a high-priority job", i.e. the nodes on which at least one
+    GPU is held by high-priority (guaranteed / within-quota) work; low-priority work does not
+    count, since a high-priority job preempts it. ``measure="partial"``: the nodes holding 1-7
+    high-priority GPUs (an earlier reading of ours, kept for comparison). ``start`` / ``end``
+    default to the log's first and last event; samples are taken at ``start + k * step_s``,
+    after every event at an earlier time.
+    """
+    if measure not in ("affinity", "partial"):
+        raise ValueError(f"measure must be 'affinity' or 'partial', not {measure!r}")
     cnt = np.zeros(n_nodes, dtype=np.int64)
     xs, ys = [], []
     rows = log.rows
     if not rows:
         return xs, ys
-    nxt = rows[0].time
+    nxt = rows[0].time if start is None else float(start)
+    stop = rows[-1].time if end is None else float(end)
+
+    def sample():
+        return float((cnt > 0).mean() if measure == "affinity" else ((cnt > 0) & (cnt < 8)).mean())
+
     for r in rows:
-        while r.time > nxt:
+        while r.time > nxt and nxt <= stop:
             xs.append(nxt)
-            ys.append(float(((cnt > 0) & (cnt < 8)).mean()))
+            ys.append(sample())
             nxt += step_s
         if r.job in high and r.event in ("start", "preempt", "finish"):
             nodes = np.asarray(r.gpus, dtype=np.int64) // 8
             np.add.at(cnt, nodes, 1 if r.event == "start" else -1)
+    while nxt <= stop:
+        xs.append(nxt)
+        ys.append(sample())
+        nxt += step_s
     return xs, ys
 
 
@@ -131,7 +153,7 @@ def run_schemes(trace, n_nodes: int, schemes=tuple(SCHEMES), order: str = "fifo"
             checks = [sharing_safety_check(pol.assign)]
         bad = replay_check(trace, cluster, res.log, perf=perf, checks=checks)
         high = set(getattr(pol, "guaranteed_ever", set()))
-        xs, ys = fragmentation(res.log, high, n_nodes)
+        xs, ys = fragmentation(res.log, high, n_nodes, start=trace.jobs[0].submit, end=trace.jobs[-1].submit)
         pre = sum(len(r.gpus) for r in res.log.rows if r.event == "preempt")
         out[name] = {"log": res.log, "delays": tenant_delays(trace, res.log), "frag_t": xs, "frag": ys,
                      "preempted_gpus": pre, "wall_s": wall, "violations": bad, "stats": pol.stats()}
