@@ -113,19 +113,26 @@ def load_inputs(args: argparse.Namespace):
     return SimInstance(trace, cluster, args.perf or "ideal", args.checkpoint, args.scan), fmt_
 
 
-def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None, progress=None):
-    """Simulate; returns (SimResult, per-job rows, summary dict, violations)."""
+def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None, progress=None,
+                   checks=None, built: list | None = None):
+    """Simulate; returns (SimResult, per-job rows, summary dict, violations).
+
+    ``checks(policy)``, when given, returns extra replay checks built from the policy object (a
+    HiveD run's sharing-safety check needs its VC assignment); ``built``, when given, receives the
+    policy object (its statistics and classes of jobs beyond the log)."""
     from ..sim.engine import simulate
     from ..sim.metrics import per_job, summary
     from ..sim.replay import replay_check
     from .policy_data import build_policy
 
     pol = build_policy(policy, inst.cluster, **(options or {}))
+    if built is not None:
+        built.append(pol)
     perf = inst.perf_model()
     res = simulate(inst.trace, inst.cluster, pol, perf=perf, seed=seed, scan_interval=inst.scan_interval,
                    checkpoint_interval=inst.checkpoint_interval, progress=progress)
     t0 = time.perf_counter()
-    broken = replay_check(inst.trace, inst.cluster, res.log, perf=perf)
+    broken = replay_check(inst.trace, inst.cluster, res.log, perf=perf, checks=checks(pol) if checks else ())
     replay_s = time.perf_counter() - t0
     rows = per_job(res.log, inst.trace)
     summ = summary(rows, res.log, inst.cluster.n_gpus)

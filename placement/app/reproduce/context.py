@@ -100,6 +100,7 @@ class Context:
     figures: list[tuple[str, str]] = field(default_factory=list)
     broken: dict[str, list[str]] = field(default_factory=dict)
     logs: int = 0
+    last_policy: Any = None
 
     # -- recording ---------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -137,14 +138,18 @@ class Context:
         return rel
 
     def simulate(self, inst, policy: str, seed: int, name: str, options: dict | None = None,
-                 keep_log: bool = True):
+                 keep_log: bool = True, checks=None):
         """Run ``policy`` on ``inst`` (the ``placement simulate`` pipeline), write the run under
-        ``logs/<name>/`` and check its log with ``replay_check``. Returns ``(result, per-job
-        rows, summary)``; a broken log is recorded (``report.md`` lists it, the command exits 1)."""
+        ``logs/<name>/`` and check its log with ``replay_check`` (plus ``checks(policy)``, extra
+        checks built from the policy object). Returns ``(result, per-job rows, summary)``; the
+        policy object is ``self.last_policy``; a broken log is recorded (``report.md`` lists it,
+        the command exits 1)."""
         from ..simulate import run_simulation, write_outputs
 
         self.say(f"  {name}: {policy} on {len(inst.trace)} jobs, {inst.cluster.n_gpus} GPUs, seed {seed}")
-        res, rows, summ, broken = run_simulation(inst, policy, seed, options)
+        built: list = []
+        res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built)
+        self.last_policy = built[0]
         if broken:
             self.broken[name] = broken[:20]
         if keep_log:
