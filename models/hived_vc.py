@@ -20,12 +20,15 @@ Constraints
     choice): every tenant can run its largest job in its own VC
     (``sum_{j >= k*} g_j x[t, j] >= cells(largest)``). ``levels`` restricts the levels used (node
     level only for Figure 11); ``totals`` fixes ``G_t`` (same GPUs per tenant as another fit).
-Objective (lexicographic, two HiGHS solves)
+Objective (lexicographic, three HiGHS solves)
     1. share: ``sum_t |G_t - q_t|`` with ``q_t = C * D_t / sum D`` (the GPU share proportional to
-       trace demand); 2. mix, with the share fixed at its optimum:
+       trace demand); 2. fairness, with the share fixed at its optimum: the largest relative
+       shortfall ``max_t max(0, (q_t - G_t) / q_t)``, so that when the cover constraints force a
+       cut, it is spread over the tenants instead of falling on whichever the L1 optimum happens
+       to pick (``fair=False`` skips it, the earlier fit); 3. mix, with both fixed:
        ``sum_{t,k} |g_k x[t, k] - G_t * D[t, k] / D_t|`` (the level mix follows the tenant's
        GPU-number distribution as far as capacity allows).
-:func:`evaluate` recomputes both numbers from the counts alone; the result reports those
+:func:`evaluate` and :func:`shortfall` recompute the numbers from the counts alone; the result reports those
 (a solver's number is never the last word) and the assignment is checked by
 :func:`placement.hived.feasibility.is_feasible`.
 """
@@ -47,7 +50,7 @@ from placement.hived.feasibility import is_feasible
 from placement.result import SolveResult, Status
 
 __all__ = ["NODE_CHAIN", "LEVEL_GPUS", "request_level", "request_cells", "demand_from_jobs",
-           "VCAssignment", "evaluate", "solve", "to_instance", "node_level_then_multi"]
+           "VCAssignment", "evaluate", "shortfall", "solve", "to_instance", "node_level_then_multi"]
 
 LEVEL_GPUS = (0, 1, 2, 4, 8)  # g_k, index = level
 K = 4
@@ -115,6 +118,13 @@ def evaluate(assign: VCAssignment, demand: Mapping[str, tuple[float, ...]]) -> t
     return share, mix
 
 
+def shortfall(assign: VCAssignment, demand: Mapping[str, tuple[float, ...]]) -> float:
+    """Reference evaluation of stage 2: the largest relative shortfall against the share,
+    ``max_t max(0, (q_t - G_t) / q_t)`` over tenants with a positive share."""
+    q = _targets(demand, assign.n_nodes * LEVEL_GPUS[K])
+    return max([max(0.0, (q[t] - assign.gpus(t)) / q[t]) for t in demand if q[t] > 0], default=0.0)
+
+
 def _largest_cells(jobs_largest: Mapping[str, int] | None, t: str) -> tuple[int, int]:
     if not jobs_largest or t not in jobs_largest:
         return 1, 0
@@ -159,9 +169,13 @@ def _build(demand, n_nodes, levels, largest, totals):
     p = {t: _mix(demand[t]) for t in T}
     m.u_lo = pyo.Constraint(m.T, m.L, rule=lambda m, t, k: m.u[t, k] >= LEVEL_GPUS[k] * m.x[t, k] - G[t] * p[t][k - 1])
     m.u_hi = pyo.Constraint(m.T, m.L, rule=lambda m, t, k: m.u[t, k] >= G[t] * p[t][k - 1] - LEVEL_GPUS[k] * m.x[t, k])
+    m.z = pyo.Var(domain=pyo.NonNegativeReals)  # the largest relative shortfall
+    m.z_def = pyo.Constraint([t for t in T if q[t] > 0], rule=lambda m, t: m.z * q[t] >= q[t] - G[t])
     m.share = pyo.Expression(expr=sum(m.s[t] for t in T))
     m.mix = pyo.Expression(expr=sum(m.u[t, k] for t in T for k in m.L))
     m.obj1 = pyo.Objective(expr=m.share, sense=pyo.minimize)
+    m.obj_fair = pyo.Objective(expr=m.z, sense=pyo.minimize)
+    m.obj_fair.deactivate()
     m.obj2 = pyo.Objective(expr=m.mix, sense=pyo.minimize)
     m.obj2.deactivate()
     return m
@@ -169,9 +183,10 @@ def _build(demand, n_nodes, levels, largest, totals):
 
 def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iterable[int] = (1, 2, 3, 4),
           largest: Mapping[str, int] | None = None, totals: Mapping[str, int] | None = None,
-          time_limit: float = 60.0, share_tol: float = 1e-6) -> SolveResult:
+          time_limit: float = 60.0, share_tol: float = 1e-6, fair: bool = True) -> SolveResult:
     """Fit the VC assignment (module doc). ``largest``: tenant -> its largest job's GPUs (the
-    cover constraint; ``None`` = no cover). Status ``optimal`` when both stages are proven."""
+    cover constraint; ``None`` = no cover); ``fair``: the min-max shortfall stage. Status
+    ``optimal`` when every stage is proven."""
     if not demand:
         raise InstanceError("demand", "must name at least one tenant")
     if not isinstance(n_nodes, int) or n_nodes < 1:
@@ -204,6 +219,17 @@ def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iter
     stats["share_bound"] = res.objective_bound
     m.fix_share = pyo.Constraint(expr=m.share <= share_opt + share_tol)
     m.obj1.deactivate()
+    if fair:
+        m.obj_fair.activate()
+        resf = opt.solve(m, **kw)
+        if resf.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
+            resf.solution_loader.load_vars()
+            if resf.solution_status != SolutionStatus.optimal:
+                status = Status.TIME_LIMIT
+            m.fix_fair = pyo.Constraint(expr=m.z <= pyo.value(m.z) + share_tol)
+        else:
+            status = Status.TIME_LIMIT
+        m.obj_fair.deactivate()
     m.obj2.activate()
     res2 = opt.solve(m, **kw)
     if res2.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
@@ -217,17 +243,19 @@ def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iter
     assign = VCAssignment(n_nodes, cells)
     share, mix = evaluate(assign, demand)
     feasible = is_feasible(to_instance(assign))
-    stats.update(share=share, mix=mix, feasible=feasible, seconds=time.perf_counter() - t0)
+    stats.update(share=share, mix=mix, shortfall=shortfall(assign, demand), feasible=feasible,
+                 seconds=time.perf_counter() - t0)
     if not feasible:
         return SolveResult(Status.ERROR, "hived-vc", assign, share, None, stats=stats,
                            message="solver answer fails the feasibility check")
     return SolveResult(status, "hived-vc", assign, share, stats.get("share_bound"), stats=stats)
 
 
-def node_level_then_multi(demand, n_nodes, largest=None, time_limit=60.0) -> tuple[SolveResult, SolveResult]:
+def node_level_then_multi(demand, n_nodes, largest=None, time_limit=60.0, fair: bool = True
+                          ) -> tuple[SolveResult, SolveResult]:
     """Figure 11's pair: the node-level-only fit, then the multi-level fit with the same GPUs
     per tenant (``totals`` taken from the node-level fit)."""
-    node = solve(demand, n_nodes, levels=(K,), largest=largest, time_limit=time_limit)
+    node = solve(demand, n_nodes, levels=(K,), largest=largest, time_limit=time_limit, fair=fair)
     if node.solution is None:
         return node, node
     totals = {t: node.solution.gpus(t) for t in demand}

@@ -19,7 +19,7 @@ def _per_tenant_options(cap, levels):
     return [x for x in itertools.product(*rng) if sum(g[k + 1] * n for k, n in enumerate(x)) <= cap]
 
 
-def _brute(demand, n_nodes, levels=(1, 2, 3, 4), largest=None, totals=None):
+def _brute(demand, n_nodes, levels=(1, 2, 3, 4), largest=None, totals=None, fair=True):
     cap = 8 * n_nodes
     tenants = list(demand)
     opts = _per_tenant_options(cap, set(levels))
@@ -40,7 +40,7 @@ def _brute(demand, n_nodes, levels=(1, 2, 3, 4), largest=None, totals=None):
         if not ok:
             continue
         share, mix = hv.evaluate(a, demand)
-        key = (round(share, 6), mix)
+        key = (round(share, 6), round(hv.shortfall(a, demand), 6) if fair else 0.0, mix)
         if best is None or key < best:
             best = key
     return best
@@ -63,7 +63,8 @@ def test_fit_equals_brute_force_one_node(demand, levels, cover):
     share, mix = hv.evaluate(res.solution, demand)
     assert share == pytest.approx(res.objective, abs=1e-9)
     assert share == pytest.approx(brute[0], abs=1e-5)
-    assert mix == pytest.approx(brute[1], abs=1e-5)
+    assert hv.shortfall(res.solution, demand) == pytest.approx(brute[1], abs=1e-5)
+    assert mix == pytest.approx(brute[2], abs=1e-5)
     assert is_feasible(hv.to_instance(res.solution))
 
 
@@ -77,9 +78,27 @@ def test_fit_equals_brute_force_two_nodes_with_totals():
     assert {t: multi.solution.gpus(t) for t in demand} == totals
     assert hv.evaluate(node.solution, demand)[0] == pytest.approx(_brute(demand, 2, (4,), {"a": 8, "b": 1})[0])
     assert hv.evaluate(multi.solution, demand)[1] == pytest.approx(_brute(demand, 2, largest={"a": 8, "b": 1},
-                                                                          totals=totals)[1], abs=1e-6)
+                                                                          totals=totals)[2], abs=1e-6)
     # multi-level cells match the mix at least as well as node cells with the same GPUs
     assert multi.stats["mix"] <= node.stats["mix"] + 1e-9
+
+
+@given(st.integers(1, 9).map(float), st.integers(1, 9).map(float))
+def test_fair_stage_spreads_the_cut_like_brute_force(b, c):
+    """One node, cells of 1 and 4 GPUs. Tenant a has almost no demand but must hold its 4-GPU
+    job, so b and c share the 4 GPUs left against shares that add up to almost 8: every split at
+    or below their shares ties on the L1 share. The fair stage picks the split with the smallest
+    largest relative shortfall, as brute force does, never worse than the fit without it."""
+    demand = {"a": (0.0, 0.0, 0.01, 0.0), "b": (b, 0.0, 0.0, 0.0), "c": (c, 0.0, 0.0, 0.0)}
+    largest = {"a": 4, "b": 1, "c": 1}
+    fair = hv.solve(demand, 1, levels=(1, 3), largest=largest)
+    plain = hv.solve(demand, 1, levels=(1, 3), largest=largest, fair=False)
+    brute = _brute(demand, 1, (1, 3), largest)
+    assert fair.status == plain.status == Status.OPTIMAL
+    assert hv.evaluate(fair.solution, demand)[0] == pytest.approx(brute[0], abs=1e-5)
+    assert hv.evaluate(plain.solution, demand)[0] == pytest.approx(brute[0], abs=1e-5)
+    assert hv.shortfall(fair.solution, demand) == pytest.approx(brute[1], abs=1e-5)
+    assert hv.shortfall(fair.solution, demand) <= hv.shortfall(plain.solution, demand) + 1e-9
 
 
 def test_demand_and_request_levels():

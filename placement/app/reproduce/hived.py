@@ -60,7 +60,7 @@ class Config:
     start_day: float = 35.0
     days: float = 20.0
     warmup_days: float = 2.0
-    nodes: tuple[int, ...] = (64, 72, 80, 88, 96)   # the size search (the first when one)
+    nodes: tuple[int, ...] = (40, 48, 56, 64, 72)   # the size search (the first when one)
     target_high_share: float = 0.9
     max_jobs: int | None = None        # keep the first N window jobs (tests)
 
@@ -90,7 +90,7 @@ def _trace(cfg: Config, seed: int):
         window = window[:cfg.max_jobs]
         keep = {j.id for j in window}
         jobs = [j for j in jobs if j.submit < w0 or j.id in keep]
-    name = f"philly-days{day:g}-{day + cfg.days:g}"
+    name = f"philly-day{day:g}+{cfg.days:g}d"
     prov = (f"Philly, submissions from day {day - cfg.warmup_days:g} (warm-up {cfg.warmup_days:g} days, not "
             f"measured) to day {day + cfg.days:g}, re-based to 0")
     return Trace(name, tuple(jobs), prov), window, w0, w1
@@ -158,6 +158,7 @@ def _scheme_run(ctx: Context, inst, window, w0: float, w1: float, scheme: str, a
 def _size(ctx: Context, cfg: Config, trace, window, w0: float, w1: float, seed: int) -> int:
     """The node count of ``cfg.nodes`` whose quota-sharing run keeps the share of GPUs running
     high-priority work closest to ``cfg.target_high_share``."""
+    from placement.errors import InstanceError
     from placement.sim.instance import SimInstance
     from solvers.online.tenants import fit_assignment
 
@@ -165,7 +166,10 @@ def _size(ctx: Context, cfg: Config, trace, window, w0: float, w1: float, seed: 
         return cfg.nodes[0]
     best = None
     for n in cfg.nodes:
-        a = fit_assignment(trace.jobs, n, "node", name="the window")
+        try:
+            a = fit_assignment(trace.jobs, n, "node", name="the window")
+        except InstanceError:   # the tenants' largest jobs do not fit this many nodes
+            continue
         r = _scheme_run(ctx, SimInstance(trace, _cluster(n), perf="ideal"), window, w0, w1, "quota", a, seed,
                         f"size-s{seed}-n{n}", keep_log=False)
         ctx.row(run=f"size-s{seed}-n{n}", seed=seed, nodes=n, scheme="quota", variant="size search",
@@ -173,6 +177,8 @@ def _size(ctx: Context, cfg: Config, trace, window, w0: float, w1: float, seed: 
         gap = abs(r["high_share"] - cfg.target_high_share)
         if best is None or gap < best[0]:
             best = (gap, n)
+    if best is None:
+        raise InstanceError("nodes", f"no VC assignment fits any of {list(cfg.nodes)} nodes")
     return best[1]
 
 
