@@ -33,6 +33,9 @@ __all__ = ["simulate", "SimResult", "KIND_ORDER"]
 
 KIND_ORDER = {"finish": 0, "submit": 1, "timer": 2, "scan": 3}
 SAME_TIME_LIMIT = 100_000  # batches at one instant before the loop calls it a livelock
+# Batches in a row with nothing running, no arrival left and no decision before the loop calls
+# the remaining jobs stuck (a policy timer that keeps firing for a job that can never start)
+IDLE_LIMIT = 10_000
 
 
 @dataclass
@@ -113,7 +116,10 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
 
     ``perf`` defaults to :class:`DallyPerf`. ``scan_interval`` (s) adds a periodic ``scan`` event
     while jobs remain. ``progress(done, total, now)`` is called now and then.
-    Raises :class:`PolicyError` on an invalid decision.
+    Raises :class:`PolicyError` on an invalid decision. When nothing runs, no job is left to
+    arrive and the policy has decided nothing for :data:`IDLE_LIMIT` batches in a row (its
+    timers keep firing for jobs it can never start), the run stops there: the waiting jobs are
+    ``unfinished`` and ``stats["stalled_at"]`` is the time (a run that would never end).
     """
     perf = DallyPerf() if perf is None else perf
     # At least 1 s: a shorter period makes a scan batch per millisecond of simulated time (or,
@@ -161,7 +167,7 @@ class _Loop:
         if self.scan_interval is not None and n:
             self._push(jobs[0].submit, KIND_ORDER["scan"], "scan", None)
         self.policy.setup(self.view, self.seed)
-        same_time, last_t = 0, None
+        same_time, last_t, idle = 0, None, 0
         while self.cursor < n or heap:
             t_arr = jobs[self.cursor].submit if self.cursor < n else math.inf
             t = min(t_arr, heap[0][0]) if heap else t_arr
@@ -182,6 +188,10 @@ class _Loop:
             if len(s.pending) > stats["peak_pending"]:
                 stats["peak_pending"] = len(s.pending)
             made = self._decide(t, events)
+            idle = idle + 1 if (not self.acted and not s.running and self.cursor >= n) else 0
+            if idle > IDLE_LIMIT:
+                stats["stalled_at"] = t
+                break
             if rescan and (self.cursor < n or s.running or (s.pending and made)):
                 self._push(t + self.scan_interval, 3, "scan", None)
             if self.progress is not None and stats["batches"] % 2000 == 0:
@@ -254,13 +264,16 @@ class _Loop:
         if decisions is None:
             decisions = ()
         made = False
+        self.acted = False   # a Start or a Preempt (a Timer alone changes nothing yet)
         for d in decisions:
             made = True
             self.stats["decisions"] += 1
             if isinstance(d, Start):
                 self._start(d, t)
+                self.acted = True
             elif isinstance(d, Preempt):
                 self._preempt(d, t)
+                self.acted = True
             elif isinstance(d, Timer):
                 self._timer(d, t)
             else:

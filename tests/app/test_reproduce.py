@@ -29,6 +29,7 @@ def _toy(ctx: rp.Context) -> None:
             _res, _rows, summ = ctx.simulate(inst, pol, seed, f"{pol}-s{seed}")
             jct[pol] = summ["mean_jct_s"]
             ctx.row(policy=pol, seed=seed, mean_jct_s=summ["mean_jct_s"], run=f"{pol}-s{seed}")
+        ctx.row(policy="all", seed=seed, level="all" if seed else 0)   # a column mixing text and numbers
         gaps.append(jct["tiresias"] / jct["fifo"] - 1)
     ctx.claim(claim="Tiresias lowers mean JCT", source="toy", paper="-30%", ours=gaps, unit="%",
               scale=100, holds=sorted(gaps)[len(gaps) // 2] < 0, rule="median below 0")
@@ -57,9 +58,13 @@ def test_report_results_and_logs_agree(registry, tmp_path, capsys):
     assert "| Tiresias lowers mean JCT | -30% (toy) |" in report
     assert "4 simulation logs" in report and "no violation" in report
     table = pq.read_table(out / "results.parquet").to_pylist()
-    assert [(r["policy"], r["seed"]) for r in table] == [("fifo", 0), ("tiresias", 0), ("fifo", 1), ("tiresias", 1)]
+    assert [(r["policy"], r["seed"]) for r in table] == [("fifo", 0), ("tiresias", 0), ("all", 0),
+                                                         ("fifo", 1), ("tiresias", 1), ("all", 1)]
+    assert [r["level"] for r in table if r["policy"] == "all"] == ["0", "all"]
     # every row's number equals what `placement evaluate` recomputes from the log it wrote
     for r in table:
+        if r["policy"] == "all":
+            continue
         run = out / "logs" / r["run"]
         capsys.readouterr()
         assert main(["evaluate", str(run / "instance.json"), str(run / "log.json")]) == 0
@@ -67,7 +72,7 @@ def test_report_results_and_logs_agree(registry, tmp_path, capsys):
         summary = json.loads((run / "summary.json").read_text())["metrics"]
         assert summary["mean_jct_s"] == pytest.approx(r["mean_jct_s"], rel=1e-12)
         assert "mean_jct_s" in printed
-    assert (out / "results.csv").read_text().splitlines()[0] == "policy,seed,mean_jct_s,run"
+    assert (out / "results.csv").read_text().splitlines()[0] == "policy,seed,mean_jct_s,run,level"
 
 
 def test_claim_is_median_with_spread(registry, tmp_path):

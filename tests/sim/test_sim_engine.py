@@ -232,3 +232,24 @@ def test_view_running_remaining_and_history_checkpoints():
     assert seen["history"].run_time == 250.0 and seen["history"].last_stop == 250.0
     assert [r.time for r in res.log if r.event == "finish"] == [1100.0]
     assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+
+
+def test_a_policy_that_waits_forever_ends_as_stalled_not_a_hang():
+    """A policy keeps setting a timer for a job it never starts: once nothing runs, nothing is
+    left to arrive and no Start or Preempt came for IDLE_LIMIT batches, the run stops, the job is
+    unfinished and the stall time is reported; a job the same policy does start finishes."""
+    from placement.sim.engine import IDLE_LIMIT
+    from placement.sim.policy import Timer
+
+    def script(view, events):
+        out = [Start(j.id, tuple(range(j.gpus))) for j in view.pending if j.id == "ok" and not view.running]
+        return out + [Timer(view.now + 60.0, "again")]
+
+    cluster = Cluster.uniform(racks=1, machines=1, gpus_per_machine=4)
+    jobs = (Job("ok", 0.0, 2, 100.0), Job("never", 1.0, 2, 10.0))
+    res = simulate(Trace("t", jobs), cluster, _Scripted(script), perf=IdealPerf())
+    assert res.unfinished == ("never",)
+    assert [r.job for r in res.log if r.event == "finish"] == ["ok"]
+    # three timer chains (set at 0, 1 and 100 s) fire every 60 s once "ok" is done
+    assert res.stats["stalled_at"] == pytest.approx(100.0 + 60.0 * (IDLE_LIMIT + 1) / 3, abs=60.0)
+    assert res.stats["batches"] > IDLE_LIMIT

@@ -220,7 +220,7 @@ class Context:
         for r in self.rows:
             w.writerow({c: _cell(r.get(c)) for c in cols})
         write_text(self.out / "results.csv", buf.getvalue())
-        table = pa.table({c: [_arrow(r.get(c)) for r in self.rows] for c in cols}) if cols else pa.table({})
+        table = pa.table({c: _column([r.get(c) for r in self.rows]) for c in cols}) if cols else pa.table({})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
         write_bytes(self.out / "results.parquet", sink.getvalue().to_pybytes())
@@ -238,3 +238,11 @@ def _cell(v: Any) -> Any:
 
 def _arrow(v: Any) -> Any:
     return json.dumps(v) if isinstance(v, list | dict) else v
+
+
+def _column(values: list[Any]) -> list[Any]:
+    """One Parquet column: lists and mappings as JSON; a column mixing text and numbers (a
+    priority level or "all") as text throughout."""
+    vals = [_arrow(v) for v in values]
+    kinds = {str if isinstance(v, str) else float for v in vals if v is not None}
+    return [None if v is None else str(v) for v in vals] if len(kinds) > 1 else vals
