@@ -14,7 +14,7 @@ from placement.app.reproduce import dally
 from placement.sim.instance import evaluate_report, load_instance, load_solution
 
 TINY = dally.Config(racks=(1, 2), kinds=("batch", "poisson"), jobs={"batch": 40, "poisson": 30},
-                    jobs_per_hour=20.0, detail_racks=2, bound=True)
+                    jobs_per_hour=20.0, detail_racks=2, bound=True, load_rates=(5.0, 20.0))
 METRICS = ("mean_jct_s", "median_jct_s", "makespan_s", "p95_waiting_s", "p99_waiting_s", "mean_waiting_s",
            "mean_comm_overhead_s", "time_to_99pct_finished_s")
 
@@ -34,7 +34,7 @@ def run(tmp_path_factory):
 
 def test_every_row_equals_the_evaluation_of_its_log(run):
     ctx, out = run
-    assert ctx.broken == {} and ctx.logs == 2 * 2 * 2 * len(dally.POLICIES) + 2 * len(dally.VARIANTS)
+    assert ctx.broken == {} and ctx.logs == 2 * 2 * 2 * len(dally.POLICIES) + 2 * len(dally.VARIANTS) + 2 * 2
     rows = [r for r in csv.DictReader(open(out / "results.csv")) if not r["policy"].startswith("bound:")]
     assert len(rows) == ctx.logs
     for r in rows:
@@ -87,3 +87,4 @@ def test_figures_and_sections_are_written(run):
     report = (out / "report.md").read_text()
     assert "## By cluster size" in report and "## Gap to the proven bound" in report
     assert "## Sensitivity to the baselines' parameters" in report
+    assert "## Load: where delay scheduling pays" in report and "| 5 |" in report and "| 20 |" in report

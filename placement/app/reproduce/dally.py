@@ -53,10 +53,11 @@ class Config:
     jobs_per_hour: float = 8.0
     detail_racks: int = 8          # the case the claims are judged on
     bound: bool = True
+    load_rates: tuple[float, ...] = (2.0, 8.0, 32.0)   # Poisson jobs/h of the load sweep (detail racks)
 
 
 FULL = Config(racks=(2, 4, 8, 16))
-QUICK = Config(racks=(2, 8))
+QUICK = Config(racks=(2, 8), load_rates=(2.0, 32.0))
 
 # (claim, source, paper's number as text, baseline, metric, paper's magnitude (negative = a
 # reduction; the smallest of a range), arrival kind, the set-up difference that explains a gap)
@@ -175,6 +176,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
                   f"in magnitude ({d} racks, {kind})", difference=why, decided_by=decided)
     _by_size(ctx, cfg, results, rel)
     _sensitivity(ctx, cfg, d, results)
+    _load_sweep(ctx, cfg, d, results)
     _bound_section(ctx, cfg, d)
     _figures(ctx, cfg, results, rel)
 
@@ -257,6 +259,47 @@ def _sensitivity(ctx: Context, cfg: Config, d: int, results) -> None:
         lines.append(f"| {label} | " + " | ".join(fmt_spread(vals[m], "%", 100) for m in list(vals)[:4])
                      + f" | {fmt_spread(vals['abs'], ' h', 1 / H)} |")
     ctx.section("Sensitivity to the baselines' parameters", "\n".join(lines))
+
+
+def _load_sweep(ctx: Context, cfg: Config, d: int, results) -> None:
+    """Where delay scheduling pays: Dally against Tiresias on the detail cluster as the Poisson
+    arrival rate grows (the rate of the main runs is ``cfg.jobs_per_hour``)."""
+    from placement.sim import Cluster
+    from placement.sim.instance import SimInstance
+
+    from ..bench.dally import dally_trace
+    from .context import fmt_spread
+
+    if "poisson" not in cfg.kinds or not cfg.load_rates:
+        return
+    lines = [f"Poisson arrivals on {d} racks at several rates ({cfg.jobs['poisson']} jobs); Dally / Tiresias - 1, "
+             "median (min to max) over seeds, and the GPU utilization Dally reaches.", "",
+             "| jobs/h | mean JCT | mean queueing delay | >P95 queueing delay | comm. overhead | utilization (Dally) |",
+             "|---|---|---|---|---|---|"]
+    for rate in cfg.load_rates:
+        vals: dict[str, list] = {m: [] for m in ("mean_jct_s", "mean_waiting_s", "p95_waiting_s",
+                                                 "mean_comm_overhead_s", "mean_utilization")}
+        for seed in ctx.seeds:
+            if rate == cfg.jobs_per_hour:
+                got = {p: results[(d, "poisson", seed)][p] for p in ("dally", "tiresias")}
+            else:
+                trace = dally_trace("poisson", jobs=cfg.jobs["poisson"], seed=seed, jobs_per_hour=rate)
+                inst = SimInstance(trace, Cluster.uniform(racks=d, machines=8, gpus_per_machine=8), perf="dally")
+                got = {}
+                for pol in ("dally", "tiresias"):
+                    run = f"poisson-r{d}-s{seed}-{pol}-rate{rate:g}"
+                    _res, _rows, summ = ctx.simulate(inst, pol, seed, run)
+                    got[pol] = ctx.row(run=run, seed=seed, racks=d, kind="poisson", policy=pol,
+                                       variant=f"{rate:g} jobs/h",
+                                       **{k: v for k, v in summ.items() if isinstance(v, int | float) or v is None})
+            for m in vals:
+                if m == "mean_utilization":
+                    vals[m].append(got["dally"].get(m))
+                else:
+                    a, b = got["dally"].get(m), got["tiresias"].get(m)
+                    vals[m].append(a / b - 1 if (a is not None and b) else None)
+        lines.append(f"| {rate:g} | " + " | ".join(fmt_spread(vals[m], "%", 100) for m in vals) + " |")
+    ctx.section("Load: where delay scheduling pays", "\n".join(lines))
 
 
 def _bound_section(ctx: Context, cfg: Config, d: int) -> None:
