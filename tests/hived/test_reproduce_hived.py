@@ -17,7 +17,7 @@ from placement.app.reproduce import hived
 from placement.sim.instance import load_instance, load_solution
 from placement.sim.replay import replay_check
 
-TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150)
+TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150, high_load_nodes=16)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,9 @@ def test_logs_replay_and_rows_recompute(run):
     scheme_rows = [r for r in rows if r["scheme"] and not r["tenant"] and not r["variant"]]
     assert sorted({r["scheme"] for r in scheme_rows}) == sorted(hived.SCHEMES)
     assert len(scheme_rows) == 2 * len(hived.SCHEMES)
-    assert {r["variant"] for r in rows if r["variant"]} == {"size search"}
+    assert {r["variant"] for r in rows if r["variant"]} == {"size search", "high load"}
+    assert sorted(r["scheme"] for r in rows if r["variant"] == "high load") == ["hived", "private", "quota"]
+    assert "## Higher load: 16 nodes" in (out / "report.md").read_text()
     for r in scheme_rows:
         folder = out / "logs" / r["run"]
         inst = load_instance(json.loads((folder / "instance.json").read_text()))
