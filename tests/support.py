@@ -133,3 +133,18 @@ def sim_trace(rows, name="t"):
 # 8-GPU job, within A's quota, then finds no node with 8 idle GPUs under quota sharing.
 SCENE = [(0, 1, 1, "A")] * 4 + [(0, 1, 100, "B")] * 8 + [(2, 8, 10, "A")]
 SCENE_ASSIGNMENT = hv.VCAssignment(2, {"A": (0, 0, 0, 1), "B": (0, 0, 0, 1)})
+
+
+def run_reproduction_with(rep, out):
+    """Run a paper's reproduction (``rep``, e.g. ``configured(...)`` on a tiny config) into
+    ``out`` with the registry showing only it; returns its context."""
+    import pytest
+
+    from placement.app import reproduce as rp
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(rp, "reproductions", lambda: {rep.name: rep})
+    try:
+        return rp.run_reproduction(rep.name, str(out))
+    finally:
+        mp.undo()

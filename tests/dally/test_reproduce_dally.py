@@ -12,6 +12,7 @@ import pytest
 from placement.app import reproduce as rp
 from placement.app.reproduce import dally
 from placement.sim.instance import evaluate_report, load_instance, load_solution
+from tests.support import run_reproduction_with
 
 TINY = dally.Config(racks=(1, 2), kinds=("batch", "poisson"), jobs={"batch": 40, "poisson": 30},
                     jobs_per_hour=20.0, detail_racks=2, bound=True, load_rates=(5.0, 20.0))
@@ -22,14 +23,7 @@ METRICS = ("mean_jct_s", "median_jct_s", "makespan_s", "p95_waiting_s", "p99_wai
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "dally"
-    reps = {"dally": dally.reproduction_with(TINY, seeds=2)}
-    mp = pytest.MonkeyPatch()
-    mp.setattr(rp, "reproductions", lambda: reps)
-    try:
-        ctx = rp.run_reproduction("dally", str(out))
-    finally:
-        mp.undo()
-    return ctx, out
+    return run_reproduction_with(rp.configured(dally.REPRODUCTION, seeds=2, config=TINY), out), out
 
 
 def test_every_row_equals_the_evaluation_of_its_log(run):

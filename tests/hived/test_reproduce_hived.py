@@ -16,6 +16,7 @@ from placement.app.bench.hived_trace import fragmentation
 from placement.app.reproduce import hived
 from placement.sim.instance import load_instance, load_solution
 from placement.sim.replay import replay_check
+from tests.support import run_reproduction_with
 
 TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150, high_load_nodes=16)
 
@@ -23,14 +24,7 @@ TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "hived"
-    reps = {"hived": hived.reproduction_with(TINY, seeds=2)}
-    mp = pytest.MonkeyPatch()
-    mp.setattr(rp, "reproductions", lambda: reps)
-    try:
-        ctx = rp.run_reproduction("hived", str(out))
-    finally:
-        mp.undo()
-    return ctx, out
+    return run_reproduction_with(rp.configured(hived.REPRODUCTION, seeds=2, config=TINY), out), out
 
 
 def test_window_and_warmup():

@@ -17,6 +17,7 @@ from placement.sim.meta_trace import GANG_PROBS, GANG_SIZES, PRIORITY_MIX, WARMU
 from placement.sim.perf import IdealPerf
 from placement.sim.slo import scheduling_events, slo_table
 from solvers.online.fifo import FIFO
+from tests.support import run_reproduction_with
 
 
 def test_events_quota_labels_and_violations_by_hand():
@@ -82,14 +83,7 @@ TINY = mast.Config(region_machines=(8, 6, 4, 2, 2), hours=3.0, tenants=10)
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "mast"
-    reps = {"mast": mast.reproduction_with(TINY, seeds=2)}
-    mp = pytest.MonkeyPatch()
-    mp.setattr(rp, "reproductions", lambda: reps)
-    try:
-        ctx = rp.run_reproduction("mast", str(out))
-    finally:
-        mp.undo()
-    return ctx, out
+    return run_reproduction_with(rp.configured(mast.REPRODUCTION, seeds=2, config=TINY), out), out
 
 
 def test_reproduction_rows_recompute_from_the_logs(run):

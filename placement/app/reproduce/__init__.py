@@ -24,17 +24,18 @@ place at the end: an error or an interrupt leaves ``DIR`` as it was.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib.metadata import entry_points
 
 from ...errors import InstanceError
 from ..options import nonnegative_int
 from .context import Claim, Context, spread
 
-__all__ = ["Reproduction", "Claim", "Context", "spread", "reproductions", "get_reproduction",
+__all__ = ["Reproduction", "Claim", "Context", "spread", "reproductions", "get_reproduction", "configured",
            "add_parser", "run_reproduction", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "placement.reproductions"
@@ -64,6 +65,12 @@ class Reproduction:
     run: Callable[[Context], None]
     seeds: int = 5
     quick_seeds: int = 3
+
+
+def configured(rep: Reproduction, seeds: int, **run_options) -> Reproduction:
+    """The same reproduction with ``run_options`` passed to its ``run`` (for instance a smaller
+    ``config``) and ``seeds`` seeds in full and quick runs alike (tests use a tiny one)."""
+    return dataclasses.replace(rep, run=partial(rep.run, **run_options), seeds=seeds, quick_seeds=seeds)
 
 
 @cache

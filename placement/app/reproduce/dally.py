@@ -32,7 +32,6 @@ Bound
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -384,8 +383,3 @@ REPRODUCTION = Reproduction(
     summary="Figures 6 and 11, Tables 2-3: Dally vs Tiresias, Gandiva, Dally-manual over seeds and cluster sizes",
     run=run, seeds=5, quick_seeds=3)
 
-
-def reproduction_with(config: Config, seeds: int = 1) -> Reproduction:
-    """The same experiment on another configuration (tests use a tiny one)."""
-    return Reproduction(name="dally", title=REPRODUCTION.title, summary=REPRODUCTION.summary,
-                        run=partial(run, config=config), seeds=seeds, quick_seeds=seeds)

@@ -36,7 +36,6 @@ Measures (from the logs)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -428,10 +427,4 @@ REPRODUCTION = Reproduction(
     name="hived", title="HiveD (Sharing a GPU Cluster for Deep Learning with Guarantees, OSDI 2020)",
     summary="Figures 6, 7, 10, 11: sharing anomaly, fragmentation, preemption on 20 busy Philly days at ~90% load",
     run=run, seeds=3, quick_seeds=3)
-
-
-def reproduction_with(config: Config, seeds: int = 1) -> Reproduction:
-    """The same experiment on another configuration (tests use a tiny one)."""
-    return Reproduction(name="hived", title=REPRODUCTION.title, summary=REPRODUCTION.summary,
-                        run=partial(run, config=config), seeds=seeds, quick_seeds=seeds)
 

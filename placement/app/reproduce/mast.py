@@ -25,7 +25,6 @@ Full: 8,192 GPUs in regions of 3,072 / 2,048 / 1,536 / 1,024 / 512, 80 tenants, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -225,8 +224,3 @@ REPRODUCTION = Reproduction(
     summary="§5.5-5.6: within-quota SLO violations per priority per hour, MAST vs federated, Meta-like workload",
     run=run, seeds=5, quick_seeds=3)
 
-
-def reproduction_with(config: Config, seeds: int = 1) -> Reproduction:
-    """The same experiment on another configuration (tests use a tiny one)."""
-    return Reproduction(name="mast", title=REPRODUCTION.title, summary=REPRODUCTION.summary,
-                        run=partial(run, config=config), seeds=seeds, quick_seeds=seeds)
