@@ -1,0 +1,229 @@
+"""Links shared over time: an event-driven fluid model of training jobs (CASSINI §2, §3, §5).
+
+The static link-sharing model of :mod:`.evaluation` charges each overlapping time unit once
+and never moves later iterations. Here time runs: every job repeats its profile's phases
+(:mod:`.profiles`), and a stretched communication phase pushes all of the job's later
+iterations back, as on the paper's testbed (§2.1: an iteration cannot start before the
+previous AllReduce ends).
+
+Semantics
+---------
+job
+    A :class:`.profiles.JobProfile`, the names of the links its ring all-reduce traverses
+    (:meth:`.topology.Topology.job_links`), a start time and a time shift. The job's first
+    iteration begins at ``start + shift`` (a CASSINI time shift delays the job's start, §4.1),
+    and it runs ``iterations`` iterations back to back.
+compute phase (bandwidth 0, or a job crossing no link)
+    Lasts exactly its profile duration.
+communication phase ``(duration, b)``
+    Must move the volume ``duration * b`` (Gbit when time is in ms and b in Gbps, up to the
+    constant factor 1e-3, which cancels). It sends at rate ``r <= b``, the same rate on every
+    link it crosses (one flow per direction; directions are symmetric on a tree, so one
+    direction is modelled). Alone on uncongested links ``r = b`` and the phase lasts exactly
+    ``duration``.
+link sharing
+    At every instant the rates are the max-min fair allocation (progressive filling) of the
+    links' capacities among the active flows, each capped at its own demand ``b``. Rates change
+    only at events (a phase ends, a job starts), so between events every phase progresses
+    linearly and the next event time is exact: the simulation is event-driven, not time-stepped.
+congestion-loss factor (labelled, default off)
+    ``loss`` in [0, 1): while a link's demand exceeds its capacity, it delivers only
+    ``(1 - loss) * C`` of goodput (retransmissions and ECN back-off, §5.3 reports 27-33x more
+    ECN marks without CASSINI). ``loss = 0`` is the pure fluid model; any other value is an
+    assumption of ours, not a measured number, and is reported beside the results.
+
+Hand cases (proved in the tests): a job alone runs exactly its profile; two identical jobs with
+an Up fraction <= 1/2 at line rate, shifted by half an iteration, never overlap (no slowdown);
+started together, each Up phase of duration ``u`` stretches to ``2u`` (both get ``C/2``), so the
+iteration becomes ``iter + u``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .profiles import JobProfile
+
+__all__ = ["FluidJob", "FluidResult", "max_min_rates", "simulate", "iteration_times_from_ends"]
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class FluidJob:
+    """One job in the fluid model (see the module docstring)."""
+
+    profile: JobProfile
+    links: tuple[str, ...] = ()
+    start: float = 0.0
+    shift: float = 0.0
+    iterations: int = 10
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise ValueError(f"iterations: must be >= 1, got {self.iterations}")
+        if self.shift < 0 or self.start < 0:
+            raise ValueError(f"shift/start: must be >= 0, got {self.shift}/{self.start}")
+
+
+@dataclass
+class FluidResult:
+    """Iteration end times per job (absolute), and each link's carried volume and busy time."""
+
+    ends: list[np.ndarray]
+    begin: np.ndarray
+    horizon: float
+    link_volume: dict[str, float] = field(default_factory=dict)
+    link_overloaded_time: dict[str, float] = field(default_factory=dict)
+    events: int = 0
+
+    def iteration_times(self) -> list[np.ndarray]:
+        """Per job, the duration of each completed iteration."""
+        return [iteration_times_from_ends(b, e) for b, e in zip(self.begin, self.ends, strict=True)]
+
+    def mean_iteration_times(self) -> np.ndarray:
+        return np.array([float(np.mean(x)) if len(x) else np.nan for x in self.iteration_times()])
+
+    def link_utilisation(self, capacity: Mapping[str, float]) -> dict[str, float]:
+        """Carried volume over ``capacity * horizon`` for each link."""
+        return {k: v / (capacity[k] * self.horizon) if self.horizon > 0 else 0.0
+                for k, v in self.link_volume.items()}
+
+
+def iteration_times_from_ends(begin: float, ends: np.ndarray) -> np.ndarray:
+    """Durations of consecutive iterations given the first iteration's begin time."""
+    ends = np.asarray(ends, dtype=float)
+    return np.diff(np.concatenate([[begin], ends]))
+
+
+def max_min_rates(incidence: np.ndarray, caps: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """Max-min fair rates by progressive filling.
+
+    ``incidence[l, f]`` is 1 when flow f crosses link l, ``caps[l]`` the link capacities and
+    ``demand[f]`` each flow's cap. All unfrozen flows grow at the same level; a flow freezes
+    at its demand or when a link it crosses saturates.
+    """
+    a = np.asarray(incidence, dtype=float)
+    n_links, n_flows = a.shape
+    rate = np.zeros(n_flows)
+    frozen = np.zeros(n_flows, dtype=bool)
+    while not frozen.all():
+        free = ~frozen
+        used = a[:, frozen] @ rate[frozen] if frozen.any() else np.zeros(n_links)
+        n_free = a[:, free].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(n_free > 0, (caps - used) / np.where(n_free > 0, n_free, 1), np.inf)
+        level_link = float(share.min()) if n_links else np.inf
+        level_dem = float(demand[free].min())
+        level = max(0.0, min(level_link, level_dem))
+        newly = free & (demand <= level + _EPS)
+        if level_link <= level_dem + _EPS and n_links:
+            tight = share <= level + _EPS
+            newly |= free & (a[tight].sum(axis=0) > 0)
+        rate[newly] = np.minimum(level, demand[newly])
+        frozen |= newly
+    return rate
+
+
+def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: float = 0.0,
+             horizon: float | None = None, max_events: int = 10_000_000) -> FluidResult:
+    """Run the fluid model until every job has run its iterations (or ``horizon``).
+
+    Returns each job's iteration end times; a job's iteration k spans ``ends[k-1]`` (or its
+    begin ``start + shift``) to ``ends[k]``.
+    """
+    if not 0.0 <= loss < 1.0:
+        raise ValueError(f"loss: must be in [0, 1), got {loss}")
+    for j in jobs:
+        for lk in j.links:
+            if lk not in capacity:
+                raise ValueError(f"links: unknown link {lk!r} of job {j.profile.name!r}")
+    n = len(jobs)
+    link_names = sorted({lk for j in jobs for lk in j.links})
+    lidx = {k: i for i, k in enumerate(link_names)}
+    caps = np.array([float(capacity[k]) for k in link_names])
+    inc = np.zeros((len(link_names), n))
+    for f, j in enumerate(jobs):
+        for lk in j.links:
+            inc[lidx[lk], f] = 1.0
+    crosses = inc.sum(axis=0) > 0
+    durs = [np.array([t for t, _ in j.profile.phases], dtype=float) for j in jobs]
+    bws = [np.array([b for _, b in j.profile.phases], dtype=float) for j in jobs]
+    begin = np.array([j.start + j.shift for j in jobs], dtype=float)
+    ends: list[list[float]] = [[] for _ in jobs]
+    phase = np.zeros(n, dtype=int)
+    # remaining work of the current phase: time for compute phases, volume for communication
+    remaining = np.zeros(n)
+    comm = np.zeros(n, dtype=bool)
+    started = np.zeros(n, dtype=bool)
+    done = np.zeros(n, dtype=bool)
+    volume = np.zeros(len(link_names))
+    over_time = np.zeros(len(link_names))
+    t = 0.0
+    events = 0
+
+    def enter(f: int) -> None:
+        k = phase[f]
+        b = bws[f][k]
+        comm[f] = bool(b > 0 and crosses[f])
+        remaining[f] = durs[f][k] * b if comm[f] else durs[f][k]
+
+    while not done.all():
+        events += 1
+        if events > max_events:
+            raise RuntimeError(f"max_events: more than {max_events} events")
+        for f in np.flatnonzero(~started & (begin <= t + _EPS)):
+            started[f] = True
+            phase[f] = 0
+            enter(f)
+        active = started & ~done
+        rate = np.zeros(n)
+        flows = np.flatnonzero(active & comm)
+        eff = caps
+        if len(flows):
+            demand = np.array([bws[f][phase[f]] for f in flows])
+            sub = inc[:, flows]
+            if loss > 0:
+                offered = sub @ demand
+                eff = np.where(offered > caps + _EPS, caps * (1.0 - loss), caps)
+            rate[flows] = max_min_rates(sub, eff, demand)
+        # time to the next event
+        dt = np.full(n, np.inf)
+        cp = active & ~comm
+        dt[cp] = remaining[cp]
+        cm = active & comm
+        dt[cm] = remaining[cm] / np.maximum(rate[cm], 1e-300)
+        pending = ~started
+        nxt = float(dt.min()) if n else np.inf
+        if pending.any():
+            nxt = min(nxt, float(begin[pending].min() - t))
+        if horizon is not None and t + nxt >= horizon:
+            nxt = horizon - t
+        nxt = max(nxt, 0.0)
+        if len(flows):
+            load = inc[:, flows] @ rate[flows]
+            volume += load * nxt
+            offered = inc[:, flows] @ np.array([bws[f][phase[f]] for f in flows])
+            over_time += (offered > caps + _EPS) * nxt
+        t += nxt
+        remaining[cp] -= nxt
+        remaining[cm] -= rate[cm] * nxt
+        if horizon is not None and t >= horizon - _EPS:
+            break
+        work = np.array([durs[f][phase[f]] * (bws[f][phase[f]] if comm[f] else 1.0) for f in range(n)])
+        finished = active & (remaining <= _EPS * np.maximum(work, 1.0))
+        for f in np.flatnonzero(finished):
+            phase[f] += 1
+            if phase[f] == len(durs[f]):
+                ends[f].append(t)
+                phase[f] = 0
+                if len(ends[f]) >= jobs[f].iterations:
+                    done[f] = True
+                    continue
+            enter(f)
+    return FluidResult([np.array(e) for e in ends], begin, t,
+                       {k: float(volume[i]) for k, i in lidx.items()},
+                       {k: float(over_time[i]) for k, i in lidx.items()}, events)

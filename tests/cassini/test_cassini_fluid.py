@@ -1,0 +1,101 @@
+"""The fluid link model (placement.cassini.fluid): hand cases, max-min fairness, conservation."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from placement.cassini.fluid import FluidJob, max_min_rates, simulate
+from placement.cassini.profiles import JobProfile, data_parallel, hybrid_parallel
+
+UP = JobProfile("vgg", 100, ((60, 0.0), (40, 50.0)), "data_parallel")
+
+
+def test_one_job_alone_runs_its_profile():
+    for prof in (UP, hybrid_parallel("h", 240, bandwidth=45), data_parallel("d", 180)):
+        r = simulate([FluidJob(prof, ("l",), iterations=4, shift=7)], {"l": 50.0})
+        assert r.begin[0] == 7
+        np.testing.assert_allclose(r.iteration_times()[0], prof.iteration_time)
+
+
+def test_opposite_shifts_no_slowdown():
+    jobs = [FluidJob(UP, ("l",), iterations=6), FluidJob(UP, ("l",), shift=50, iterations=6)]
+    r = simulate(jobs, {"l": 50.0})
+    for x in r.iteration_times():
+        np.testing.assert_allclose(x, 100.0)
+    assert r.link_overloaded_time["l"] == 0
+
+
+def test_full_overlap_analytical_stretch():
+    # both at line rate for u = 40: each gets C/2, so the Up phase lasts 2u and the iteration 100 + 40
+    jobs = [FluidJob(UP, ("l",), iterations=5), FluidJob(UP, ("l",), iterations=5)]
+    r = simulate(jobs, {"l": 50.0})
+    for x in r.iteration_times():
+        np.testing.assert_allclose(x, 140.0)
+    # three identical jobs: Up phase 3u -> 180
+    r3 = simulate([FluidJob(UP, ("l",), iterations=3) for _ in range(3)], {"l": 50.0})
+    np.testing.assert_allclose(np.concatenate(r3.iteration_times()), 180.0)
+
+
+def test_congestion_loss_factor_labelled_and_off_by_default():
+    jobs = [FluidJob(UP, ("l",), iterations=3), FluidJob(UP, ("l",), iterations=3)]
+    r = simulate(jobs, {"l": 50.0}, loss=0.2)
+    # goodput 40 shared by two: 2000 / 20 = 100 ms of Up
+    np.testing.assert_allclose(np.concatenate(r.iteration_times()), 160.0)
+    with pytest.raises(ValueError, match="loss"):
+        simulate(jobs, {"l": 50.0}, loss=1.0)
+    with pytest.raises(ValueError, match="links"):
+        simulate([FluidJob(UP, ("x",))], {"l": 50.0})
+
+
+def test_stretch_delays_later_iterations_and_start():
+    # job B starts 20 ms after A; the second overlap keeps moving B's phases
+    jobs = [FluidJob(UP, ("l",), iterations=8), FluidJob(UP, ("l",), start=20, iterations=8)]
+    r = simulate(jobs, {"l": 50.0})
+    ends_b = r.ends[1]
+    assert ends_b[0] > 120  # its first Up phase was shared
+    # iteration ends are increasing and no iteration is faster than the profile
+    for x in r.iteration_times():
+        assert (x >= 100 - 1e-9).all()
+
+
+def test_max_min_hand_example():
+    # L0 (cap 10): f0, f1; L1 (cap 4): f1, f2 -> f1 = f2 = 2, f0 = 8
+    inc = np.array([[1, 1, 0], [0, 1, 1]])
+    np.testing.assert_allclose(max_min_rates(inc, np.array([10.0, 4.0]), np.full(3, np.inf)), [8, 2, 2])
+    # demand caps: f2 wants 1 -> f1 = 3, f0 = 7
+    np.testing.assert_allclose(max_min_rates(inc, np.array([10.0, 4.0]), np.array([50, 50, 1.0])), [7, 3, 1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.floats(1, 60)), min_size=1, max_size=6),
+       st.lists(st.floats(5, 60), min_size=3, max_size=3))
+def test_max_min_is_feasible_and_each_flow_bottlenecked(flows, caps):
+    n = len(flows)
+    inc = np.zeros((3, n))
+    for f, (a, b, _) in enumerate(flows):
+        inc[a, f] = inc[b, f] = 1
+    dem = np.array([d for *_, d in flows])
+    c = np.array(caps)
+    r = max_min_rates(inc, c, dem)
+    load = inc @ r
+    assert (load <= c + 1e-7).all() and (r <= dem + 1e-9).all()
+    for f in range(n):  # max-min: at demand, or on a saturated link where it has the largest rate
+        if r[f] < dem[f] - 1e-7:
+            links = np.flatnonzero(inc[:, f])
+            assert any(load[lk] >= c[lk] - 1e-7 and r[f] >= r[inc[lk] > 0].max() - 1e-7 for lk in links)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([100, 150, 200]), st.floats(0.2, 0.6), st.floats(10, 50),
+                          st.floats(0, 100), st.integers(0, 2)), min_size=1, max_size=4))
+def test_volume_conserved_and_never_faster_than_alone(specs):
+    links = [("a",), ("a", "b"), ("b",)]
+    jobs = [FluidJob(data_parallel(f"j{i}", it, comm_fraction=cf, bandwidth=bw), links[k], shift=s, iterations=3)
+            for i, (it, cf, bw, s, k) in enumerate(specs)]
+    r = simulate(jobs, {"a": 50.0, "b": 40.0})
+    for j, x in zip(jobs, r.iteration_times(), strict=True):
+        assert len(x) == 3 and (x >= j.profile.iteration_time - 1e-6).all()
+    for lk in ("a", "b"):
+        want = sum(3 * sum(t * b for t, b in j.profile.phases) for j in jobs if lk in j.links)
+        assert r.link_volume.get(lk, 0.0) == pytest.approx(want, rel=1e-6)
