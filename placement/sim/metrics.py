@@ -25,7 +25,8 @@ import numpy as np
 from .log import EventLog, LogRow
 from .trace import Trace
 
-__all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures"]
+__all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures",
+           "utilization_between"]
 
 DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
 MAX_BINS = 100_000
@@ -158,6 +159,19 @@ def dally_measures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"time_to_{q}pct_finished_s"] = (done[k - 1] - first) if 0 < k <= len(done) else None
     out["mean_comm_overhead_s"] = _mean([r["run_time"] - r["duration"] for r in fin])
     return out
+
+
+def utilization_between(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float) -> float | None:
+    """Mean GPU utilization over ``[t0, t1)`` from the log's starts, preemptions and finishes
+    (None for an empty window): e.g. over the submission window, where the drain after the last
+    submission, which one long job can stretch, does not dilute it as it does ``mean_utilization``."""
+    rows_log = list(log)
+    if t1 <= t0 or not n_gpus:
+        return None
+    times = np.array([r.time for r in rows_log], dtype=float)
+    busy = np.array([len(r.gpus) if r.event == "start" else -len(r.gpus)
+                     if r.event in ("preempt", "finish") else 0 for r in rows_log], dtype=float)
+    return float(step_average(times, busy, np.array([t0, t1], dtype=float))[0] / n_gpus)
 
 
 def step_average(times: np.ndarray, deltas: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -43,6 +43,32 @@ def test_every_row_equals_the_evaluation_of_its_log(run):
             assert got == pytest.approx(want, rel=1e-12, abs=1e-9), (r["run"], m)
 
 
+def test_load_columns_equal_their_recomputation_from_trace_and_log(run):
+    """Offered load = ideal GPU-seconds / (GPUs x submission window); utilization inside the window
+    summed interval by interval from the written log (start to preempt or finish, clipped)."""
+    _ctx, out = run
+    rows = [r for r in csv.DictReader(open(out / "results.csv")) if r["kind"] == "poisson" and r.get("offered_load")]
+    assert rows
+    for r in rows:
+        folder = out / "logs" / r["run"]
+        inst = load_instance(json.loads((folder / "instance.json").read_text()))
+        log = list(load_solution(inst, json.loads((folder / "log.json").read_text())))
+        subs = [j.submit for j in inst.trace.jobs]
+        t0, t1 = min(subs), max(subs)
+        n = inst.cluster.n_gpus
+        assert float(r["offered_load"]) == pytest.approx(
+            sum(j.gpus * j.duration for j in inst.trace.jobs) / (n * (t1 - t0)), rel=1e-12)
+        busy, since = 0.0, {}
+        for e in log:
+            if e.event == "start":
+                since[e.job] = (e.time, len(e.gpus))
+            elif e.event in ("preempt", "finish") and e.job in since:
+                a, g = since.pop(e.job)
+                busy += g * max(0.0, min(e.time, t1) - max(a, t0))
+        busy += sum(g * max(0.0, t1 - max(a, t0)) for a, g in since.values())
+        assert float(r["utilization_submission_window"]) == pytest.approx(busy / (n * (t1 - t0)), rel=1e-9)
+
+
 def test_claims_are_recomputed_from_the_results(run):
     ctx, out = run
     rows = {(int(r["racks"]), r["kind"], int(r["seed"]), r["policy"]): r
@@ -55,7 +81,13 @@ def test_claims_are_recomputed_from_the_results(run):
         want = [float(rows[(2, kind, s, "dally")][metric]) / float(rows[(2, kind, s, base)][metric]) - 1
                 for s in (0, 1)]
         assert c["ours"] == pytest.approx(want, rel=1e-12)
-        assert c["holds"] == dally._holds(want, mag)
+        # a makespan that one job decides (more than 25% past the time 99% had finished) in at
+        # least half the seeds is not judged
+        one = [s for s in (0, 1) if metric == "makespan_s" and any(
+            float(rows[(2, kind, s, p)]["makespan_s"]) > 1.25 * float(rows[(2, kind, s, p)]["time_to_99pct_finished_s"])
+            for p in ("dally", base))]
+        assert c["holds"] == (None if 2 * len(one) >= 2 else dally._holds(want, mag))
+        assert ("not judged" in c["rule"]) == (c["holds"] is None)
         assert c["ours_text"] in report
 
 
@@ -82,3 +114,19 @@ def test_figures_and_sections_are_written(run):
     assert "## By cluster size" in report and "## Gap to the proven bound" in report
     assert "## Sensitivity to the baselines' parameters" in report
     assert "## Load: where delay scheduling pays" in report and "| 5 |" in report and "| 20 |" in report
+
+
+def test_utilization_between_hand_values():
+    """FIFO on one 4-GPU machine: a (2 GPUs) runs 0-100, b (4 GPUs, submitted at 50) runs 100-200."""
+    from placement.sim import Cluster, Job, Trace, simulate
+    from placement.sim.metrics import utilization_between
+    from placement.sim.perf import IdealPerf
+    from placement.sim.policies import make_policy
+
+    cl = Cluster.uniform(racks=1, machines=1, gpus_per_machine=4)
+    res = simulate(Trace(name="h", jobs=(Job("a", 0.0, 2, 100.0), Job("b", 50.0, 4, 100.0))), cl,
+                   make_policy("fifo"), perf=IdealPerf())
+    assert utilization_between(res.log, 4, 0.0, 100.0) == pytest.approx(0.5)
+    assert utilization_between(res.log, 4, 0.0, 200.0) == pytest.approx(0.75)
+    assert utilization_between(res.log, 4, 150.0, 250.0) == pytest.approx(0.5)
+    assert utilization_between(res.log, 4, 10.0, 10.0) is None

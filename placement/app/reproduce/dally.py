@@ -23,7 +23,9 @@ Claims
     section "By cluster size" gives every rack count. A claim *holds* when our median has the
     paper's sign and at least half of the paper's smallest magnitude (for "up to X%", half of
     X). A makespan is flagged as decided by one job when it exceeds the policy's time to 99%
-    finished by more than 25% in some seed.
+    finished by more than 25% in some seed, and is not judged when that happens in at least
+    half the seeds; Fig. 6a is then also read as the time until 99% of jobs finished (a row
+    of its own, judged with the makespan's magnitude).
 Bound
     On 8 racks, the LP lower bounds of :mod:`models.schedule_bound` with their single-job and
     capacity terms: Dally's gap to the bound on mean JCT per seed, and which term binds.
@@ -52,11 +54,11 @@ class Config:
     jobs_per_hour: float = 8.0
     detail_racks: int = 8          # the case the claims are judged on
     bound: bool = True
-    load_rates: tuple[float, ...] = (2.0, 8.0, 32.0)   # Poisson jobs/h of the load sweep (detail racks)
+    load_rates: tuple[float, ...] = (2.0, 4.0, 8.0, 32.0)   # Poisson jobs/h of the load sweep (detail racks)
 
 
 FULL = Config(racks=(2, 4, 8, 16))
-QUICK = Config(racks=(2, 8), load_rates=(2.0, 32.0))
+QUICK = Config(racks=(2, 8), load_rates=(2.0, 8.0, 32.0))   # 8/h reuses the main runs
 
 # (claim, source, paper's number as text, baseline, metric, paper's magnitude (negative = a
 # reduction; the smallest of a range), arrival kind, the set-up difference that explains a gap)
@@ -66,11 +68,17 @@ _WAIT = ("Dally's timers hold jobs for a better tier while our Tiresias starts l
          "tier: here Dally trades waiting for communication overhead, where the paper's Dally cuts both")
 _GANDIVA = ("our Gandiva migrates whenever GPUs free up at a 60 s cost, more generous than the paper's, "
             "whose network-agnostic placement leaves jobs on slow tiers")
+_T99 = ("the paper's makespan read without its last 1% of jobs, since single jobs decide our makespans; the paper "
+        "reports no such measure")
 CLAIMS = [
     ("Dally's makespan below Tiresias's (batch)", "Fig. 6a", "up to -69%", "tiresias", "makespan_s", -0.69,
      "batch", _MAKESPAN),
     ("Dally's makespan below Gandiva's (batch)", "Fig. 6a", "up to -92%", "gandiva", "makespan_s", -0.92,
      "batch", _GANDIVA),
+    ("Dally's time to 99% finished below Tiresias's (batch): Fig. 6a without the last 1% of jobs", "Fig. 6a",
+     "up to -69% (makespan)", "tiresias", "time_to_99pct_finished_s", -0.69, "batch", _T99),
+    ("Dally's time to 99% finished below Gandiva's (batch): Fig. 6a without the last 1% of jobs", "Fig. 6a",
+     "up to -92% (makespan)", "gandiva", "time_to_99pct_finished_s", -0.92, "batch", _T99 + "; " + _GANDIVA),
     (">P95 queueing delay below Tiresias's (batch)", "Fig. 6b", "-58% to -71%", "tiresias", "p95_waiting_s",
      -0.58, "batch", _WAIT),
     (">P99 queueing delay below Tiresias's (batch)", "Fig. 6b", "-67% to -78%", "tiresias", "p99_waiting_s",
@@ -113,12 +121,26 @@ def _case(ctx: Context, cfg: Config, seed: int, racks: int, kind: str) -> dict[s
     out = {}
     for pol in POLICIES:
         run = f"{kind}-r{racks}-s{seed}-{pol}"
-        _res, _rows, summ = ctx.simulate(inst, pol, seed, run)
-        out[pol] = ctx.row(run=run, seed=seed, racks=racks, kind=kind, policy=pol,
+        res, _rows, summ = ctx.simulate(inst, pol, seed, run)
+        out[pol] = ctx.row(run=run, seed=seed, racks=racks, kind=kind, policy=pol, **_load_terms(inst, res),
                            **{k: v for k, v in summ.items() if isinstance(v, int | float) or v is None})
     if cfg.bound and racks == cfg.detail_racks:
         _bound(ctx, inst, seed, kind, racks, out)
     return out
+
+
+def _load_terms(inst, res) -> dict[str, float | None]:
+    """How busy a case is: the offered load (the trace's ideal GPU-seconds over the GPUs x the
+    submission window) and the GPU utilization inside that window, from the log (None for batch
+    arrivals, whose window is empty)."""
+    from placement.sim.metrics import utilization_between
+
+    subs = [j.submit for j in inst.trace.jobs]
+    t0, t1 = min(subs), max(subs)
+    n = inst.cluster.n_gpus
+    work = sum(j.gpus * j.duration for j in inst.trace.jobs)
+    return {"offered_load": work / (n * (t1 - t0)) if t1 > t0 else None,
+            "utilization_submission_window": utilization_between(res.log, n, t0, t1)}
 
 
 def _bound(ctx: Context, inst, seed: int, kind: str, racks: int, rows: dict[str, dict[str, Any]]) -> None:
@@ -164,15 +186,16 @@ def run(ctx: Context, config: Config | None = None) -> None:
         if kind not in cfg.kinds:
             continue
         vals = [rel(d, kind, s, metric, base) for s in ctx.seeds]
-        decided = ""
-        if metric == "makespan_s":
-            one = sorted({s for s in ctx.seeds for p in ("dally", base) if _one_job(results[(d, kind, s)][p])})
-            if one:
-                decided = (f"decided by single jobs: in seeds {', '.join(map(str, one))} of {len(ctx.seeds)} a policy's "
-                           "makespan exceeds its time to 99% finished by more than 25%")
+        decided, rule = "", (f"median with the paper's sign and at least {abs(mag) * 50:.0f}% in magnitude "
+                             f"({d} racks, {kind})")
+        one = _decided_by_one_job(metric, [results[(d, kind, s)] for s in ctx.seeds], base)
+        if one:
+            decided = (f"decided by single jobs: in seeds {', '.join(str(ctx.seeds[i]) for i in one)} of "
+                       f"{len(ctx.seeds)} a policy's makespan exceeds its time to 99% finished by more than 25%")
+            if 2 * len(one) >= len(ctx.seeds):
+                rule = "not judged: single jobs decide the makespan in at least half the seeds; " + rule
         ctx.claim(claim=claim, source=source, paper=paper, ours=vals, unit="%", scale=100,
-                  holds=_holds(vals, mag), rule=f"median with the paper's sign and at least {abs(mag) * 50:.0f}% "
-                  f"in magnitude ({d} racks, {kind})", difference=why, decided_by=decided)
+                  holds=_verdict(vals, mag, len(one), len(ctx.seeds)), rule=rule, difference=why, decided_by=decided)
     _by_size(ctx, cfg, results, rel)
     _sensitivity(ctx, cfg, d, results)
     _load_sweep(ctx, cfg, d, results)
@@ -184,6 +207,20 @@ def _one_job(row: dict[str, Any]) -> bool:
     """A makespan that one job decides: more than 25% past the time 99% of the jobs had finished."""
     t99 = row.get("time_to_99pct_finished_s")
     return bool(t99 and row.get("makespan_s") and row["makespan_s"] > 1.25 * t99)
+
+
+def _decided_by_one_job(metric: str, cases: list[dict[str, dict[str, Any]]], base: str) -> list[int]:
+    """For a makespan claim, the indices of the seeds where Dally's or the baseline's makespan is
+    decided by single jobs (:func:`_one_job`); empty for other measures."""
+    if metric != "makespan_s":
+        return []
+    return [i for i, case in enumerate(cases) if _one_job(case["dally"]) or _one_job(case[base])]
+
+
+def _verdict(values: list[float | None], paper: float, decided: int, seeds: int) -> bool | None:
+    """:func:`_holds`, except ``None`` (not judged) when single jobs decide the measure in at
+    least half the seeds: then the figure compares jobs, not policies."""
+    return None if 2 * decided >= seeds > 0 else _holds(values, paper)
 
 
 def _by_size(ctx: Context, cfg: Config, results, rel) -> None:
@@ -272,12 +309,17 @@ def _load_sweep(ctx: Context, cfg: Config, d: int, results) -> None:
     if "poisson" not in cfg.kinds or not cfg.load_rates:
         return
     lines = [f"Poisson arrivals on {d} racks at several rates ({cfg.jobs['poisson']} jobs); Dally / Tiresias - 1, "
-             "median (min to max) over seeds, and the GPU utilization Dally reaches.", "",
-             "| jobs/h | mean JCT | mean queueing delay | >P95 queueing delay | comm. overhead | utilization (Dally) |",
-             "|---|---|---|---|---|---|"]
+             "median (min to max) over seeds; how busy the cluster is: the offered load (ideal GPU-hours "
+             "submitted per hour / GPUs; above 1 a queue must form) and the GPU utilization Dally reaches while "
+             "jobs arrive (the submission window, not the drain after it). \"-\": both policies had zero "
+             "(no queue formed).", "",
+             "| jobs/h | mean JCT | mean queueing delay | >P95 queueing delay | comm. overhead | offered load | "
+             "utilization in the submission window (Dally) |",
+             "|---|---|---|---|---|---|---|"]
     for rate in cfg.load_rates:
         vals: dict[str, list] = {m: [] for m in ("mean_jct_s", "mean_waiting_s", "p95_waiting_s",
-                                                 "mean_comm_overhead_s", "mean_utilization")}
+                                                 "mean_comm_overhead_s", "offered_load",
+                                                 "utilization_submission_window")}
         for seed in ctx.seeds:
             if rate == cfg.jobs_per_hour:
                 got = {p: results[(d, "poisson", seed)][p] for p in ("dally", "tiresias")}
@@ -287,17 +329,18 @@ def _load_sweep(ctx: Context, cfg: Config, d: int, results) -> None:
                 got = {}
                 for pol in ("dally", "tiresias"):
                     run = f"poisson-r{d}-s{seed}-{pol}-rate{rate:g}"
-                    _res, _rows, summ = ctx.simulate(inst, pol, seed, run)
+                    res, _rows, summ = ctx.simulate(inst, pol, seed, run)
                     got[pol] = ctx.row(run=run, seed=seed, racks=d, kind="poisson", policy=pol,
-                                       variant=f"{rate:g} jobs/h",
+                                       variant=f"{rate:g} jobs/h", **_load_terms(inst, res),
                                        **{k: v for k, v in summ.items() if isinstance(v, int | float) or v is None})
             for m in vals:
-                if m == "mean_utilization":
+                if m in ("offered_load", "utilization_submission_window"):
                     vals[m].append(got["dally"].get(m))
                 else:
                     a, b = got["dally"].get(m), got["tiresias"].get(m)
                     vals[m].append(a / b - 1 if (a is not None and b) else None)
-        lines.append(f"| {rate:g} | " + " | ".join(fmt_spread(vals[m], "%", 100) for m in vals) + " |")
+        lines.append(f"| {rate:g} | " + " | ".join(fmt_spread(vals[m], "", 1) if m == "offered_load"
+                                                   else fmt_spread(vals[m], "%", 100) for m in vals) + " |")
     ctx.section("Load: where delay scheduling pays", "\n".join(lines))
 
 
