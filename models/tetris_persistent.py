@@ -91,7 +91,8 @@ class PersistentTetris:
               mip_gap: float = 1e-6, highs_options: dict | None = None, max_rounds: int = 200) -> SolveResult:
         """The neighbourhood (``free`` tables may take ``regions``, the rest stay at ``home``), exactly.
 
-        ``home`` must be feasible (the incumbent): it is the fallback answer. ``highs_options``
+        ``home`` must be feasible (the incumbent) and ``regions`` must hold the free tables' regions in
+        it (they may stay): it is the fallback answer. ``highs_options``
         are merged over ``DEFAULT_HIGHS_OPTIONS`` (e.g. the cutoff ``objective_bound``).
         """
         t0 = time.perf_counter()

@@ -440,7 +440,7 @@ class _Rounds:
     def _sub_solve(self, free: np.ndarray, regions: list[int], remaining: float | None) -> SolveResult:
         """The exact model on one neighbourhood (free tables, their regions), the rest fixed
         at the incumbent, which is also the start: the sub-solve never returns worse."""
-        inc, stats = self.inc, self.stats
+        inc, stats, inst = self.inc, self.stats, self.inst
         fixed = inc.home.copy()
         fixed[free] = -1
         limit = (self.sub_time_limit if remaining is None
@@ -453,8 +453,15 @@ class _Rounds:
             if self.model is None:
                 self.model = PersistentTetris(self.inst, saturation=self.saturation)
                 stats["persistent_build_s"] = self.model.build_s
+            # HiGHS's presolve drops the fixed columns and the rows they settle (measured 1.4x more
+            # neighbourhoods per second at 20x40x4 and 40x80x5). It stays off (DEFAULT_HIGHS_OPTIONS: a
+            # presolve answer once claimed a wrong optimum) for a neighbourhood that is the whole instance,
+            # whose "nothing better" ends the search; elsewhere every answer is judged by the reference
+            # evaluation before it counts.
+            whole = len(free) == inst.n_tables and len(regions) == inst.n_regions
             sub = self.model.solve(inc.home, free, regions, time_limit=limit, node_limit=self.node_limit,
-                                   mip_gap=self.sub_gap, highs_options=options)
+                                   mip_gap=self.sub_gap,
+                                   highs_options={**options, "presolve": "off" if whole else "on"})
         else:
             sub = exact.solve(self.inst, fixed=fixed, regions=regions, start=inc.home, time_limit=limit,
                               node_limit=self.node_limit, recover=False, mip_gap=self.sub_gap,
