@@ -22,9 +22,16 @@ Choices where the paper is open (documented, all parameters of :class:`GmsParams
 ------------------------------------------------------------------------------------
 - ``age`` is the time since the workload last entered the queue (its submission, or
   its preemption: §5.5 counts a rescheduling after preemption as a new event), in hours.
-- ``window_avg(all_tenants.resource_used)`` is the *mean over tenants* that have used
-  any GPU in the window, so a tenant at the average gets 0, a lighter one a positive
-  fair-share term; with no usage at all the term is ``w_fair`` for everyone.
+- ``window_avg(all_tenants.resource_used)`` (``fair_share``): ``"total"`` (default, as (11)
+  is written) is the window average of all tenants' usage summed, so the term lies in
+  [0, 1] and a tenant's share of the cluster's recent use is what lowers its credit;
+  ``"mean-active"`` (the earlier reading) is the *mean over tenants* that have used any
+  GPU in the window, so a tenant at the average gets 0 and a heavy one a negative term.
+  With no usage at all the term is ``w_fair`` for everyone.
+- ``resource_used`` of the quota scan (``quota_used``): ``"all"`` (default, as §4.2 writes
+  it) starts from the GPUs of all the holder's running workloads; ``"within"`` (the earlier
+  reading) from its within-quota running workloads only, so running over-quota (preemptible)
+  work does not count against the quota.
 - Resources are GPUs (trace jobs request no CPUs); quotas are GPUs in use at once.
 - The quota scan visits a tenant's workloads in decreasing credit (ties: earlier
   queue entry, then index), exactly as §4.2 describes; a workload that does not fit
@@ -40,7 +47,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GmsParams", "credit", "TenantUsage", "quota_scan", "gms_scan", "GmsScan"]
+__all__ = ["GmsParams", "credit", "TenantUsage", "quota_scan", "gms_scan", "GmsScan", "fair_denominator",
+           "FAIR_SHARE", "QUOTA_USED"]
+
+FAIR_SHARE = ("total", "mean-active")
+QUOTA_USED = ("all", "within")
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,8 @@ class GmsParams:
     window : length of the sliding window of (11), in seconds (default 1 h).
     scan_interval : seconds between GMS-scan passes (§5.4: 5 minutes).
     lowest : the lowest priority level (MAST uses seven levels: 0..6).
+    fair_share : the denominator of (11): ``"total"`` or ``"mean-active"`` (module docstring).
+    quota_used : where the quota scan starts: ``"all"`` or ``"within"`` (module docstring).
     """
 
     w_age: float = 1.0
@@ -61,6 +74,8 @@ class GmsParams:
     window: float = 3600.0
     scan_interval: float = 300.0
     lowest: int = 6
+    fair_share: str = "total"
+    quota_used: str = "all"
 
     def __post_init__(self) -> None:
         for name in ("w_age", "age_cap", "w_fair"):
@@ -73,6 +88,10 @@ class GmsParams:
                 raise ValueError(f"{name} must be a finite number > 0")
         if int(self.lowest) != self.lowest or self.lowest < 0:
             raise ValueError("lowest must be an integer >= 0")
+        if self.fair_share not in FAIR_SHARE:
+            raise ValueError(f"fair_share must be one of {', '.join(FAIR_SHARE)}, got {self.fair_share!r}")
+        if self.quota_used not in QUOTA_USED:
+            raise ValueError(f"quota_used must be one of {', '.join(QUOTA_USED)}, got {self.quota_used!r}")
 
 
 def credit(age: np.ndarray, tenant_avg: np.ndarray, all_avg: float, params: GmsParams) -> np.ndarray:
@@ -188,6 +207,17 @@ def quota_scan(order: np.ndarray, tenant: np.ndarray, demand: np.ndarray, used: 
     return within
 
 
+def fair_denominator(tenant_avg: np.ndarray, params: GmsParams) -> float:
+    """``window_avg(all_tenants.resource_used)`` of (11) under ``params.fair_share``: the
+    window averages summed over all tenants (``"total"``), or their mean over the tenants
+    with any usage in the window (``"mean-active"``)."""
+    tenant_avg = np.asarray(tenant_avg, dtype=float)
+    if params.fair_share == "total":
+        return float(tenant_avg.sum())
+    active = tenant_avg > 0
+    return float(tenant_avg[active].mean()) if active.any() else 0.0
+
+
 @dataclass(frozen=True)
 class GmsScan:
     """Result of one GMS-scan pass over the pending workloads (arrays over them)."""
@@ -209,8 +239,8 @@ def gms_scan(now: float, queued_since: np.ndarray, priority: np.ndarray, tenant:
     queued_since, priority, tenant, demand : per pending workload: when it entered the
         queue, its tenant's priority level, tenant index, GPUs requested.
     tenant_avg : per tenant, the window average of GPUs in use (:meth:`TenantUsage.window_avg`).
-    used, quota : per quota holder: GPUs held by its within-quota running workloads, and
-        its GPU quota.
+    used, quota : per quota holder: GPUs held by its running workloads (all of them, or the
+        within-quota ones: ``params.quota_used``, chosen by the caller), and its GPU quota.
     holder : per pending workload, its quota holder (default: its tenant). MAST assigns
         quotas per priority level (§2), so a holder can be a (tenant, level) pair.
 
@@ -220,8 +250,7 @@ def gms_scan(now: float, queued_since: np.ndarray, priority: np.ndarray, tenant:
     queued_since = np.asarray(queued_since, dtype=float)
     n = len(queued_since)
     tenant = np.asarray(tenant, dtype=np.int64)
-    active = tenant_avg > 0
-    all_avg = float(tenant_avg[active].mean()) if active.any() else 0.0
+    all_avg = fair_denominator(tenant_avg, params)
     cr = credit(now - queued_since, tenant_avg[tenant] if n else np.zeros(0), all_avg, params)
     idx = np.arange(n)
     by_credit = np.lexsort((idx, queued_since, -cr))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.online.gms import credit, gms_scan
+from solvers.online.gms import credit, fair_denominator, gms_scan
 
 __all__ = ["GmsAdmission", "GmsQueue"]
 
@@ -25,13 +25,13 @@ class GmsAdmission:
             return
         q = self._q
         avg = self._window_avg(now)
-        active = avg > 0
-        all_avg = float(avg[active].mean()) if active.any() else 0.0
+        all_avg = fair_denominator(avg, self.gms)
+        used = self._quota_used()
         queued_within = np.bincount(q.holder[q.within], weights=q.n[q.within], minlength=len(self.quota))
         rows = []
         for job_id, since in self._arrivals:
             n, g, p, k, _, h = self.jobs[job_id]
-            within = self.used_within[h] + queued_within[h] + n <= self.quota[h]
+            within = used[h] + queued_within[h] + n <= self.quota[h]
             if within:
                 queued_within[h] += n
             cr = float(credit(np.array([now - since]), np.array([avg[k]]), all_avg, self.gms)[0])
@@ -40,6 +40,11 @@ class GmsAdmission:
         self._arrivals = []
         q.extend(rows)
         q.sort()
+
+    def _quota_used(self) -> np.ndarray:
+        """Per holder, the GPUs the quota scan starts from (§4.2 ``resource_used``): all its
+        running workloads (``gms.quota_used == "all"``) or its within-quota ones."""
+        return self.used_all if self.gms.quota_used == "all" else self.used_within
 
     def _window_avg(self, now: float) -> np.ndarray:
         """Tenants' window averages at ``now`` (cached until usage changes or time moves)."""
@@ -55,7 +60,7 @@ class GmsAdmission:
         if q.size == 0:
             return
         avg = self._window_avg(now)
-        scan = gms_scan(now, q.since, q.prio, q.tenant, q.n, self.used_within, self.quota, avg, self.gms,
+        scan = gms_scan(now, q.since, q.prio, q.tenant, q.n, self._quota_used(), self.quota, avg, self.gms,
                         holder=q.holder)
         q.eff, q.credit, q.within = scan.priority, scan.credit, scan.within_quota
         q.take(scan.order)

@@ -138,6 +138,7 @@ class RmsPlacement:
         self.running[job_id] = (r, p, within, gpus)
         self.usage.change(now, int(q.tenant[i]), n)
         self._usage_version += 1
+        self.used_all[int(q.holder[i])] += n
         if within:
             self.used_within[int(q.holder[i])] += n
         out.append(("start", job_id, tuple(int(x) for x in gpus)))

@@ -49,6 +49,7 @@ class MastState:
         self.holders: dict[tuple[str, int], int] = {}
         self.usage = TenantUsage()
         self.used_within = np.zeros(0, dtype=np.int64)   # per holder: GPUs of within-quota running workloads
+        self.used_all = np.zeros(0, dtype=np.int64)      # per holder: GPUs of all its running workloads
         self.quota = np.zeros(0, dtype=np.int64)         # per holder
         self.jobs: dict = {}          # id -> (n, type code, job priority, tenant index, tables)
         self.running: dict = {}       # id -> (region, eff priority, within, gpus array)
@@ -97,6 +98,7 @@ class MastState:
         if h is None:
             h = self.holders[(name, level)] = len(self.holders)
             self.used_within = np.r_[self.used_within, 0]
+            self.used_all = np.r_[self.used_all, 0]
             q = self.quotas_given.get((name, level), self.quotas_given.get(name))
             q = int(np.ceil(self.quota_share * self.total_gpus)) if q is None else int(q)
             self.quota = np.r_[self.quota, q]
@@ -121,5 +123,6 @@ class MastState:
         self.states[region].remove_job(job_id)
         self.usage.change(now, k, -len(gpus))
         self._usage_version += 1
+        self.used_all[h] -= len(gpus)
         if within:
             self.used_within[h] -= len(gpus)

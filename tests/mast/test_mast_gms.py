@@ -22,7 +22,7 @@ def test_window_average_by_hand():
 
 
 def test_gms_order_matches_10_11_by_hand():
-    p = GmsParams(w_age=1.0, age_cap=7200.0, w_fair=4.0, window=3600.0)
+    p = GmsParams(w_age=1.0, age_cap=7200.0, w_fair=4.0, window=3600.0, fair_share="mean-active")
     now = 3600.0
     avg = _usage().window_avg(now, p.window)             # [4, 1]; mean over tenants 2.5
     # A: tenant 0, queued 1 h: 1 + 4 (1 - 4/2.5) = -1.4
@@ -35,6 +35,24 @@ def test_gms_order_matches_10_11_by_hand():
     assert scan.credit == pytest.approx([-1.4, 2.9, -0.4])
     assert scan.order.tolist() == [1, 2, 0]
     assert scan.within_quota.all() and scan.priority.tolist() == [1, 1, 1]
+
+
+def test_gms_11_as_written_divides_by_all_tenants_usage():
+    """(11) as written: the denominator is the window average of all tenants' usage, 4 + 1 = 5.
+    A: 1 + 4 (1 - 4/5) = 1.8; B: 0.5 + 4 (1 - 1/5) = 3.7; C: 2 + 4 (1 - 4/5) = 2.8."""
+    p = GmsParams(w_age=1.0, age_cap=7200.0, w_fair=4.0, window=3600.0)
+    assert p.fair_share == "total"
+    now = 3600.0
+    queued = np.array([0.0, 1800.0, now - 4 * 3600.0])
+    scan = gms_scan(now, queued, priority=np.array([1, 1, 1]), tenant=np.array([0, 1, 0]),
+                    demand=np.array([1, 2, 3]), used=np.array([4, 2]), quota=np.array([100, 100]),
+                    tenant_avg=_usage().window_avg(now, p.window), params=p)
+    assert scan.credit == pytest.approx([1.8, 3.7, 2.8])
+    assert scan.order.tolist() == [1, 2, 0]
+    with pytest.raises(ValueError, match="fair_share"):
+        GmsParams(fair_share="mean")
+    with pytest.raises(ValueError, match="quota_used"):
+        GmsParams(quota_used="some")
 
 
 def test_quota_demotes_to_lowest_priority():
