@@ -103,3 +103,21 @@ def test_claims_recompute_from_results(run):
         cmp_ = hived.tenant_comparison(per[s])
         assert worst["ours"][s] == pytest.approx(cmp_["worst_quota_ratio"])
     assert len(ctx.figures) == 3 and (out / "report.md").read_text().count("| ") > 20
+
+
+def test_offered_load_and_paper_sizes_hand_values():
+    from placement.sim.trace import Job
+
+    # two jobs over a 100 s window: 8 GPUs x 50 s + 4 GPUs x 100 s = 800 GPU-s -> 8 GPUs offered
+    window = [Job("a", 0.0, 8, 50.0), Job("b", 10.0, 4, 100.0)]
+    assert hived.offered_gpus(window, 0.0, 100.0) == pytest.approx(8.0)
+    # 8 GPUs offered: 279 nodes (2,232 GPUs) at most 0%, 200 nodes (1,600 GPUs) at most 1% busy
+    big = [Job("c", 0.0, 8, 100.0 * 800)]      # 6,400 GPUs offered: both saturated
+    assert "279 nodes: at most 100%" in hived._paper_sizes_note(big, 0.0, 100.0)
+    assert "200 nodes: at most 100%" in hived._paper_sizes_note(big, 0.0, 100.0)
+    assert "offer 8 GPUs" in hived._paper_sizes_note(window, 0.0, 100.0)
+
+
+def test_paper_sizes_note_in_report(run):
+    ctx, out = run
+    assert "The paper's sizes under this window (seed 0)" in (out / "report.md").read_text()
