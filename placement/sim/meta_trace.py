@@ -31,7 +31,7 @@ import numpy as np
 
 from .trace import PHILLY_LOG_DURATION, Job, Trace
 
-__all__ = ["meta_trace", "PRIORITY_MIX", "GANG_SIZES", "GANG_PROBS", "REGION_COUNT_PROBS", "WARMUP_PREFIX"]
+__all__ = ["meta_trace", "imbalance_trace", "PRIORITY_MIX", "GANG_SIZES", "GANG_PROBS", "REGION_COUNT_PROBS", "WARMUP_PREFIX"]
 
 PRIORITY_MIX = (0.03, 0.20, 0.16, 0.54, 0.002, 0.005, 0.0002 + 0.06)   # the 6% unspecified -> lowest
 GANG_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -113,3 +113,64 @@ def meta_trace(region_gpus: tuple[int, ...], *, hours: float = 8.0, peak: float 
             f"{tenants} tenants, warm-up filling {warm_fill:.0%} of {n_gpus} GPUs, {hours:g} h of arrivals at "
             f"{peak:g}x supply")
     return Trace(f"meta-s{seed}", tuple(jobs), prov), masks
+
+
+def imbalance_trace(region_gpus: int, *, backlog: float, protected: float = 1.0, hours: float = 4.0,
+                    load: float = 0.5, seed: int = 0) -> tuple[Trace, dict[str, int], dict[tuple[str, int], int]]:
+    """The situation §5.6 blames for federation's violations, in two regions A (index 0) and B
+    of ``region_gpus`` GPUs each: (trace, table -> region mask, quotas per (tenant, level)).
+
+    At time 0 (warm-up, ``WARMUP_PREFIX``): A is filled with preemptible low-priority work
+    (tenant ``lp``, level 3, tables in A only) and ``backlog`` x A's GPUs more of it wait for
+    A, inflating A's demand/supply ratio to 1 + backlog; B is filled, ``protected`` of it with
+    high-priority work of tenant ``hpB`` (level 0, within its quota, not preemptible by level
+    0) and the rest with ``lp`` work. All warm-up jobs outlast the window. Then for ``hours``
+    tenant ``hp`` (level 0, quota one region) submits jobs whose tables are in both regions,
+    Poisson, offering ``load`` x one region's GPUs on average; gang sizes from
+    :data:`GANG_SIZES` / :data:`GANG_PROBS` up to an eighth of a region, durations uniform in
+    0.5-2 h (ours). A binding at arrival by demand/supply sends the first ~backlog x region
+    GPUs of ``hp`` work to B, where only ``1 - protected`` of it is preemptible; a global
+    scheduler can preempt A's low-priority work. Quotas: ``hpB`` protected x S, ``hp`` S,
+    ``lp`` the rest of the 2 S GPUs. Same seed, same trace; every field synthetic (ours, after
+    §5.6's explanation)."""
+    S = int(region_gpus)
+    if S < 8 or backlog < 0 or not 0 <= protected <= 1 or hours <= 0 or load <= 0:
+        raise ValueError("region_gpus >= 8, backlog >= 0, protected in [0, 1], hours and load > 0")
+    rng = np.random.default_rng(seed)
+    sizes = np.array([g for g in GANG_SIZES if g <= S // 8])
+    probs = np.array([p for g, p in zip(GANG_SIZES, GANG_PROBS, strict=True) if g <= S // 8])
+    probs = probs / probs.sum()
+    synthetic = frozenset({"submit", "gpus", "duration", "tenant", "priority", "tables"})
+    masks = {"A": 1, "B": 2, "AB": 3}
+    jobs: list[Job] = []
+    long = hours * 3600.0 * 3
+
+    def fill(prefix: str, total: int, tenant: str, level: int, table: str) -> None:
+        left, i = int(total), 0
+        while left > 0:
+            g = int(min(left, rng.choice(sizes, p=probs)))
+            jobs.append(Job(f"{WARMUP_PREFIX}{prefix}{i:04d}", 0.0, g, long * float(rng.uniform(1.0, 1.5)),
+                            tenant=tenant, priority=level, tables=(table,), synthetic=synthetic))
+            left -= g
+            i += 1
+
+    prot = int(round(protected * S))
+    fill("b-hp-", prot, "hpB", 0, "B")
+    fill("b-lp-", S - prot, "lp", 3, "B")
+    fill("a-lp-", S, "lp", 3, "A")
+    fill("a-backlog-", int(round(backlog * S)), "lp", 3, "A")
+    mean_gpu_s = float((sizes * probs).sum()) * 1.25 * 3600.0
+    rate = load * S / mean_gpu_s
+    t, i = 0.0, 0
+    while True:
+        t += float(rng.exponential(1.0 / rate))
+        if t >= hours * 3600.0:
+            break
+        jobs.append(Job(f"job-{i:05d}", round(t, 3), int(rng.choice(sizes, p=probs)),
+                        float(rng.uniform(0.5, 2.0)) * 3600.0, tenant="hp", priority=0, tables=("AB",),
+                        synthetic=synthetic))
+        i += 1
+    quotas = {("hpB", 0): prot, ("hp", 0): S, ("lp", 3): 2 * S - prot - S}
+    prov = (f"region-imbalance workload (after MAST §5.6; seed {seed}): 2 regions of {S} GPUs, low-priority "
+            f"backlog {backlog:g}x a region in A, {protected:.0%} of B high-priority, {hours:g} h of level-0 arrivals")
+    return Trace(f"imbalance-b{backlog:g}-p{protected:g}-s{seed}", tuple(jobs), prov), masks, quotas

@@ -77,7 +77,8 @@ def test_meta_workload_follows_the_published_distributions():
     assert again == tr
 
 
-TINY = mast.Config(region_machines=(8, 6, 4, 2, 2), hours=3.0, tenants=10)
+TINY = mast.Config(region_machines=(8, 6, 4, 2, 2), hours=3.0, tenants=10, sweep_region_gpus=64,
+                   sweep_backlog=(1.0,), sweep_protected=(1.0,), sweep_hours=2.0)
 
 
 @pytest.fixture(scope="module")
@@ -88,14 +89,14 @@ def run(tmp_path_factory):
 
 def test_reproduction_rows_recompute_from_the_logs(run):
     ctx, out = run
-    assert ctx.broken == {} and ctx.logs == 2 * len(mast.POLICIES)
+    assert ctx.broken == {} and ctx.logs == 2 * len(mast.RUNS) + 2 * len(mast.POLICIES)
     rows = list(csv.DictReader(open(out / "results.csv")))
     for seed in (0, 1):
         trace, _ = meta_trace(tuple(8 * m for m in TINY.region_machines), hours=TINY.hours, peak=TINY.peak,
                               warm_fill=TINY.warm_fill, tenants=TINY.tenants, seed=seed)
         quotas = mast.quotas_of(trace, 8 * sum(TINY.region_machines))
         assert sum(quotas.values()) <= 8 * sum(TINY.region_machines)
-        for pol in mast.POLICIES:
+        for pol in mast.RUNS:
             folder = out / "logs" / f"s{seed}-{pol}"
             inst = load_instance(json.loads((folder / "instance.json").read_text()))
             log = load_solution(inst, json.loads((folder / "log.json").read_text()))
@@ -120,3 +121,41 @@ def test_claims_are_the_worst_hours_of_the_rows(run):
         rates = [float(r["rate"]) for r in rows if r["run"] == f"s{s}-mast" and r["priority"] == "all"]
         assert v == pytest.approx(max(rates))
     assert (out / "figures" / "fig_slo_per_hour.png").stat().st_size > 1000
+
+
+def test_sweep_rows_recompute_from_the_logs(run):
+    from placement.sim.meta_trace import imbalance_trace
+
+    ctx, out = run
+    rows = [r for r in csv.DictReader(open(out / "results.csv")) if r["view"] == "imbalance sweep"]
+    assert len(rows) == 2 * len(mast.POLICIES)
+    for r in rows:
+        seed = int(r["seed"])
+        trace, _, quotas = imbalance_trace(64, backlog=1.0, protected=1.0, hours=2.0, load=TINY.sweep_load, seed=seed)
+        assert sum(quotas.values()) <= 128
+        folder = out / "logs" / r["run"]
+        inst = load_instance(json.loads((folder / "instance.json").read_text()))
+        assert inst.trace == trace
+        log = load_solution(inst, json.loads((folder / "log.json").read_text()))
+        ev = [e for e in scheduling_events(trace, log, quotas)
+              if 0 < e.begin < 2 * 3600 and e.within_quota and e.priority == 0]
+        assert (int(r["events"]), int(r["violations"])) == (len(ev), sum(e.violated for e in ev))
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    fed = next(c for k, c in claims.items() if k.startswith("federated: within-quota high-priority violations where"))
+    for s, v in zip((0, 1), fed["ours"], strict=True):
+        want = [float(r["rate"]) for r in rows if r["seed"] == str(s) and r["policy"] == "federated"]
+        assert v == pytest.approx(max(want))
+
+
+def test_imbalance_trace_is_seeded_and_fills_as_described():
+    from placement.sim.meta_trace import imbalance_trace
+
+    a, masks, q = imbalance_trace(256, backlog=0.5, protected=0.75, seed=4)
+    b, _, _ = imbalance_trace(256, backlog=0.5, protected=0.75, seed=4)
+    assert a == b and masks == {"A": 1, "B": 2, "AB": 3}
+    warm = [j for j in a.jobs if j.id.startswith(WARMUP_PREFIX)]
+    assert sum(j.gpus for j in warm if j.tenant == "hpB") == 192 == q[("hpB", 0)]
+    assert sum(j.gpus for j in warm if j.tables == ("A",)) == 256 + 128     # A filled plus the backlog
+    assert sum(j.gpus for j in warm if j.tables == ("B",)) == 256
+    assert sum(q.values()) == 512
+    assert all(j.priority == 0 and j.tables == ("AB",) for j in a.jobs if j not in warm)
