@@ -202,8 +202,8 @@ def _sweep_claims(ctx: Context, cfg: Config, sweep) -> None:
     lines = [f"Two regions of {cfg.sweep_region_gpus} GPUs; a low-priority backlog of `backlog` x a region waits "
              "for region A (inflating its demand/supply ratio); `protected` of region B is held by level-0 work; "
              f"{cfg.sweep_hours:g} h of level-0 arrivals offering {cfg.sweep_load:g} x a region, eligible in both. "
-             "Within-quota level-0 violation rate over the window, median (min to max) over seeds; events "
-             "judged (within quota) in brackets.", "",
+             "Within-quota level-0 violation rate over the window, median (min to max) over seeds; the last "
+             "column counts the within-quota events judged.", "",
              "| backlog | protected | mast | federated | events (mast / federated) |", "|---|---|---|---|---|"]
     for b, p in settings:
         cells = [fmt_spread([sweep[(b, p, s, pol)]["rate"] for s in ctx.seeds], "%", 100) for pol in POLICIES]
