@@ -130,3 +130,40 @@ def test_utilization_between_hand_values():
     assert utilization_between(res.log, 4, 0.0, 200.0) == pytest.approx(0.75)
     assert utilization_between(res.log, 4, 150.0, 250.0) == pytest.approx(0.5)
     assert utilization_between(res.log, 4, 10.0, 10.0) is None
+
+
+def test_tiresias_never_spreads_a_job_over_racks_when_one_rack_had_room(run):
+    """On the reproduction's own Tiresias logs (Philly jobs, Table 1 models, racks of 8 x 8 GPUs):
+    whenever a job starts over two racks, no rack had as many free GPUs as the job at that time
+    (free GPUs recomputed from the log, stops at a time applied before starts at that time)."""
+    _ctx, out = run
+    runs = [r["run"] for r in csv.DictReader(open(out / "results.csv"))
+            if r["policy"] == "tiresias" and not r["variant"]]
+    assert runs
+    for name in runs:
+        folder = out / "logs" / name
+        inst = load_instance(json.loads((folder / "instance.json").read_text()))
+        rack = [int(x) for x in inst.cluster.rack]
+        rows = list(load_solution(inst, json.loads((folder / "log.json").read_text())))
+        held: dict[str, tuple[int, ...]] = {}
+        busy = [False] * inst.cluster.n_gpus
+        i = 0
+        while i < len(rows):
+            t, batch = rows[i].time, []
+            while i < len(rows) and rows[i].time == t:
+                batch.append(rows[i])
+                i += 1
+            for r in batch:
+                if r.event in ("finish", "preempt") and r.job in held:
+                    for g in held.pop(r.job):
+                        busy[g] = False
+            free = [0] * (max(rack) + 1)
+            for g, b in enumerate(busy):
+                free[rack[g]] += not b
+            for r in batch:
+                if r.event == "start":
+                    if len({rack[g] for g in r.gpus}) > 1:
+                        assert max(free) < len(r.gpus), (name, r.job, r.time, free)
+                    held[r.job] = tuple(r.gpus)
+                    for g in r.gpus:
+                        busy[g] = True
