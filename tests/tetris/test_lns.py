@@ -103,3 +103,21 @@ def test_unknown_kind_is_refused_before_any_work():
 
     with pytest.raises(InstanceError, match="kinds"):
         lns.solve(generate_tetris(4, 4, 2, seed=0), kinds="jobs,bogus")
+
+
+def test_adaptive_kinds_deterministic_and_persistent_equals_rebuilt_on_a_whole_instance():
+    """Adaptive kind weights: same seed, same result; weights stay within [floor, 1]. The persistent model
+    and the rebuilt sub-models both reach the brute-force optimum on a small instance."""
+    inst = generate_tetris(6, 10, 3, seed=21)
+    kw = dict(seed=2, time_limit=None, iterations=12, sub_time_limit=600.0, full_share=0.0, adaptive=True)
+    a, b = lns.solve(inst, **kw), lns.solve(inst, **kw)
+    assert np.array_equal(a.solution.home, b.solution.home) and a.objective == b.objective
+    assert all(lns.ADAPTIVE_FLOOR <= w <= 1.0 for w in a.stats["kind_weights"].values())
+    assert a.stats["persistent"] is True
+    best, _ = brute_force(inst)
+    for cells in (0, 2400):
+        res = lns.solve(inst, seed=0, time_limit=None, iterations=100, full_share=0.0, size=6, kicks=0,
+                        saturation=37, persistent_max_cells=cells)
+        assert res.stats["persistent"] is (cells > 0)
+        assert res.stats["proof"] is True
+        assert abs(res.objective - best) <= 1e-6 * max(1.0, abs(best))
