@@ -317,6 +317,12 @@ def _section(ctx: Context, cfg: Config, per) -> None:
     ev = [sum(r["events"] for r in per[(s, "mast")]["within"] if r["priority"] == "all") for s in ctx.seeds]
     ev_all = [sum(r["events"] for r in per[(s, "mast")]["all"] if r["priority"] == "all") for s in ctx.seeds]
     lines += ["", f"Scheduling events in the window under MAST: {fmt_spread(ev)} within quota of {fmt_spread(ev_all)}."]
+    for pol in RUNS:
+        by = {p: sum(r["violations"] for s in ctx.seeds for r in per[(s, pol)]["within"] if r["priority"] == p)
+              for p in prios}
+        tot = sum(by.values())
+        lines.append(f"Within-quota violations of {pol} over all seeds: {tot}" + (
+            " (" + ", ".join(f"{v} at level {p}" for p, v in by.items() if v) + ")" if tot else "") + ".")
     ctx.section("Violations per priority", "\n".join(lines))
 
 
