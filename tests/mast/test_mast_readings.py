@@ -58,3 +58,22 @@ def test_generate_trace_kind_mast_is_the_meta_workload(tmp_path):
 def test_bad_reading_is_one_line_error(field):
     with pytest.raises(ValueError, match=field):
         GmsParams(**{field: "nope"})
+
+
+def test_the_long_tail_is_the_dally_slowdown_of_one_synthetic_model_label():
+    """A whole-Philly run under the Dally perf model ends thousands of days after the last
+    arrival (day 109): philly-65656 runs 19.3 observed days on 4 GPUs, its model label
+    (MobileNetV3, drawn per job, synthetic) has a Table 1 overhead of 195.92 across dynamic
+    clusters, so spread over two of them it runs 196.92x longer. Observed durations (the
+    default of ``placement simulate`` on a trace file) have no such tail."""
+    from instances.traces import trace_path
+    from placement.sim.perf import DallyPerf
+    from placement.sim.trace import load_philly
+
+    tr = load_philly(trace_path("philly.csv"))
+    j = next(j for j in tr.jobs if j.id == "philly-65656")
+    assert (j.gpus, j.model, "model" in j.synthetic) == (4, "MobileNetV3", True)
+    assert 19 < j.duration / 86400 < 20
+    assert 1 / DallyPerf().rate(j, "cluster") == pytest.approx(196.92)
+    assert (j.submit + j.duration / DallyPerf().rate(j, "cluster")) / 86400 > 3800
+    assert max(x.submit + x.duration for x in tr.jobs) / 86400 < 110
