@@ -19,6 +19,11 @@ Negative cache
 RMS vs the MIP
     Generated dynamic-cluster snapshots, mostly full: how often RMS's plan is
     lexicographically optimal and the worst gap, per cost component.
+Whole Philly trace (``--scale``)
+    FIFO and MAST side by side on the whole trace, 1,024 GPUs in 4 regions, observed
+    durations (:func:`philly_whole_run`): wall time of each, the MAST / FIFO ratio (goal 6x),
+    peak RSS, makespan. Measured once (2 busy cores): FIFO 29.1 s, MAST 79.6 s, 2.7x; peak
+    RSS 165 / 221 MiB; both end on day 108.9, no replay_check violation.
 """
 
 from __future__ import annotations
