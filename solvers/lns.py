@@ -71,6 +71,11 @@ Neighbourhoods (the kind is drawn by the seeded generator, in equal shares; ``ad
     Tables read by the ML jobs of one GPU type (drawn by its share of the GPU
     term), by those jobs' GPU-hours. Measured on seeds 11-14: no better than the
     default mix, kept for ablations (``kinds="jobs,gpu_type"``).
+``absorb`` (not in the default ``kinds``)
+    The (region, GPU type) with the largest overload: the tables of its ML jobs of
+    that type (whole jobs, by GPU-hours), free to stay or go to the regions with
+    the most spare supply of that type -- where the optimum was seen to differ
+    from LNS's answer on hard instances.
 With at most ``all_regions`` regions (default 6) every free table may take every
 region in every kind except ``region_pair``.
 
@@ -123,7 +128,7 @@ from . import hill_climb
 
 __all__ = ["solve", "KINDS"]
 
-KINDS = ("jobs", "region_pair", "overloaded", "moved", "gpu_type")
+KINDS = ("jobs", "region_pair", "overloaded", "moved", "gpu_type", "absorb")
 DEFAULT_KINDS = "jobs,region_pair,overloaded,moved"
 ADAPTIVE_RATE = 0.2  # weight of the latest outcome in a kind's adaptive weight
 ADAPTIVE_FLOOR = 0.1  # no kind's weight falls below this (every kind keeps being tried)
@@ -220,6 +225,28 @@ class _Neighbourhoods:
         extra = [r for r in self._spare_regions(ev) if r != r0]
         regs = list(range(self.R)) if self.R <= self.all_regions else sorted({r0, *extra[:self.all_regions - 1]})
         return free, regs
+
+    def absorb(self, home: np.ndarray, ev, size: int):
+        """Move GPU overload to the regions that can absorb it: the (region, GPU type) with the largest
+        overload, the tables of its ML jobs of that type (whole jobs, by GPU-hours with a seeded
+        tie-break), free to stay or go to the regions with the most spare supply of that type."""
+        A, rng = self.A, self.rng
+        over = ev.demand.sum(axis=2) - A.supply  # [R, G]
+        r0, g = np.unravel_index(int(np.argmax(over)), over.shape)
+        if over[r0, g] <= 0:
+            return self.overloaded(home, ev, size)
+        jobs = np.flatnonzero(A.job_ml & (ev.job_region == r0) & (A.job_gpu == g))
+        if len(jobs) == 0:
+            return self.overloaded(home, ev, size)
+        order = jobs[np.argsort(-A.job_gh[jobs] * rng.uniform(0.5, 1.5, size=len(jobs)), kind="stable")]
+        chosen: dict[int, None] = {}
+        for j in order.tolist():
+            for t in A.job_tab[A.job_ptr[j]:A.job_ptr[j + 1]].tolist():
+                if len(chosen) < size:
+                    chosen[t] = None
+        free = np.asarray(sorted(chosen), dtype=np.int64)
+        spare = np.argsort(-(A.supply[:, g] - ev.demand[:, g].sum(axis=1)), kind="stable").tolist()
+        return free, self._regions(home, free, [int(r0), *[r for r in spare if r != r0]])
 
     def moved(self, home: np.ndarray, ev, size: int):
         """Re-decide which tables use the move quota: moved tables and big unmoved ones together."""

@@ -87,8 +87,8 @@ def test_reader_cap_keeps_popular_tables_out():
     assert all(readers[t] > 50 - readers[kept].sum() for t in free if t not in set(kept.tolist()))
 
 
-@settings(max_examples=5)
-@given(small, st.sampled_from(["gpu_type", "jobs,gpu_type", "region_pair", "overloaded,moved"]))
+@settings(max_examples=6)
+@given(small, st.sampled_from(["gpu_type", "jobs,gpu_type", "region_pair", "overloaded,moved", "absorb"]))
 def test_every_kind_alone_keeps_the_properties(inst, kinds):
     res = lns.solve(inst, seed=0, kinds=kinds, full_share=0.0, **OPTS)
     best, _ = brute_force(inst)
@@ -121,3 +121,23 @@ def test_adaptive_kinds_deterministic_and_persistent_equals_rebuilt_on_a_whole_i
         assert res.stats["persistent"] is (cells > 0)
         assert res.stats["proof"] is True
         assert abs(res.objective - best) <= 1e-6 * max(1.0, abs(best))
+
+
+def test_absorb_frees_the_jobs_of_the_most_overloaded_region_and_gpu_type():
+    """The absorb neighbourhood, checked by hand on its definition: its free tables are read by ML jobs
+    of the (region, GPU type) with the largest overload, and the regions hold that region."""
+    from placement.tetris import evaluate as ev_of
+
+    inst = generate_tetris(30, 60, 5, seed=8803)
+    home = inst.arrays.home0.copy()
+    ev = ev_of(inst, home)
+    A = inst.arrays
+    over = ev.demand.sum(axis=2) - A.supply
+    r0, g = np.unravel_index(int(np.argmax(over)), over.shape)
+    assert over[r0, g] > 0
+    hoods = lns._Neighbourhoods(inst, np.random.default_rng(0), all_regions=3)
+    free, regions = hoods.absorb(home, ev, 8)
+    jobs = np.flatnonzero(A.job_ml & (ev.job_region == r0) & (A.job_gpu == g))
+    tables = set(A.job_tab[np.isin(A.entry_job, jobs)].tolist())
+    assert 0 < len(free) <= 8 and set(free.tolist()) <= tables
+    assert r0 in regions and set(home[free].tolist()) <= set(regions)
