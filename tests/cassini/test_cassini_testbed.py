@@ -6,7 +6,7 @@ import pytest
 
 from placement.cassini.fluid import FluidJob, simulate
 from placement.cassini.profiles import JobProfile
-from placement.cassini.testbed import (
+from solvers.cassini_testbed import (
     Config,
     TraceJob,
     poisson_trace,

@@ -1,6 +1,6 @@
 """``placement reproduce cassini``: Themis vs Th+CASSINI iteration times (CASSINI §5.2-§5.3, §5.6).
 
-Runs the testbed simulation of :mod:`placement.cassini.testbed` (its own event-driven
+Runs the testbed simulation of :mod:`solvers.cassini_testbed` (its own event-driven
 simulation: the links jobs share over time are run in the fluid model of
 :mod:`placement.cassini.fluid`, which ``placement simulate``'s engine does not host):
 
@@ -13,7 +13,7 @@ simulation: the links jobs share over time are run in the fluid model of
 
 Each set-up runs with the two placement readings (``racks``: Themis packs a job into the fewest
 racks; ``anywhere``: any free servers) and, as a sensitivity, the congestion-loss factor on.
-Every log is written to ``logs/<run>/log.json`` and checked by :func:`testbed.replay_check`
+Every log is written to ``logs/<run>/log.json`` and checked by :func:`solvers.cassini_testbed.replay_check`
 (iteration times recomputed by an independent time-stepped integration on sampled epochs,
 progress and finish times re-derived, no server given twice).
 """
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...cassini import testbed as tb
+from solvers import cassini_testbed as tb
+
 from ...io import write_text
 from . import Reproduction
 from .context import Context, fmt_spread

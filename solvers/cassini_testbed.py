@@ -4,16 +4,16 @@ This is its own event-driven simulation, not a policy of ``placement simulate``:
 places GPUs but has no links a job's iterations share over time. Here the scheduler's
 decisions happen at *scheduling events* (arrivals, departures, lease expiries) and between two
 events the placement is fixed; that interval (an *epoch*) is run in the fluid link model of
-:mod:`.fluid` for a measurement window, which gives each running job its iteration time in the
+:mod:`placement.cassini.fluid` for a measurement window, which gives each running job its iteration time in the
 epoch, hence its progress and its finish time.
 
 Set-up (§5.1, our reading)
 --------------------------
 topology
-    :func:`.topology.testbed_topology`: 24 single-GPU servers, 50 Gbps, 12 ToRs of 2 servers
+    :func:`placement.cassini.topology.testbed_topology`: 24 single-GPU servers, 50 Gbps, 12 ToRs of 2 servers
     under one core switch, 2:1 oversubscription. A rack is a ToR.
 models
-    :data:`CATALOGUE`: the 13 models of §5.1 as **synthetic** profiles (:mod:`.profiles`;
+    :data:`CATALOGUE`: the 13 models of §5.1 as **synthetic** profiles (:mod:`placement.cassini.profiles`;
     the paper's measured profiles are not public): kind, iteration time (120-240 ms, so
     periods are commensurate as on the paper's testbed), Up fraction and bandwidth.
 jobs
@@ -56,12 +56,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from placement.cassini.fluid import FluidJob, max_min_rates, simulate
+from placement.cassini.instance import Candidate, build_instance
+from placement.cassini.profiles import JobProfile, synthetic_profile
+from placement.cassini.topology import Topology, testbed_topology
 from solvers.affinity import rank_candidates
-
-from .fluid import FluidJob, max_min_rates, simulate
-from .instance import Candidate, build_instance
-from .profiles import JobProfile, synthetic_profile
-from .topology import Topology, testbed_topology
 
 __all__ = ["CATALOGUE", "profile_of", "TraceJob", "poisson_trace", "stress_trace", "Config", "run",
            "replay_check", "stepped_iteration_times", "weighted_quantile", "summary"]
