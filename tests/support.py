@@ -148,3 +148,35 @@ def run_reproduction_with(rep, out):
         return rp.run_reproduction(rep.name, str(out))
     finally:
         mp.undo()
+
+
+def rack_spreads(log, rack) -> list[tuple[str, float, int, int]]:
+    """Every start of ``log`` whose GPUs span two racks or more, with the most free GPUs any one
+    rack had at that moment, recomputed from the log alone (stops at a time are applied before
+    the starts at that time): ``(job, time, job's GPUs, most free in one rack)``."""
+    rack = [int(x) for x in rack]
+    rows = list(log)
+    held: dict[str, tuple[int, ...]] = {}
+    busy = [False] * len(rack)
+    out = []
+    i = 0
+    while i < len(rows):
+        t, batch = rows[i].time, []
+        while i < len(rows) and rows[i].time == t:
+            batch.append(rows[i])
+            i += 1
+        for r in batch:
+            if r.event in ("finish", "preempt") and r.job in held:
+                for g in held.pop(r.job):
+                    busy[g] = False
+        free = [0] * (max(rack) + 1)
+        for g, b in enumerate(busy):
+            free[rack[g]] += not b
+        for r in batch:
+            if r.event == "start":
+                if len({rack[g] for g in r.gpus}) > 1:
+                    out.append((r.job, r.time, len(r.gpus), max(free)))
+                held[r.job] = tuple(r.gpus)
+                for g in r.gpus:
+                    busy[g] = True
+    return out

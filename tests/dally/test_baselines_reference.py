@@ -13,6 +13,7 @@ from placement.sim import Cluster, Job, Trace, replay_check, simulate, synthetic
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
 from solvers.online.tiresias import QUEUE_LIMITS, Tiresias
+from tests.support import rack_spreads
 
 
 def _trace(jobs):
@@ -86,31 +87,8 @@ def test_no_job_that_fits_a_rack_is_spread_over_racks_when_a_rack_had_room(seed,
     trace = synthetic_trace(kind, jobs=30, seed=seed, jobs_per_hour=30.0, max_gpus=16)
     res = simulate(trace, cluster, make_policy("tiresias"), perf=IdealPerf())
     assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
-    held: dict[str, tuple[int, ...]] = {}
-    busy = [False] * cluster.n_gpus
-    rows = list(res.log)
-    i = 0
-    while i < len(rows):   # apply all stops at a time before the starts at that time
-        t = rows[i].time
-        batch = []
-        while i < len(rows) and rows[i].time == t:
-            batch.append(rows[i])
-            i += 1
-        for r in batch:
-            if r.event in ("finish", "preempt") and r.job in held:
-                for g in held.pop(r.job):
-                    busy[g] = False
-        free_per_rack = [sum(1 for g in range(cluster.n_gpus) if not busy[g] and cluster.rack[g] == k)
-                         for k in range(3)]
-        for r in batch:
-            if r.event == "start":
-                if len({int(cluster.rack[g]) for g in r.gpus}) > 1:
-                    assert max(free_per_rack) < len(r.gpus), (r.job, r.time, free_per_rack)
-        for r in batch:
-            if r.event == "start":
-                held[r.job] = tuple(r.gpus)
-                for g in r.gpus:
-                    busy[g] = True
+    for job, t, gpus, most_free in rack_spreads(res.log, cluster.rack):
+        assert most_free < gpus, (job, t, most_free)
 
 
 @settings(max_examples=10, deadline=None)
@@ -130,3 +108,16 @@ def test_gandiva_migrates_a_job_at_most_once_per_interval(seed, interval):
     default = simulate(trace, cluster, make_policy("gandiva"))
     zero = simulate(trace, cluster, make_policy("gandiva", migration_interval=0.0))
     assert list(default.log) == list(zero.log)
+
+
+def test_the_spread_check_sees_a_spread_that_had_room():
+    """The log walk the two spread tests use, on a hand log: 2 racks x 4 GPUs; job a takes GPUs
+    0-1 (rack 0) until 10; b starts at 10 on GPUs 3-4 (two racks) while rack 0 has all 4 free
+    again, so the check must report b with 4 free GPUs in one rack."""
+    from placement.sim.log import LogRow
+
+    rack = [0, 0, 0, 0, 1, 1, 1, 1]
+    log = [LogRow(0.0, "start", "a", (0, 1)), LogRow(10.0, "finish", "a", (0, 1)),
+           LogRow(10.0, "start", "b", (3, 4)), LogRow(20.0, "finish", "b", (3, 4))]
+    assert rack_spreads(log, rack) == [("b", 10.0, 2, 4)]
+    assert rack_spreads(log[:2], rack) == []

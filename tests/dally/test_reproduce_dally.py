@@ -12,7 +12,7 @@ import pytest
 from placement.app import reproduce as rp
 from placement.app.reproduce import dally
 from placement.sim.instance import evaluate_report, load_instance, load_solution
-from tests.support import run_reproduction_with
+from tests.support import rack_spreads, run_reproduction_with
 
 TINY = dally.Config(racks=(1, 2), kinds=("batch", "poisson"), jobs={"batch": 40, "poisson": 30},
                     jobs_per_hour=20.0, detail_racks=2, bound=True, load_rates=(5.0, 20.0))
@@ -143,27 +143,6 @@ def test_tiresias_never_spreads_a_job_over_racks_when_one_rack_had_room(run):
     for name in runs:
         folder = out / "logs" / name
         inst = load_instance(json.loads((folder / "instance.json").read_text()))
-        rack = [int(x) for x in inst.cluster.rack]
-        rows = list(load_solution(inst, json.loads((folder / "log.json").read_text())))
-        held: dict[str, tuple[int, ...]] = {}
-        busy = [False] * inst.cluster.n_gpus
-        i = 0
-        while i < len(rows):
-            t, batch = rows[i].time, []
-            while i < len(rows) and rows[i].time == t:
-                batch.append(rows[i])
-                i += 1
-            for r in batch:
-                if r.event in ("finish", "preempt") and r.job in held:
-                    for g in held.pop(r.job):
-                        busy[g] = False
-            free = [0] * (max(rack) + 1)
-            for g, b in enumerate(busy):
-                free[rack[g]] += not b
-            for r in batch:
-                if r.event == "start":
-                    if len({rack[g] for g in r.gpus}) > 1:
-                        assert max(free) < len(r.gpus), (name, r.job, r.time, free)
-                    held[r.job] = tuple(r.gpus)
-                    for g in r.gpus:
-                        busy[g] = True
+        log = load_solution(inst, json.loads((folder / "log.json").read_text()))
+        for job, t, gpus, most_free in rack_spreads(log, inst.cluster.rack):
+            assert most_free < gpus, (name, job, t, most_free)
