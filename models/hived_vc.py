@@ -221,24 +221,16 @@ def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iter
     m.obj1.deactivate()
     if fair:
         m.obj_fair.activate()
-        resf = opt.solve(m, **kw)
-        if resf.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
-            resf.solution_loader.load_vars()
-            if resf.solution_status != SolutionStatus.optimal:
-                status = Status.TIME_LIMIT
+        resf, proven = _stage(opt, m, kw)
+        status = status if proven else Status.TIME_LIMIT
+        if resf is not None:
             m.fix_fair = pyo.Constraint(expr=m.z <= pyo.value(m.z) + share_tol)
-        else:
-            status = Status.TIME_LIMIT
         m.obj_fair.deactivate()
     m.obj2.activate()
-    res2 = opt.solve(m, **kw)
-    if res2.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
-        res2.solution_loader.load_vars()
-        if res2.solution_status != SolutionStatus.optimal:
-            status = Status.TIME_LIMIT
+    res2, proven = _stage(opt, m, kw)
+    status = status if proven else Status.TIME_LIMIT
+    if res2 is not None:
         stats["mix_bound"] = res2.objective_bound
-    else:
-        status = Status.TIME_LIMIT
     cells = {t: tuple(int(round(pyo.value(m.x[t, k]))) for k in range(1, K + 1)) for t in demand}
     assign = VCAssignment(n_nodes, cells)
     share, mix = evaluate(assign, demand)
@@ -249,6 +241,16 @@ def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iter
         return SolveResult(Status.ERROR, "hived-vc", assign, share, None, stats=stats,
                            message="solver answer fails the feasibility check")
     return SolveResult(status, "hived-vc", assign, share, stats.get("share_bound"), stats=stats)
+
+
+def _stage(opt, m, kw):
+    """Solve a later lexicographic stage: (its result with the solution loaded, or None when it
+    found none; whether it was proven optimal)."""
+    res = opt.solve(m, **kw)
+    if res.solution_status not in (SolutionStatus.optimal, SolutionStatus.feasible):
+        return None, False
+    res.solution_loader.load_vars()
+    return res, res.solution_status == SolutionStatus.optimal
 
 
 def node_level_then_multi(demand, n_nodes, largest=None, time_limit=60.0, fair: bool = True
