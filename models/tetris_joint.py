@@ -250,6 +250,9 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
         return SolveResult(status, "joint", solution=sol, objective=None if ev is None else ev.objective,
                            bound=bound, wall_time_s=wall, stats=stats, message=message)
 
+    if m._infeasible:  # rows of the home model that are constant and cannot hold
+        return done(Status.INFEASIBLE, message="infeasible: cannot be met whatever the tables do: "
+                    + "; ".join(m._infeasible))
     known = None  # a verified feasible point: the fallback answer
     if fix_solution is not None:
         viol = joint_violations(inst, fix_solution, budget)
