@@ -79,6 +79,7 @@ SPEC = ProblemSpec(
         "hill-climb-ils": "solvers.hill_climb:solve_ils",
         "replicas": "solvers.replicas:solve",
         "lns": "solvers.lns:solve",
+        "joint": "models.tetris_joint:solve",
     },
     exact_solver="exact",
     add_generate_args=_add_generate_args,
