@@ -25,6 +25,11 @@ Called by ``placement bench`` through ``SPEC.bench_extra``. Sections:
   optimal within 60 s (a growing size sweep).
 * **Replicas** (§3.5) on the hill-climbing placement: collocation rate before and
   after, storage overhead, DR coverage.
+* **Joint homes + replicas vs sequential**: the joint MIP (``models/tetris_joint.py``)
+  against home MIP or LNS followed by §3.5's replicas or by optimal replicas, same
+  replica budget, on generated instances with tight storage (2 small ones by
+  default, 12 up to 30x60x5 with ``--scale``): runnable ML jobs and GPU-hours, home
+  objective, storage, solve times and gaps.
 
 Only this module (and the CLI / harness) imports ``solvers/``, through the registry
 names of the Tetris spec.
@@ -497,6 +502,122 @@ def _exact_sweep(seed: int, progress, task, limit: float = 60.0) -> BenchSection
                                  f"(both seeds): {what}"])
 
 
+# Joint homes + replicas (models/tetris_joint.py) against the sequential pipeline. Tight storage
+# (storage_room 1.3: the generator's default 2.2 leaves room for every copy, where the order cannot
+# matter) and seeds 300 + 1000 * --seed + i, which no test or default was tuned on.
+JOINT_SIZES = {"quick": [(10, 15, 3)], "default": [(10, 15, 3), (15, 25, 4)],
+               "scale": [(10, 15, 3), (15, 25, 4), (20, 40, 4), (30, 60, 5)]}
+JOINT_SEEDS = {"quick": 1, "default": 1, "scale": 3}
+JOINT_LIMIT = {"quick": 20.0, "default": 30.0, "scale": 120.0}
+JOINT_LNS_LIMIT = {"quick": 1.0, "default": 2.0, "scale": 5.0}
+JOINT_BUDGET_SHARE = 0.10  # replica bytes allowed, as a share of all table bytes
+JOINT_STORAGE_ROOM = 1.3
+JOINT_SEED_BASE = 300
+
+
+def _joint_row(size: str, s: int, method: str, budget, res, seconds: float) -> dict[str, Any]:
+    st = res.stats if res.solution is not None else {}
+    return {"size": size, "seed": s, "method": method, "budget": budget, "status": str(res.status),
+            "J": res.objective if res.solution is not None else None,
+            "home_objective": st.get("home_objective"),
+            "runnable_jobs": f"{st.get('runnable_ml_jobs')}/{st.get('ml_jobs')}",
+            "runnable_gpu_hours": st.get("runnable_gpu_hours"), "ml_gpu_hours": st.get("ml_gpu_hours"),
+            "dr_tables": st.get("dr_tables"), "replica_bytes": st.get("replica_bytes"),
+            "storage_used": st.get("storage_used"), "wall_time_s": seconds, "gap": res.gap}
+
+
+def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
+    """Homes and replicas by one MIP against homes first, replicas after (MAST §3.5; §6's future work).
+
+    Per instance, with the joint objective ``J = w1(1) + w2(2) + w3(3) - lambda G_run - mu N_dr``
+    (default weights, ``placement/tetris/replica_eval.py``): the sequential pipeline
+    (home MIP, or LNS, then the §3.5 phases of ``solvers/replicas.py`` -- which take no
+    budget, so the joint model gets the replica bytes they used), the exact second
+    stage (those homes fixed, optimal replicas within a budget of 10% of the table
+    bytes) and the joint MIP within the same budget. Every point is judged by the
+    reference evaluation of ``J``.
+    """
+    from instances import generate_tetris
+
+    from ...result import SolveResult
+    from ...tetris.replica_eval import evaluate_joint
+
+    spec = get_problem("tetris")
+    exact = resolve(spec.solvers[spec.exact_solver])
+    lns = resolve(spec.solvers["lns"])
+    replicas = resolve(spec.solvers["replicas"])
+    joint = resolve(spec.solvers["joint"])
+    limit, lns_limit = JOINT_LIMIT[label], JOINT_LNS_LIMIT[label]
+    rows: list[dict[str, Any]] = []
+    gains: dict[str, list[tuple[int, float]]] = {"§3.5": [], "exact second stage": []}
+    base = JOINT_SEED_BASE + 1000 * seed
+    for T, J, R in JOINT_SIZES[label]:
+        for i in range(JOINT_SEEDS[label]):
+            s = base + i
+            size = f"{T}x{J}x{R}"
+            inst = generate_tetris(T, J, R, seed=s, storage_room=JOINT_STORAGE_ROOM)
+            budget = int(JOINT_BUDGET_SHARE * inst.arrays.total_size)
+            progress.update(task, description=f"tetris joint vs sequential: {size} seed {s}")
+            homes = {"home MIP": exact(inst, time_limit=limit), "LNS": lns(inst, seed=seed, time_limit=lns_limit)}
+            seq_budget, seq35, seq_exact = None, None, None
+            for name, h in homes.items():
+                if h.solution is None:
+                    continue
+                rep = replicas(inst, home=h.solution.home)
+                ev = evaluate_joint(inst, rep.solution)
+                point = SolveResult(rep.status, "replicas", solution=rep.solution, objective=ev.objective,
+                                    stats=ev.measures)
+                rows.append(_joint_row(size, s, f"{name} + §3.5", "(its own)", point, h.wall_time_s + rep.wall_time_s))
+                if name == "home MIP":
+                    seq_budget, seq35 = ev.replica_bytes, ev
+                second = joint(inst, replica_budget=budget, fix_home=h.solution.home, time_limit=limit)
+                rows.append(_joint_row(size, s, f"{name} + exact replicas", budget, second,
+                                       h.wall_time_s + second.wall_time_s))
+                if name == "home MIP":
+                    seq_exact = second
+            both = joint(inst, replica_budget=budget, time_limit=limit)
+            rows.append(_joint_row(size, s, "joint MIP", budget, both, both.wall_time_s))
+            if both.solution is not None and seq_exact is not None and seq_exact.solution is not None:
+                gains["exact second stage"].append((both.stats["runnable_gpu_hours"]
+                                                    - seq_exact.stats["runnable_gpu_hours"],
+                                                    seq_exact.objective - both.objective))
+            if seq_budget is not None:
+                same = joint(inst, replica_budget=seq_budget, time_limit=limit)
+                rows.append(_joint_row(size, s, "joint MIP", seq_budget, same, same.wall_time_s))
+                if same.solution is not None:
+                    gains["§3.5"].append((same.stats["runnable_gpu_hours"] - seq35.runnable_gpu_hours,
+                                          seq35.objective - same.objective))
+        progress.advance(task)
+    sizes = JOINT_SIZES[label]
+    n = len({(r["size"], r["seed"]) for r in rows})
+
+    def say(key: str) -> str:
+        g = gains[key]
+        if not g:
+            return f"vs home MIP + {key}: no comparison"
+        dg = [a for a, _ in g]
+        dj = [b for _, b in g]
+        return (f"vs home MIP + {key}: runnable GPU-hours +{min(dg)}..+{max(dg)} (higher on "
+                f"{sum(d > 0 for d in dg)} of {len(g)}), J lower by {min(dj):.3g}..{max(dj):.3g}")
+
+    md = [f"{n} generated instances ({sizes[0][0]}x{sizes[0][1]}x{sizes[0][2]} to "
+          f"{sizes[-1][0]}x{sizes[-1][1]}x{sizes[-1][2]}, tables x jobs x regions; storage_room "
+          f"{JOINT_STORAGE_ROOM}, seeds {base}..{base + JOINT_SEEDS[label] - 1}), MIPs {limit:.0f} s each, LNS "
+          f"{lns_limit:.0f} s. Budget: {100 * JOINT_BUDGET_SHARE:.0f}% of the table bytes, or the replica bytes "
+          "§3.5 used after the home MIP (its phases take no budget). J (lower is better) is the joint "
+          "objective w1(1)+w2(2)+w3(3) - lambda G_run - mu N_dr with the default weights; home_objective is "
+          "Figure 4's (1)-(3) alone; gap is each MIP's own (objective - bound) / bound; a sequential row's "
+          "time includes its homes' solve."
+          + ("" if label == "scale" else " More sizes and seeds with `--scale`."), "",
+          _table(rows, ["size", "seed", "method", "budget", "status", "J", "home_objective", "runnable_jobs",
+                        "runnable_gpu_hours", "ml_gpu_hours", "dr_tables", "replica_bytes", "storage_used",
+                        "wall_time_s", "gap"])]
+    summary = [f"tetris joint homes+replicas MIP on {n} generated instances (same budget): "
+               + "; ".join(say(k) for k in gains)]
+    return BenchSection(title="Tetris homes and replicas: joint MIP vs sequential", markdown="\n".join(md),
+                        rows=rows, summary=summary)
+
+
 def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed: int = 0,
                    progress=None, rows: list[dict[str, Any]] | None = None) -> list[BenchSection]:
     """Tetris sections of ``placement bench`` (see the module docstring)."""
@@ -513,11 +634,13 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
             runs.append(("scale", SCALE_SIZE, 60.0))
         n_stored = len(get_problem("tetris").bench_instances(quick))
         suite_label = "quick" if quick else "scale" if scale else "default"
-        task = progress.add_task("tetris extra", total=4 * len(runs) + n_stored + len(SUITE_SIZES[suite_label]))
+        task = progress.add_task("tetris extra", total=4 * len(runs) + n_stored + len(SUITE_SIZES[suite_label])
+                                 + len(JOINT_SIZES[suite_label]))
         variants, _ = _variants(quick, seed, progress, task, rows)
         suite = _generated_suite(suite_label, seed, progress, task)
         formulations = _formulations(quick, scale, progress, task)
         sections: list[BenchSection] = [suite, variants, formulations]
+        sections.append(_joint_vs_sequential(suite_label, seed, progress, task))
         if scale:
             sections.append(_exact_sweep(seed, progress, task))
         for label, sizes, limit in runs:
