@@ -127,7 +127,7 @@ def build(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
     if budget is not None:
         m.budget = pyo.Constraint(expr=rep_bytes <= budget)
 
-    ml = [j for j in np.flatnonzero(A.job_ml & (A.job_gh > 0)).tolist()] if lam > 0 else []
+    ml = np.flatnonzero(A.job_ml & (A.job_gh > 0)).tolist() if lam > 0 else []
     reach = {j: np.flatnonzero(A.supply[:, A.job_gpu[j]] > 0).tolist() for j in ml}
     tabs = {j: A.job_tab[A.job_ptr[j]:A.job_ptr[j + 1]].tolist() for j in ml}
     jr = [(j, r) for j in ml for r in reach[j]]
@@ -245,6 +245,7 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
             if bound is not None and bound > ev.objective:  # a bound above a verified value is not a bound
                 stats["bound_clamped"] = bound
                 bound = ev.objective
+            stats["gap"] = relative_gap(ev.objective, bound, relative_to="value")  # HiGHS's mip_rel_gap
         wall = time.perf_counter() - t0
         stats["solve_s"] = wall - stats["build_s"]
         return SolveResult(status, "joint", solution=sol, objective=None if ev is None else ev.objective,
@@ -337,7 +338,6 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
         break
     else:
         status, message = Status.FEASIBLE, f"stopped after {max_rounds} cut rounds"
-    if status == Status.ERROR and best is not None:
+    if status == Status.ERROR:
         best = None
-    stats["gap"] = relative_gap(best_obj, bound, relative_to="value") if best is not None else None
     return done(status, best, bound, message)

@@ -202,3 +202,14 @@ def test_constant_row_that_cannot_hold_is_infeasible():
     doc["home_threshold"] = 1
     res = solve(load_instance(doc), replica_budget=10)
     assert res.status == "infeasible" and "(6)" in res.message and res.solution is None
+
+
+def test_time_limit_is_a_status_with_a_feasible_answer_or_none():
+    inst = generate_tetris(30, 60, 5, seed=9, storage_room=1.3)
+    budget = inst.arrays.total_size // 10
+    res = solve(inst, replica_budget=budget, time_limit=0.5)
+    assert res.status in ("time_limit", "optimal")
+    if res.solution is not None:
+        assert joint_violations(inst, res.solution, budget) == []
+        assert res.objective == pytest.approx(evaluate_joint(inst, res.solution).objective, rel=1e-12)
+        assert res.bound is None or res.bound <= res.objective + 1e-9 * abs(res.objective)
