@@ -607,8 +607,8 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
                 f"{100 * min(x['home_rel'] for x in g):+.2f}%..{100 * max(x['home_rel'] for x in g):+.2f}%, "
                 f"J lower by {min(x['J'] for x in g):.3g}..{max(x['J'] for x in g):.3g}")
 
-    md = [f"{n} generated instances ({sizes[0][0]}x{sizes[0][1]}x{sizes[0][2]} to "
-          f"{sizes[-1][0]}x{sizes[-1][1]}x{sizes[-1][2]}, tables x jobs x regions; storage_room "
+    span = "x".join(map(str, sizes[0])) + ("" if len(sizes) == 1 else " to " + "x".join(map(str, sizes[-1])))
+    md = [f"{n} generated instance{'s' * (n != 1)} ({span}, tables x jobs x regions; storage_room "
           f"{JOINT_STORAGE_ROOM}, seeds {base}..{base + JOINT_SEEDS[label] - 1}), MIPs {limit:.0f} s each, LNS "
           f"{lns_limit:.0f} s. Budget: {100 * JOINT_BUDGET_SHARE:.0f}% of the table bytes, or the replica bytes "
           "§3.5 used after the home MIP (its phases take no budget). J (lower is better) is the joint "
@@ -619,7 +619,7 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
           _table(rows, ["size", "seed", "method", "budget", "status", "J", "home_objective", "runnable_jobs",
                         "runnable_gpu_hours", "ml_gpu_hours", "dr_tables", "replica_bytes", "storage_used",
                         "wall_time_s", "gap"])]
-    summary = [f"tetris joint homes+replicas MIP on {n} generated instances (same budget): "
+    summary = [f"tetris joint homes+replicas MIP on {n} generated instance{'s' * (n != 1)} (same budget): "
                + "; ".join(say(k) for k in gains)]
     return BenchSection(title="Tetris homes and replicas: joint MIP vs sequential", markdown="\n".join(md),
                         rows=rows, summary=summary)
