@@ -1,10 +1,10 @@
-"""Homes and replicas placed by one MIP (MAST §3.3 with §3.5; §6 names this as future work).
+"""Homes and replicas placed by one MIP (MAST Figure 4 with §3.5; §3.1 and §6 name it as future work).
 
 MAST decides home regions first (Figure 4, §3.2-3.4) and extra replicas afterwards
-(§3.5), and names a formulation deciding both at once as future work. This module
-is that formulation on our semantics, declarative Pyomo solved by HiGHS, built on
-top of the exact home model :func:`models.tetris.build` (its variables, rows and
-objective terms (1)-(3) are reused as they are, not copied).
+(§3.5), and names a formulation deciding both at once as future work (§3.1, §6).
+This module is that formulation on our semantics, declarative Pyomo solved by
+HiGHS, built on top of the exact home model :func:`models.tetris.build` (its
+variables, rows and objective terms (1)-(3) are reused as they are, not copied).
 
 Semantics
 ---------

@@ -1,7 +1,7 @@
 """Reference evaluation of homes and replicas placed together (MAST §3.3 and §3.5).
 
 MAST places homes first (Figure 4, §3.2-3.4) and replicas afterwards (§3.5); its
-§6 names a formulation that decides both at once as future work. This module
+§3.1 and §6 name a formulation that decides both at once as future work. This module
 defines the objective of such a joint placement and judges any (homes, replicas)
 pair by it, from its definition and independently of any model: the joint MIP
 (``models/tetris_joint.py``) must reproduce these numbers at every solve.
