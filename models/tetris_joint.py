@@ -41,9 +41,10 @@ DR copies
     ``d[t] <= sum_r y[t,r]``, ``0 <= d[t] <= 1``: ``-mu sum_t d[t]`` is ``-mu N_dr``.
 
 With ``y = 0`` every new row holds and (4) is the home model's, so the joint model
-is feasible exactly when the home model is, and with ``replica_budget = 0`` (or
-``lambda = mu = 0``) its optimum is the home model's optimum (minus the constant
-``lambda G_run`` of the homes' own runnable jobs).
+is feasible exactly when the home model is, and with ``lambda = mu = 0`` (any
+budget: a replica then only costs room) its optimum is the home model's optimum.
+With ``replica_budget = 0`` and ``lambda > 0`` no replica is made, but the homes
+are still chosen for the jobs they alone make runnable.
 
 Relation to the sequential pipeline
 -----------------------------------
