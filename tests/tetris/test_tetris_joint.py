@@ -108,6 +108,8 @@ def test_budget_zero_reduces_to_the_home_model(seed):
     flat = solve(inst, replica_budget=0, runnable_weight=0, dr_weight=0, mip_gap=GAP, time_limit=60)
     assert flat.status == "optimal" and not any(flat.solution.replicas)
     assert flat.objective == pytest.approx(home.objective, rel=1e-6)
+    free = solve(inst, replica_budget=inst.arrays.total_size, runnable_weight=0, dr_weight=0, mip_gap=GAP)
+    assert free.status == "optimal" and free.objective == pytest.approx(home.objective, rel=1e-6)
     # Default weights, no budget: no replica, and never worse than the home optimum's point.
     res = solve(inst, replica_budget=0, mip_gap=GAP, time_limit=60)
     at_home = evaluate_joint(inst, TetrisSolution(home=home.solution.home, replicas=None))
