@@ -114,17 +114,23 @@ class _Copies:
     replica regions of t in the order made; ``made``: replicas per phase.
     """
 
-    def __init__(self, inst: TetrisInstance, home: np.ndarray) -> None:
+    def __init__(self, inst: TetrisInstance, home: np.ndarray, budget: float = float("inf")) -> None:
         a = inst.arrays
         self.size = a.size
+        self.budget = budget  # replica bytes still allowed (``replica_budget``)
         self.free = (a.storage_cap - np.bincount(home, weights=a.size, minlength=inst.n_regions)).astype(np.int64)
         self.masks = _present_masks(inst, home, None)
         self.reps: list[list[int]] = [[] for _ in range(inst.n_tables)]
         self.made = {"dr": 0, "collocation": 0, "hot": 0}
 
+    def fits(self, r: int, nbytes: int) -> bool:
+        """Region r has room for ``nbytes`` more and the replica budget allows them."""
+        return nbytes <= self.free[r] and nbytes <= self.budget
+
     def add(self, t: int, r: int, phase: str) -> None:
         self.masks[t] |= 1 << r
         self.free[r] -= self.size[t]
+        self.budget -= int(self.size[t])
         self.reps[t].append(r)
         self.made[phase] += 1
 
@@ -170,7 +176,7 @@ def _collocation_replicas(inst: TetrisInstance, copies: _Copies, by_supply: list
             continue  # already runnable
         for r in by_supply[g]:
             missing = [int(t) for t in tabs if not masks[t] >> int(r) & 1]
-            if sum(int(size[t]) for t in missing) <= copies.free[r]:
+            if copies.fits(int(r), sum(int(size[t]) for t in missing)):
                 for t in missing:
                     copies.add(t, int(r), "collocation")
                 break
@@ -200,7 +206,7 @@ def _hot_replicas(inst: TetrisInstance, copies: _Copies, by_supply: list[np.ndar
     by supply; per type, hot tables by their readers' GPU-hours of that type go to
     every region with the type, by decreasing supply, while quota and storage allow.
     """
-    a, size, masks, free = inst.arrays, copies.size, copies.masks, copies.free
+    a, size, masks = inst.arrays, copies.size, copies.masks
     R, G = a.supply.shape
     tot_sup = a.supply.sum()
     budget = (storage_quota_share * a.total_size * a.supply / tot_sup) if tot_sup else np.zeros((R, G))
@@ -210,7 +216,7 @@ def _hot_replicas(inst: TetrisInstance, copies: _Copies, by_supply: list[np.ndar
                 continue
             for r in by_supply[g]:
                 r = int(r)
-                if masks[t] >> r & 1 or size[t] > free[r] or size[t] > budget[r, g]:
+                if masks[t] >> r & 1 or not copies.fits(r, int(size[t])) or size[t] > budget[r, g]:
                     continue
                 budget[r, g] -= size[t]
                 copies.add(int(t), r, "hot")
@@ -231,7 +237,7 @@ def _dr_replicas(inst: TetrisInstance, home: np.ndarray, copies: _Copies, W: np.
     for t in order:
         if copies.reps[t]:
             continue  # a collocation or hot replica is already outside the home
-        ok = free >= size[t]
+        ok = (free >= size[t]) & (size[t] <= copies.budget)
         ok[home[t]] = False
         if not ok.any():
             dr_missing += 1
@@ -244,7 +250,7 @@ def _dr_replicas(inst: TetrisInstance, home: np.ndarray, copies: _Copies, W: np.
 
 def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None,
           storage_quota_share: float = 0.1, hot_share: float = 0.01, dr: bool = True,
-          time_limit: float | None = None) -> SolveResult:
+          time_limit: float | None = None, replica_budget: float | None = None) -> SolveResult:
     """Add DR, collocation and hot-table replicas to a home placement (MAST §3.5).
 
     Parameters
@@ -263,6 +269,10 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         Create the DR replicas of phase 3.
     time_limit : float, optional
         Passed to hill climbing when it runs.
+    replica_budget : float, optional
+        Cap on the total replica bytes (all phases together, in their order); default no cap
+        beyond storage (4). The joint home-and-replica model (:mod:`models.tetris_joint`) takes
+        the same budget, so the two pipelines can be compared at equal storage.
 
     Returns
     -------
@@ -272,6 +282,10 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         replicas per phase, jobs left not runnable.
     """
     t0 = time.perf_counter()
+    if replica_budget is not None and not (isinstance(replica_budget, (int, float)) and replica_budget >= 0
+                                           and not isinstance(replica_budget, bool)):
+        raise ValueError(f"replica_budget: must be a number >= 0, got {replica_budget!r}")
+    budget = float("inf") if replica_budget is None else float(replica_budget)
     hc_stats = None
     status = Status.FEASIBLE
     if home is None:
@@ -286,7 +300,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         if hc.status == Status.TIME_LIMIT:
             status = Status.TIME_LIMIT  # homes are hill climbing's incumbent at its time limit
     home = np.asarray(home, dtype=np.int64)
-    copies = _Copies(inst, home)
+    copies = _Copies(inst, home, budget)
     W = _reader_gpu_hours(inst)
     before = collocation(inst, home)
     by_supply = _regions_by_supply(inst)
@@ -295,9 +309,11 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
     _hot_replicas(inst, copies, by_supply, W, hot, storage_quota_share)
     dr_missing = _dr_replicas(inst, home, copies, W) if dr and inst.n_regions > 1 else 0
     replicas = tuple(tuple(sorted(x)) for x in copies.reps)
-    return _result(inst, TetrisSolution(home=home.copy(), replicas=replicas), status, t0, before=before,
-                   made=copies.made, not_placed=not_placed, dr_missing=dr_missing, n_hot=len(hot),
-                   hc_stats=hc_stats)
+    res = _result(inst, TetrisSolution(home=home.copy(), replicas=replicas), status, t0, before=before,
+                  made=copies.made, not_placed=not_placed, dr_missing=dr_missing, n_hot=len(hot),
+                  hc_stats=hc_stats)
+    res.stats["replica_budget"] = replica_budget
+    return res
 
 
 def _result(inst: TetrisInstance, sol: TetrisSolution, status: Status, t0: float, *, before: dict,

@@ -118,3 +118,34 @@ def test_time_limited_homes_keep_time_limit_status():
     assert res.status == "time_limit"
     assert res.solution is not None and violations(inst, res.solution) == []
     assert res.solution.replicas is not None
+
+
+@given(case=instances(), share=st.sampled_from([0.0, 0.05, 0.2, 0.5]))
+def test_replica_budget_caps_every_phase(case, share):
+    """Total replica bytes never exceed ``replica_budget``; budget 0 makes none; a budget of what the
+    unbudgeted run used gives the same replicas (the phases add greedily in the same order)."""
+    inst, _ = case
+    home = hill_climb(inst).solution.home
+    free = solve(inst, home=home)
+    used = free.stats["replica_bytes"]
+    sizes = [t.size for t in inst.tables]
+    budget = share * sum(sizes)
+    res = solve(inst, home=home, replica_budget=budget)
+    assert res.status == "feasible" and res.stats["replica_budget"] == budget
+    rep_bytes = sum(sizes[t] * len(r) for t, r in enumerate(res.solution.replicas))
+    assert rep_bytes == res.stats["replica_bytes"] <= budget
+    if budget == 0:
+        assert not any(res.solution.replicas)
+    same = solve(inst, home=home, replica_budget=used)
+    assert same.solution.replicas == free.solution.replicas
+
+
+def test_replica_budget_bad_value_is_one_line():
+    inst = load_instance(tetris_document(5, 5, 2, seed=1))
+    for bad in (-1, float("nan"), "10", True):
+        try:
+            solve(inst, home=inst.arrays.home0, replica_budget=bad)
+        except ValueError as e:
+            assert str(e).startswith("replica_budget:") and "\n" not in str(e)
+        else:
+            raise AssertionError(f"replica_budget={bad!r} accepted")
