@@ -1,0 +1,37 @@
+"""A cluster's network (CASSINI, NSDI'24, §5.1): a two-tier tree from a small spec section.
+
+Spec section (JSON/YAML)::
+
+    network: {racks: 12, servers_per_rack: 2, gpus_per_server: 1,
+              server_capacity: 50, oversubscription: 2}
+
+``server_capacity`` is the server NIC (Gbps); a rack uplink carries
+``servers_per_rack * server_capacity / oversubscription`` (the paper's 2:1 testbed, Figure 10).
+The :class:`placement.cassini.topology.Topology` is built with ``tree_topology``. Errors name the
+field (``network.server_capacity``). This module only reads the network; the engine, the network
+perf model and replay do not use it yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import validate as v
+from ..cassini.topology import Topology, tree_topology
+
+__all__ = ["network_from_doc"]
+
+_KEYS = {"racks", "servers_per_rack", "gpus_per_server", "server_capacity", "oversubscription"}
+
+
+def network_from_doc(doc: Any, where: str = "network") -> Topology:
+    """The tree :class:`Topology` of a ``network`` spec section (module docstring)."""
+    d = v.required_keys(v.known_keys(v.obj(doc, where), _KEYS, f"{where}."),
+                        {"racks", "servers_per_rack", "server_capacity"}, f"{where}.")
+    racks = v.integer(d["racks"], f"{where}.racks", 1, 10_000)
+    per = v.integer(d["servers_per_rack"], f"{where}.servers_per_rack", 1, 10_000)
+    gpus = v.integer(d.get("gpus_per_server", 1), f"{where}.gpus_per_server", 1, 64)
+    cap = v.number(d["server_capacity"], f"{where}.server_capacity", positive=True)
+    over = v.number(d.get("oversubscription", 1.0), f"{where}.oversubscription", positive=True)
+    return tree_topology(pods=1, tors_per_pod=racks, servers_per_tor=per, gpus_per_server=gpus,
+                         server_capacity=cap, oversubscription=over)
