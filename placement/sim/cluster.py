@@ -70,6 +70,8 @@ class Cluster:
     machine_gpus: np.ndarray = field(repr=False, default=None)
     types: tuple[str, ...] = field(repr=False, default=())
     type_count: dict = field(repr=False, default_factory=dict)
+    #: the validated ``network`` spec section (:mod:`placement.sim.network`), or None: no links
+    network: dict | None = field(repr=False, default=None)
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -179,6 +181,21 @@ class Cluster:
     def capacity(self, gpu_type: str | None) -> int:
         """GPUs a job asking for ``gpu_type`` could use (all GPUs when None)."""
         return self.n_gpus if gpu_type is None else self.type_count.get(gpu_type, 0)
+
+    def with_network(self, network: dict | None) -> Cluster:
+        """This cluster carrying a (validated) network spec section; None removes it."""
+        from dataclasses import replace
+
+        return replace(self, network=None if network is None else dict(network))
+
+    def topology(self):
+        """The :class:`placement.cassini.topology.Topology` of the network, or None without one.
+        Server ``s{i}`` is machine ``i`` in order (checked when the spec is read)."""
+        if self.network is None:
+            return None
+        from .network import network_from_doc
+
+        return network_from_doc(self.network)
 
     def machines(self) -> list[MachineSpec]:
         """The machines as :class:`MachineSpec` (round-trips through :meth:`from_machines`)."""

@@ -16,6 +16,9 @@ A machine entry with ``count: n`` (default 1) stands for n machines named ``<nam
 Every field is validated; errors name the field path (``regions[0].clusters[1].racks[0]
 .machines[2].gpus``) after the file name.
 
+An optional ``network`` section gives the links (a two-tier tree, :mod:`placement.sim.network`);
+without it the cluster has no links, as before.
+
 Shorthand (``--cluster``): ``RxCxKxMxG[:TYPE]``: R regions x C dynamic clusters x K racks x M
 machines x G GPUs per machine, of one type (default V100, 64 CPUs per machine).
 """
@@ -58,7 +61,7 @@ def _obj(x: Any, where: str, allowed: set[str], required: set[str]) -> dict:
 
 def cluster_from_doc(doc: Any, where: str = "cluster") -> Cluster:
     """A :class:`Cluster` from a parsed spec document (module docstring)."""
-    d = _obj(doc, where, {"name", "regions", "problem"}, {"regions"})
+    d = _obj(doc, where, {"name", "regions", "problem", "network"}, {"regions"})
     name = _name(d.get("name", "cluster"), f"{where}.name")
     machines: list[MachineSpec] = []
     total = 0
@@ -95,9 +98,16 @@ def cluster_from_doc(doc: Any, where: str = "cluster") -> Cluster:
             raise InstanceError(f"{where}.regions", f"machine name {m.name!r} is used twice")
         seen.add(m.name)
     try:
-        return Cluster.from_machines(machines, name=name)
+        cluster = Cluster.from_machines(machines, name=name)
     except InstanceError as exc:
         raise InstanceError(f"{where}.regions", exc.message) from None
+    if "network" not in d:
+        return cluster
+    from .network import network_from_doc, network_matches
+
+    net = dict(d["network"]) if isinstance(d["network"], dict) else d["network"]
+    network_matches(network_from_doc(net, f"{where}.network"), cluster, f"{where}.network")
+    return cluster.with_network(net)
 
 
 def cluster_to_doc(cluster: Cluster) -> dict:
@@ -114,7 +124,10 @@ def cluster_to_doc(cluster: Cluster) -> dict:
             racks.append({"name": m.rack, "machines": []})
         racks[-1]["machines"].append({"name": m.name, "gpus": m.gpus, "gpu_type": m.gpu_type,
                                       "cpus": m.cpus})
-    return {"name": cluster.name, "regions": regions}
+    doc = {"name": cluster.name, "regions": regions}
+    if cluster.network is not None:
+        doc["network"] = dict(cluster.network)
+    return doc
 
 
 def load_cluster_spec(path: str | os.PathLike) -> Cluster:

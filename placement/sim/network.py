@@ -19,7 +19,7 @@ from typing import Any
 from .. import validate as v
 from ..cassini.topology import Topology, tree_topology
 
-__all__ = ["network_from_doc"]
+__all__ = ["network_from_doc", "network_matches"]
 
 _KEYS = {"racks", "servers_per_rack", "gpus_per_server", "server_capacity", "oversubscription"}
 
@@ -35,3 +35,22 @@ def network_from_doc(doc: Any, where: str = "network") -> Topology:
     over = v.number(d.get("oversubscription", 1.0), f"{where}.oversubscription", positive=True)
     return tree_topology(pods=1, tors_per_pod=racks, servers_per_tor=per, gpus_per_server=gpus,
                          server_capacity=cap, oversubscription=over)
+
+
+def network_matches(topo: Topology, cluster, where: str = "network") -> None:
+    """Server ``s{i}`` of the tree is machine ``i`` of the cluster: same count, same GPUs per
+    server, and the servers of one rack switch are the machines of one cluster rack."""
+    from ..errors import InstanceError
+
+    if len(topo.servers) != cluster.n_machines:
+        raise InstanceError(where, f"racks x servers_per_rack = {len(topo.servers)} servers, but the "
+                            f"cluster has {cluster.n_machines} machines")
+    for i, (_s, g) in enumerate(topo.servers):
+        if int(cluster.machine_gpus[i]) != g:
+            raise InstanceError(f"{where}.gpus_per_server", f"is {g}, but machine "
+                                f"{cluster.machine_names[i]!r} has {int(cluster.machine_gpus[i])} GPUs")
+    per = len(topo.servers) // max(1, len(topo.switches) - 1)
+    for i in range(len(topo.servers)):
+        if int(cluster.machine_rack[i]) != int(cluster.machine_rack[(i // per) * per]):
+            raise InstanceError(f"{where}.servers_per_rack", f"machine {cluster.machine_names[i]!r} is "
+                                "not in the cluster rack of the other machines of its rack switch")

@@ -25,3 +25,37 @@ def test_bad_values_name_the_field(field, value):
 def test_unknown_key_named():
     with pytest.raises(ValueError, match="uplink"):
         network_from_doc({**TESTBED, "uplink": 5})
+
+
+def test_shipped_testbed_cluster_carries_the_network():
+    from placement.sim.cluster_io import cluster_from_doc, cluster_to_doc, load_cluster_spec
+
+    c = load_cluster_spec("instances/clusters/cassini-testbed.json")
+    assert c.n_gpus == 24 and c.n_machines == 24 and len(c.rack_names) == 12
+    t, ref = c.topology(), paper_testbed()
+    assert (t.servers, t.links) == (ref.servers, ref.links)
+    back = cluster_from_doc(cluster_to_doc(c))
+    assert back.network == c.network and back.machine_names == c.machine_names
+
+
+def test_cluster_without_network_has_no_topology():
+    from placement.sim.cluster import Cluster
+
+    c = Cluster.uniform(1, 1, 2, 2, 1)
+    assert c.network is None and c.topology() is None
+
+
+@pytest.mark.parametrize("net,field", [({**TESTBED, "server_capacity": -1}, "network.server_capacity"),
+                                       ({**TESTBED, "racks": 6}, "network"),
+                                       ({**TESTBED, "gpus_per_server": 2}, "network.gpus_per_server"),
+                                       ({**TESTBED, "link": 1}, "link")])
+def test_bad_network_in_a_cluster_spec_names_the_field(net, field):
+    import json
+
+    from placement.sim.cluster_io import cluster_from_doc
+
+    doc = json.load(open("instances/clusters/cassini-testbed.json"))
+    doc["network"] = net
+    with pytest.raises(ValueError, match=field) as e:
+        cluster_from_doc(doc)
+    assert "\n" not in str(e.value)
