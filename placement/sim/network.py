@@ -19,7 +19,7 @@ from typing import Any
 from .. import validate as v
 from ..cassini.topology import Topology, tree_topology
 
-__all__ = ["network_from_doc", "network_matches"]
+__all__ = ["iteration_times", "network_from_doc", "network_matches"]
 
 _KEYS = {"racks", "servers_per_rack", "gpus_per_server", "server_capacity", "oversubscription"}
 
@@ -54,3 +54,32 @@ def network_matches(topo: Topology, cluster, where: str = "network") -> None:
         if int(cluster.machine_rack[i]) != int(cluster.machine_rack[(i // per) * per]):
             raise InstanceError(f"{where}.servers_per_rack", f"machine {cluster.machine_names[i]!r} is "
                                 "not in the cluster rack of the other machines of its rack switch")
+
+
+def iteration_times(topo: Topology, jobs: dict, *, window_iterations: int = 16, warmup: int = 3,
+                    loss: float = 0.0) -> dict[str, float]:
+    """Each job's mean iteration time (ms) when ``jobs`` share the links of ``topo``.
+
+    ``jobs`` maps a name to ``(profile, servers, shift_ms)``. The event-driven fluid model
+    (max-min sharing per link; CASSINI §2's stretched phases) runs for ``window_iterations`` of the
+    slowest ideal iteration plus the largest shift; the first ``warmup`` iterations of each job are
+    skipped. A job alone on its links runs at its profile's iteration time.
+    """
+    import numpy as np
+
+    from ..cassini.fluid import FluidJob, simulate
+
+    names = sorted(jobs)
+    if not names:
+        return {}
+    window = window_iterations * max(jobs[n][0].iteration_time for n in names)
+    shifts = [float(jobs[n][2]) for n in names]
+    fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9)
+          for n, s in zip(names, shifts, strict=True)]
+    r = simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts))
+    out = {}
+    for n, b, e in zip(names, r.begin, r.ends, strict=True):
+        it = np.diff(np.concatenate([[b], e]))
+        use = it[warmup:] if len(it) > warmup else it
+        out[n] = float(use.mean()) if len(use) else float(jobs[n][0].iteration_time)
+    return out

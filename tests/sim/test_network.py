@@ -59,3 +59,27 @@ def test_bad_network_in_a_cluster_spec_names_the_field(net, field):
     with pytest.raises(ValueError, match=field) as e:
         cluster_from_doc(doc)
     assert "\n" not in str(e.value)
+
+
+def _dp(name):
+    from placement.cassini.profiles import synthetic_profile
+
+    return synthetic_profile("data_parallel", name, 180, comm_fraction=0.5, bandwidth=50)
+
+
+def test_alone_runs_at_profile_rate():
+    from placement.sim.network import iteration_times
+
+    assert iteration_times(paper_testbed(), {"a": (_dp("a"), ("s0", "s2"), 0.0)}) == {"a": 180.0}
+
+
+@pytest.mark.parametrize("shift,expect", [(0.0, 90 + 90 * 50 / 25), (90.0, 180.0)])
+def test_two_line_rate_jobs_on_one_uplink(shift, expect):
+    # both cross tor0-core (50 Gbps) at 50 Gbps for half of a 180 ms iteration: started together the
+    # communication phases overlap and each gets 25 Gbps (90 ms compute + 180 ms comm); shifted by
+    # the communication phase they interleave and each runs at its ideal 180 ms (CASSINI §2).
+    from placement.sim.network import iteration_times
+
+    got = iteration_times(paper_testbed(), {"a": (_dp("a"), ("s0", "s2"), 0.0),
+                                            "b": (_dp("b"), ("s1", "s3"), shift)})
+    assert got == pytest.approx({"a": expect, "b": expect}, rel=1e-6)
