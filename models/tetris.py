@@ -113,7 +113,7 @@ from placement.tetris.evaluation import (
     storage_balance_terms,
 )
 
-__all__ = ["build", "solve", "SATURATION_LEVEL", "FULL_SECANTS", "DEFAULT_HIGHS_OPTIONS", "RECOVERY_OPTIONS"]
+__all__ = ["build", "solve", "add_violated_secants", "SATURATION_LEVEL", "FULL_SECANTS", "DEFAULT_HIGHS_OPTIONS", "RECOVERY_OPTIONS"]
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 exactly in IEEE double
 # HiGHS 1.15.1's MIP presolve returned a sub-optimal point as "optimal" on a generated
@@ -633,6 +633,22 @@ def _subset_sums(base: int, values: list[int], most: int = FULL_SECANTS + 1) -> 
     return [base + s for s, d in enumerate(digits) if d == "1"]
 
 
+def add_violated_secants(m: pyo.ConcreteModel, tol: float) -> list:
+    """The lazy outer approximation of the convex terms (7) and (9): at the loaded incumbent, every
+    square term whose epigraph variable lies below its curve (relative ``tol``) gets the secants
+    around the incumbent's value that the model does not have yet. Returns the added rows (a
+    persistent solver is handed them)."""
+    new = []
+    for sq, pts in zip(m._squares, m._cut_points, strict=True):
+        n = int(round(pyo.value(sq.n)))
+        if pyo.value(sq.z) < sq.f(n) - tol * max(1.0, sq.f(n)):
+            for p in (n - 1, n):
+                if sq.lo <= p < sq.top and p not in pts:
+                    new.append(m.cuts.add(sq.secant(p)))
+                    pts.add(p)
+    return new
+
+
 def _home_of(m: pyo.ConcreteModel) -> np.ndarray:
     """The incumbent rounded to a placement: each free table at its largest x."""
     fx: _Fixed = m._fixed
@@ -694,15 +710,7 @@ class _Rounds:
             out["home"] = _home_of(m)
             out["model_objective"] = pyo.value(m.obj)
             out["integrality_violation"] = _integrality_violation(m)
-            added = 0
-            for sq, pts in zip(m._squares, m._cut_points, strict=True):
-                n = int(round(pyo.value(sq.n)))
-                if pyo.value(sq.z) < sq.f(n) - self.tol * max(1.0, sq.f(n)):
-                    for p in (n - 1, n):
-                        if sq.lo <= p < sq.top and p not in pts:
-                            m.cuts.add(sq.secant(p))
-                            pts.add(p)
-                            added += 1
+            added = len(add_violated_secants(m, self.tol))
             self.stats["lazy_cuts"] += added
             if added == 0:
                 out["converged"] = tc == TerminationCondition.convergenceCriteriaSatisfied

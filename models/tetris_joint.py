@@ -78,7 +78,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-from models.tetris import DEFAULT_HIGHS_OPTIONS
+from models.tetris import DEFAULT_HIGHS_OPTIONS, add_violated_secants
 from models.tetris import build as build_home
 from models.tetris import solve as solve_home
 from placement.result import SolveResult, Status, relative_gap
@@ -170,21 +170,6 @@ def _rounded(m: pyo.ConcreteModel, inst: TetrisInstance) -> TetrisSolution:
     reps = tuple(tuple(r for r in range(R) if r != home[t] and pyo.value(m.rep[t, r]) > 0.5)
                  for t in range(inst.n_tables))
     return TetrisSolution(home=home, replicas=reps)
-
-
-def _add_violated_secants(m: pyo.ConcreteModel, tol: float) -> int:
-    """Outer approximation of the convex terms (7) and (9), as the home model does it:
-    the secants around each incumbent value whose epigraph variable lies below the curve."""
-    added = 0
-    for sq, pts in zip(m._squares, m._cut_points, strict=True):
-        n = int(round(pyo.value(sq.n)))
-        if pyo.value(sq.z) < sq.f(n) - tol * max(1.0, sq.f(n)):
-            for p in (n - 1, n):
-                if sq.lo <= p < sq.top and p not in pts:
-                    m.cuts.add(sq.secant(p))
-                    pts.add(p)
-                    added += 1
-    return added
 
 
 def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_weight: float | None = None,
@@ -310,7 +295,7 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
         ev = evaluate_joint(inst, sol, **weights)
         viol = joint_violations(inst, sol, budget)
         model_obj = pyo.value(m.joint_obj)
-        added = _add_violated_secants(m, tol)
+        added = len(add_violated_secants(m, tol))
         stats["lazy_cuts"] += added
         converged = added == 0 and tc == TerminationCondition.convergenceCriteriaSatisfied
         check = {"model_objective": model_obj, "reference_objective": ev.objective, "bound": bound,

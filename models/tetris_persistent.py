@@ -42,7 +42,13 @@ from pyomo.contrib.solver.solvers.highs import Highs
 from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, TetrisSolution, evaluate, violations
 
-from .tetris import DEFAULT_HIGHS_OPTIONS, SATURATION_LEVEL, _within_gap, build
+from .tetris import (
+    DEFAULT_HIGHS_OPTIONS,
+    SATURATION_LEVEL,
+    _within_gap,
+    add_violated_secants,
+    build,
+)
 
 __all__ = ["PersistentTetris"]
 
@@ -155,14 +161,7 @@ class PersistentTetris:
 
     def _add_violated_cuts(self) -> int:
         """Secants at the incumbent's values where it is below a square term; each handed to HiGHS once."""
-        m, new = self.m, []
-        for sq, pts in zip(m._squares, m._cut_points, strict=True):
-            n = int(round(pyo.value(sq.n)))
-            if pyo.value(sq.z) < sq.f(n) - self.tol * max(1.0, sq.f(n)):
-                for p in (n - 1, n):
-                    if sq.lo <= p < sq.top and p not in pts:
-                        new.append(m.cuts.add(sq.secant(p)))
-                        pts.add(p)
+        new = add_violated_secants(self.m, self.tol)
         if new:
             self.opt.add_constraints(new)
         return len(new)
