@@ -56,38 +56,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from placement.cassini.fluid import FluidJob, max_min_rates, simulate
+from placement.cassini.catalogue import CATALOGUE, profile_of
+from placement.cassini.fluid import FluidJob, simulate
 from placement.cassini.instance import Candidate, build_instance
-from placement.cassini.profiles import JobProfile, synthetic_profile
+from placement.cassini.stepped import stepped_iteration_times, stepped_mean_iteration_times
 from placement.cassini.topology import Topology, testbed_topology
 from solvers.affinity import rank_candidates
 
 __all__ = ["CATALOGUE", "profile_of", "TraceJob", "poisson_trace", "stress_trace", "Config", "run",
            "replay_check", "stepped_iteration_times", "weighted_quantile", "summary"]
 
-# name: (kind, iteration ms, keyword arguments of the synthetic shape) -- synthetic, see the docstring
-CATALOGUE: dict[str, tuple[str, int, dict]] = {
-    "VGG11": ("data_parallel", 120, {"comm_fraction": 0.45, "bandwidth": 45}),
-    "VGG16": ("data_parallel", 180, {"comm_fraction": 0.5, "bandwidth": 48}),
-    "VGG19": ("data_parallel", 240, {"comm_fraction": 0.5, "bandwidth": 48}),
-    "ResNet50": ("data_parallel", 120, {"comm_fraction": 0.25, "bandwidth": 20}),
-    "WideResNet101": ("data_parallel", 240, {"comm_fraction": 0.4, "bandwidth": 40}),
-    "BERT": ("data_parallel", 180, {"comm_fraction": 0.35, "bandwidth": 35}),
-    "RoBERTa": ("data_parallel", 180, {"comm_fraction": 0.35, "bandwidth": 38}),
-    "XLM": ("data_parallel", 240, {"comm_fraction": 0.45, "bandwidth": 45}),
-    "CamemBERT": ("data_parallel", 180, {"comm_fraction": 0.3, "bandwidth": 30}),
-    "GPT-1": ("pipeline_parallel", 240, {"bandwidth": 45}),
-    "GPT-2": ("tensor_parallel", 240, {"bandwidth": 25}),
-    "GPT-3": ("hybrid_parallel", 240, {"bandwidth": 45}),
-    "DLRM": ("pipeline_parallel", 120, {"bandwidth": 48}),
-}
 DATA_PARALLEL = [m for m, (k, _, _) in CATALOGUE.items() if k == "data_parallel"]
 LEASE_MS = 10 * 60_000.0
-
-
-def profile_of(model: str, job: str) -> JobProfile:
-    kind, it, kw = CATALOGUE[model]
-    return synthetic_profile(kind, job, it, **kw)
 
 
 @dataclass(frozen=True)
@@ -391,54 +371,6 @@ def summary(log: dict) -> dict:
             "adjustments_per_min": sum(e["adjustments"] for e in log["epochs"]) / max(span, 1e-9)}
 
 
-def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]], capacity: dict[str, float],
-                            horizon: float, loss: float = 0.0, dt: float = 0.05) -> list[np.ndarray]:
-    """An independent time-stepped integration of the same link model (max-min fair per step),
-    for the replay check: iteration end times per job up to ``horizon``."""
-    links = sorted({lk for _, ls, _ in jobs for lk in ls})
-    li = {k: i for i, k in enumerate(links)}
-    inc = np.zeros((len(links), len(jobs)))
-    for f, (_, ls, _) in enumerate(jobs):
-        for lk in ls:
-            inc[li[lk], f] = 1
-    caps = np.array([capacity[k] for k in links])
-    phase = [0] * len(jobs)
-    left = [0.0] * len(jobs)
-    begun = [False] * len(jobs)
-    ends: list[list[float]] = [[] for _ in jobs]
-    steps = int(round(horizon / dt))
-    for i in range(steps):
-        t = i * dt
-        for f, (p, ls, s) in enumerate(jobs):
-            if not begun[f] and t >= s - 1e-12:
-                begun[f] = True
-                d, b = p.phases[0]
-                left[f] = d * b if (b > 0 and ls) else d
-        comm = [f for f, (p, ls, _) in enumerate(jobs) if begun[f] and p.phases[phase[f]][1] > 0 and ls]
-        rate = {}
-        if comm:
-            dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
-            eff = caps
-            if loss > 0:
-                eff = np.where(inc[:, comm] @ dem > caps + 1e-9, caps * (1 - loss), caps)
-            rate = dict(zip(comm, max_min_rates(inc[:, comm], eff, dem), strict=True))
-        for f, (p, ls, _) in enumerate(jobs):
-            if not begun[f]:
-                continue
-            speed = rate[f] if f in rate else 1.0
-            left[f] -= speed * dt
-            while left[f] <= 1e-9:
-                over = -left[f] / speed  # time overshot past the phase end
-                phase[f] += 1
-                if phase[f] == len(p.phases):
-                    phase[f] = 0
-                    ends[f].append(t + dt)
-                d, b = p.phases[phase[f]]
-                speed = b if (b > 0 and ls) else 1.0
-                left[f] = (d * b if (b > 0 and ls) else d) - over * speed
-    return [np.array(e) for e in ends]
-
-
 def replay_check(log: dict, cfg: Config, epochs: list[int] | None = None, tol: float = 0.02,
                  dt: float = 0.5) -> list[str]:
     """Problems found re-reading a log: each checked epoch's iteration times recomputed by the
@@ -462,12 +394,10 @@ def replay_check(log: dict, cfg: Config, epochs: list[int] | None = None, tol: f
         specs = [(profile_of(jobs[n]["model"], n), topo.job_links(tuple(e["placement"][n])),
                   float(e["shifts"].get(n, 0.0))) for n in names]
         window = log["window_iterations"] * max(p.iteration_time for p, _, _ in specs)
-        ends = stepped_iteration_times(specs, topo.capacity, window + max(e["shifts"].values(), default=0.0),
-                                       loss=log["loss"], dt=dt)
-        for n, (p, _, s), en in zip(names, specs, ends, strict=True):
-            it = np.diff(np.concatenate([[s], en]))
-            use = it[log["warmup"]:] if len(it) > log["warmup"] else it
-            want = float(use.mean()) if len(use) else float(p.iteration_time)
+        wants = stepped_mean_iteration_times(specs, topo.capacity,
+                                             window + max(e["shifts"].values(), default=0.0),
+                                             log["warmup"], loss=log["loss"], dt=dt)
+        for n, want in zip(names, wants, strict=True):
             if abs(want - e["iteration"][n]) > tol * want:
                 errs.append(f"epoch {k}: {n} iteration {e['iteration'][n]:.2f} ms, recomputed {want:.2f} ms")
     for n, j in jobs.items():

@@ -10,6 +10,12 @@ Work model: a job needs ``duration`` work; on GPUs spanning tier T it progresses
 ``perf.rate(job, T)`` (:mod:`placement.sim.perf`). A preempted job keeps its work up to its last
 checkpoint: with ``checkpoint_interval`` C seconds, checkpoints are taken every C seconds of the
 attempt's run time; with None (default, our choice) all progress is kept.
+
+Links: on a cluster with a ``network`` section the rate is also multiplied by the job's link
+factor (:mod:`placement.sim.links`). After each batch's decisions, when the running set or a
+phase changed, the factors are recomputed; a job whose factor changed has its progress settled
+at that instant, its finish event re-issued (the old one becomes stale) and a ``rate`` row
+logged. ``links=False`` turns this off (GPU-only, as on a cluster without a network).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import numpy as np
 from .cluster import Cluster
 from .log import EventLog, LogRow
 from .perf import DallyPerf, PerfModel
-from .policy import Event, History, Policy, PolicyError, Preempt, SimView, Start, Timer
+from .policy import Event, History, Policy, PolicyError, Preempt, Shift, SimView, Start, Timer
 from .trace import Job, Trace
 
 __all__ = ["simulate", "SimResult", "KIND_ORDER"]
@@ -54,16 +60,32 @@ class SimResult:
 
 
 class _Run:
-    __slots__ = ("gpus", "start", "left", "rate", "tier", "attempt")
+    """A running attempt: ``left`` work at time ``since`` (the last rate change), progressing at
+    ``rate`` = ``base`` (perf model) x ``factor`` (links); ``segments`` are the earlier
+    ``(since, left, rate)`` of this attempt (for checkpoints); ``gen`` numbers finish events."""
+
+    __slots__ = ("gpus", "start", "left", "rate", "tier", "attempt", "since", "base", "factor", "gen",
+                 "segments")
 
     def __init__(self, gpus, start, left, rate, tier, attempt):
         self.gpus, self.start, self.left, self.rate, self.tier, self.attempt = (
             gpus, start, left, rate, tier, attempt)
+        self.since, self.base, self.factor, self.gen, self.segments = start, rate, 1.0, 0, []
+
+    def left_at(self, t: float) -> float:
+        """Work still needed at time ``t`` (within this attempt)."""
+        since, left, rate = self.since, self.left, self.rate
+        for seg in reversed(self.segments):
+            if t >= since:
+                break
+            since, left, rate = seg
+        return max(0.0, left - rate * (t - since))
 
 
 class _State:
-    def __init__(self, trace: Trace, cluster: Cluster, perf: PerfModel, seed: int):
-        self.cluster, self.perf, self.seed = cluster, perf, seed
+    def __init__(self, trace: Trace, cluster: Cluster, perf: PerfModel, seed: int, links=None):
+        self.cluster, self.perf, self.seed, self.links = cluster, perf, seed, links
+        self.phase: dict[str, float] = {}       # running jobs' phases (ms), with links only
         self.jobs: dict[str, Job] = {j.id: j for j in trace.jobs}
         self.index = {j.id: i for i, j in enumerate(trace.jobs)}
         self.now = trace.jobs[0].submit if trace.jobs else 0.0
@@ -98,7 +120,7 @@ class _State:
         run = self.run_time.get(job_id, 0.0)
         r = self.running.get(job_id)
         if r is not None:
-            w = self.jobs[job_id].duration - max(0.0, r.left - r.rate * (self.now - r.start))
+            w = self.jobs[job_id].duration - max(0.0, r.left - r.rate * (self.now - r.since))
             run += self.now - r.start
         return History(self.attempts.get(job_id, 0), self.preemptions.get(job_id, 0), w,
                        self.first_start.get(job_id),
@@ -111,7 +133,7 @@ MIN_SCAN_INTERVAL = 1.0
 def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | None = None,
              seed: int = 0, scan_interval: float | None = None,
              checkpoint_interval: float | None = None,
-             progress: Callable[[int, int, float], None] | None = None) -> SimResult:
+             progress: Callable[[int, int, float], None] | None = None, links: Any = None) -> SimResult:
     """Run ``policy`` on ``trace`` over ``cluster``; return the log and statistics.
 
     ``perf`` defaults to :class:`DallyPerf`. ``scan_interval`` (s) adds a periodic ``scan`` event
@@ -120,6 +142,8 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
     arrive and the policy has decided nothing for :data:`IDLE_LIMIT` batches in a row (its
     timers keep firing for jobs it can never start), the run stops there: the waiting jobs are
     ``unfinished`` and ``stats["stalled_at"]`` is the time (a run that would never end).
+    ``links``: None builds :class:`placement.sim.links.LinkSharing` when the cluster has a
+    network; a ``LinkSharing`` is used as given; False runs GPU-only.
     """
     perf = DallyPerf() if perf is None else perf
     # At least 1 s: a shorter period makes a scan batch per millisecond of simulated time (or,
@@ -129,7 +153,12 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
     if checkpoint_interval is not None and not (math.isfinite(checkpoint_interval)
                                                 and checkpoint_interval > 0):
         raise ValueError("checkpoint_interval must be a positive number of seconds")
-    return _Loop(trace, cluster, policy, perf, seed, scan_interval, checkpoint_interval, progress).run()
+    if links is None and cluster.network is not None:
+        from .links import LinkSharing
+
+        links = LinkSharing(cluster)
+    return _Loop(trace, cluster, policy, perf, seed, scan_interval, checkpoint_interval, progress,
+                 links or None).run()
 
 
 class _Loop:
@@ -141,10 +170,11 @@ class _Loop:
     :meth:`_timer`), each validated against the state.
     """
 
-    def __init__(self, trace, cluster, policy, perf, seed, scan_interval, checkpoint_interval, progress):
+    def __init__(self, trace, cluster, policy, perf, seed, scan_interval, checkpoint_interval, progress, links):
         self.trace, self.cluster, self.policy, self.perf, self.seed = trace, cluster, policy, perf, seed
         self.scan_interval, self.checkpoint_interval, self.progress = scan_interval, checkpoint_interval, progress
-        self.s = _State(trace, cluster, perf, seed)
+        self.s = _State(trace, cluster, perf, seed, links)
+        self.links, self._link_key = links, None
         self.view = SimView(self.s)
         self.log = EventLog()
         self.jobs = trace.jobs
@@ -188,6 +218,8 @@ class _Loop:
             if len(s.pending) > stats["peak_pending"]:
                 stats["peak_pending"] = len(s.pending)
             made = self._decide(t, events)
+            if self.links is not None:
+                self._relink(t)
             idle = idle + 1 if (not self.acted and not s.running and self.cursor >= n) else 0
             if idle > IDLE_LIMIT:
                 stats["stalled_at"] = t
@@ -200,6 +232,8 @@ class _Loop:
             self.progress(self.done_count, n, s.now)
         unfinished = tuple(j.id for j in jobs if j.id in s.pending or j.id in s.running)
         stats["wall_s"] = round(_time.perf_counter() - t_wall, 3)
+        if self.links is not None:
+            stats["links"] = dict(self.links.stats)
         return SimResult(trace=self.trace.name, cluster=self.cluster.name,
                          policy=getattr(self.policy, "name", "policy"), log=self.log, end_time=s.now,
                          unfinished=unfinished, stats=stats, policy_stats=dict(self.policy.stats()))
@@ -209,11 +243,12 @@ class _Loop:
         """Finishes at ``t`` (kind 0, first): free the GPUs, log, and tell the policy."""
         s, heap, free, log = self.s, self.heap, self.s.free, self.log
         while heap and heap[0][0] == t and heap[0][1] == 0:
-            _, _, _, _, (jid, attempt) = heapq.heappop(heap)
+            _, _, _, _, (jid, attempt, gen) = heapq.heappop(heap)
             r = s.running.get(jid)
-            if r is None or r.attempt != attempt:
-                continue  # stale: the job was preempted
+            if r is None or r.attempt != attempt or r.gen != gen:
+                continue  # stale: the job was preempted, or its rate changed
             del s.running[jid]
+            s.phase.pop(jid, None)
             s.version += 1
             s.run_time[jid] = s.run_time.get(jid, 0.0) + (t - r.start)
             free[list(r.gpus)] = True
@@ -276,6 +311,8 @@ class _Loop:
                 self.acted = True
             elif isinstance(d, Timer):
                 self._timer(d, t)
+            elif isinstance(d, Shift):
+                self._shift(d, t)
             else:
                 raise PolicyError(f"unknown decision {d!r} (expected Start, Preempt or Timer)")
         return made
@@ -299,7 +336,11 @@ class _Loop:
         s.first_start.setdefault(job.id, t)
         s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
         s.version += 1
-        self._push(t + left / rate, 0, "finish", (job.id, att))
+        if self.links is not None:
+            from .links import default_phase
+
+            s.phase[job.id] = default_phase(job, t)
+        self._push(t + left / rate, 0, "finish", (job.id, att, 0))
         self.stats["starts"] += 1
         self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
 
@@ -338,12 +379,12 @@ class _Loop:
         if r is None:
             raise PolicyError(f"Preempt of job {d.job_id!r} at {t!r}: it is not running")
         job = s.jobs[d.job_id]
-        elapsed = t - r.start
+        at = t
         if self.checkpoint_interval is not None:
-            elapsed = math.floor(elapsed / self.checkpoint_interval) * self.checkpoint_interval
-        progressed = min(r.left, r.rate * elapsed)
-        kept = job.duration - r.left + progressed
+            at = r.start + math.floor((t - r.start) / self.checkpoint_interval) * self.checkpoint_interval
+        kept = job.duration - r.left_at(at)
         del s.running[job.id]
+        s.phase.pop(job.id, None)
         s.version += 1
         s.run_time[job.id] = s.run_time.get(job.id, 0.0) + (t - r.start)
         s.free[list(r.gpus)] = True
@@ -355,6 +396,45 @@ class _Loop:
         s.pending_dirty = True
         self.stats["preemptions"] += 1
         self.log.append(LogRow(t, "preempt", job.id, r.gpus, kept))
+
+    def _shift(self, d: Shift, t: float) -> None:
+        """Set a running job's phase (ms): only with links, a finite number."""
+        if self.links is None:
+            raise PolicyError(f"Shift of job {d.job_id!r}: the cluster has no network")
+        r = self.s.running.get(d.job_id) if isinstance(d.job_id, str) else None
+        if r is None:
+            raise PolicyError(f"Shift of job {d.job_id!r} at {t!r}: it is not running")
+        try:
+            phase = float(d.phase)
+        except (TypeError, ValueError):
+            phase = math.nan
+        if not math.isfinite(phase):
+            raise PolicyError(f"Shift of job {d.job_id!r}: phase {d.phase!r} is not a finite number of ms")
+        if self.s.phase.get(d.job_id) != phase:
+            self.s.phase[d.job_id] = phase
+            self._link_key = None
+            self.log.append(LogRow(t, "shift", d.job_id, r.gpus, self.s.jobs[d.job_id].duration - r.left_at(t),
+                                   f"phase={phase!r}"))
+
+    def _relink(self, t: float) -> None:
+        """Recompute link factors after a batch that changed the running set or a phase."""
+        s = self.s
+        key = (s.version, len(s.running))
+        if key == self._link_key:
+            return
+        fac = self.links.factors({jid: (s.jobs[jid], r.gpus, s.phase[jid]) for jid, r in s.running.items()})
+        for jid, r in s.running.items():
+            f = fac.get(jid, 1.0)
+            if f == r.factor:
+                continue
+            r.segments.append((r.since, r.left, r.rate))
+            r.left = r.left_at(t)
+            r.since, r.factor, r.rate, r.gen = t, f, r.base * f, r.gen + 1
+            self._push(t + r.left / r.rate, 0, "finish", (jid, r.attempt, r.gen))
+            self.log.append(LogRow(t, "rate", jid, r.gpus, s.jobs[jid].duration - r.left,
+                                   f"factor={f!r} rate={r.rate!r}"))
+        s.version += 1
+        self._link_key = (s.version, len(s.running))
 
     def _timer(self, d: Timer, t: float) -> None:
         """Wake the policy at ``d.at`` (a finite time, not in the past)."""

@@ -4,7 +4,10 @@ Rows ``(time, event, job, gpus, work_done, extra)`` with ``event`` in :data:`EVE
 ``work_done`` is the job's kept work (s at rate 1.0) after the event: at ``start`` the work
 carried in, at ``preempt`` the work kept up to the last checkpoint, at ``finish`` the duration.
 ``gpus`` is the placement (start, preempt, finish) or empty. ``extra`` is free text
-(``tier=rack rate=0.893`` at start). Floats are written with ``repr`` (exact round trip), so the
+(``tier=rack rate=0.893`` at start). On a cluster with a network (:mod:`.links`) two more
+kinds appear: ``rate`` (a running job's link factor changed: ``work_done`` is its work at that
+instant, ``extra`` ``factor=... rate=...``) and ``shift`` (a policy set a running job's phase:
+``extra`` ``phase=...`` in ms). Floats are written with ``repr`` (exact round trip), so the
 same simulation writes the same bytes.
 """
 
@@ -20,11 +23,22 @@ from typing import NamedTuple
 
 from ..errors import InstanceError
 
-__all__ = ["LogRow", "EventLog", "EVENTS", "read_log", "LOG_COLUMNS"]
+__all__ = ["LogRow", "EventLog", "EVENTS", "read_log", "LOG_COLUMNS", "extra_value"]
 
-EVENTS = ("submit", "start", "preempt", "finish", "unschedulable")
+EVENTS = ("submit", "start", "preempt", "finish", "unschedulable", "rate", "shift")
 LOG_COLUMNS = ("time", "event", "job", "gpus", "work_done", "extra")
 MAX_LOG_BYTES = 1024 * 2**20
+
+
+def extra_value(extra: str, key: str) -> float | None:
+    """The number ``key=...`` in a row's extra text (``factor`` of a ``rate`` row), or None."""
+    for part in extra.split():
+        if part.startswith(key + "="):
+            try:
+                return float(part[len(key) + 1:])
+            except ValueError:
+                return None
+    return None
 
 
 class LogRow(NamedTuple):

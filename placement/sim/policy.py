@@ -6,7 +6,9 @@ decision that does not fit the state raises :class:`PolicyError` (never skipped)
 
 Decisions: :class:`Start` (run a pending job on exactly ``job.gpus`` free GPUs of its type),
 :class:`Preempt` (stop a running job; it returns to the pending queue keeping its work up to the
-last checkpoint), :class:`Timer` (call me back at ``at`` with an event carrying ``key``).
+last checkpoint), :class:`Timer` (call me back at ``at`` with an event carrying ``key``),
+:class:`Shift` (on a cluster with a network, set a running job's iteration phase: a CASSINI
+time shift, :mod:`placement.sim.links`).
 
 Events: :class:`Event` with ``kind`` in ``"finish"``, ``"submit"``, ``"timer"``, ``"scan"`` (the
 periodic scan, every ``scan_interval`` simulated seconds), delivered in that order within a batch.
@@ -27,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cluster import Cluster
     from .trace import Job
 
-__all__ = ["Policy", "Start", "Preempt", "Timer", "Event", "PolicyError", "Running", "History",
+__all__ = ["Policy", "Start", "Preempt", "Timer", "Shift", "Event", "PolicyError", "Running", "History",
            "SimView"]
 
 
@@ -59,6 +61,15 @@ class Timer:
 
 
 @dataclass(frozen=True)
+class Shift:
+    """Set running job ``job_id``'s phase: its iterations begin at ``phase`` ms (modulo its
+    iteration time) on the simulator's clock. Only on a cluster with a network."""
+
+    job_id: str
+    phase: float
+
+
+@dataclass(frozen=True)
 class Event:
     """One thing that happened: ``kind`` is ``finish``/``submit`` (with ``job_id``), ``timer``
     (with the timer's ``key``) or ``scan``."""
@@ -71,7 +82,8 @@ class Event:
 
 class Running(NamedTuple):
     """A running job as the view shows it: its GPUs, when this attempt started, the work it still
-    needs now (s at rate 1.0), its progress rate on these GPUs, and the tier they span."""
+    needs now (s at rate 1.0), its progress rate on these GPUs (times its link factor on a
+    cluster with a network), and the tier they span."""
 
     gpus: tuple[int, ...]
     start: float
@@ -140,7 +152,7 @@ class _RunningMap(Mapping):
         return self._cache
 
     def _make(self, r) -> Running:
-        left = r.left - r.rate * (self._s.now - r.start)
+        left = r.left - r.rate * (self._s.now - r.since)
         return Running(r.gpus, r.start, left if left > 0.0 else 0.0, r.rate, r.tier)
 
     def __getitem__(self, job_id: str) -> Running:
@@ -181,7 +193,8 @@ class SimView:
     GPU), ``n_free``, ``pending`` (the pending :class:`Job` objects in (submit, id) order, an
     iterable with ``len``), ``running`` (job id -> :class:`Running`), ``completed`` and
     ``unschedulable`` (sets of job ids, live views). Methods: ``job(id)``, ``history(id)``,
-    ``rate(job, gpus)``, ``is_pending(id)``.
+    ``rate(job, gpus)``, ``is_pending(id)``, ``phase(id)``. ``links`` is the
+    :class:`placement.sim.links.LinkSharing` of a cluster with a network (else None).
     """
 
     def __init__(self, state):
@@ -190,6 +203,7 @@ class SimView:
         self.perf = state.perf
         self.seed: int = state.seed
         self.running = _RunningMap(state)
+        self.links = getattr(state, "links", None)
 
     @property
     def now(self) -> float:
@@ -223,6 +237,10 @@ class SimView:
 
     def history(self, job_id: str) -> History:
         return self._s.history(job_id)
+
+    def phase(self, job_id: str) -> float | None:
+        """A running job's phase (ms) on a cluster with a network, else None."""
+        return self._s.phase.get(job_id)
 
     def rate(self, job: Job, gpus) -> float:
         """The job's progress rate on these GPUs under the simulation's performance model."""

@@ -18,7 +18,11 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
   after (GPUs held for nothing);
 - ``unschedulable``: a job marked unschedulable that fits the cluster, or one that cannot fit
   and was not marked;
-- ``unfinished``: a job neither finished nor unschedulable at the end of the log.
+- ``unfinished``: a job neither finished nor unschedulable at the end of the log;
+- ``rate`` / ``shift`` rows (a cluster with a network): of a running job, on its GPUs, with a
+  factor in (0, 1] and a work equal to what the job did since its last rate (``work``); the
+  job then progresses at its placement's rate times that factor. Whether the factor is the
+  link model's is the check :func:`placement.sim.links.link_factor_check`.
 
 ``checks``: extra callables ``(trace, cluster, log) -> list[str]`` for policy-specific
 guarantees (HiveD sharing safety, quotas); their messages are appended.
@@ -30,7 +34,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from .cluster import Cluster
-from .log import EventLog, LogRow
+from .log import EventLog, LogRow, extra_value
 from .perf import DallyPerf, PerfModel
 from .trace import Trace
 
@@ -60,8 +64,9 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
     n_gpus = cluster.n_gpus
     owner: dict[int, str] = {}
     status: dict[str, str] = {}          # pending / running / finished / unschedulable
-    kept: dict[str, float] = {}
-    run: dict[str, tuple] = {}           # id -> (gpus, start time, rate)
+    kept: dict[str, float] = {}          # work at the start of the running segment
+    began: dict[str, float] = {}         # work at the start of the running attempt
+    run: dict[str, tuple] = {}           # id -> (gpus, segment start time, rate, perf rate)
     out: list[str] = []
     extra = 0
 
@@ -125,13 +130,32 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             for x in g:
                 owner.setdefault(x, r.job)
             rate = perf.rate(job, cluster.tier(list(g)))
-            run[r.job] = (tuple(g), r.time, rate)
+            run[r.job] = (tuple(g), r.time, rate, rate)
+            began[r.job] = kept.get(r.job, 0.0)
             status[r.job] = "running"
+        elif r.event in ("rate", "shift"):
+            if st != "running":
+                bad(f"state: {where} for a job that is {st or 'not submitted'}")
+                continue
+            g, t0, rate, base = run[r.job]
+            if tuple(sorted(r.gpus)) != tuple(sorted(g)):
+                bad(f"state: {where} names GPUs {r.gpus} but the job runs on {g}")
+            did = min(job.duration, kept[r.job] + rate * (r.time - t0))
+            if not abs(r.work_done - did) <= ABS_TOL + REL_TOL * scale:
+                bad(f"work: {where} says work {r.work_done!r}; the job had done {did!r}")
+            if r.event == "shift":
+                continue
+            factor = extra_value(r.extra, "factor")
+            if not (factor is not None and 0.0 < factor <= 1.0):
+                bad(f"rate: {where} has no factor in (0, 1] ({r.extra!r})")
+                continue
+            kept[r.job] = did
+            run[r.job] = (g, r.time, base * factor, base)
         elif r.event in ("preempt", "finish"):
             if st != "running":
                 bad(f"state: {where} for a job that is {st or 'not submitted'}")
                 continue
-            g, t0, rate = run.pop(r.job)
+            g, t0, rate, _ = run.pop(r.job)
             if tuple(sorted(r.gpus)) != tuple(sorted(g)):
                 bad(f"state: {where} names GPUs {r.gpus} but the job runs on {g}")
             for x in g:
@@ -141,7 +165,7 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             if r.event == "preempt":
                 if not _close_le(r.work_done, min(possible, job.duration), scale):
                     bad(f"work: {where} keeps work {r.work_done!r}; at most {possible!r} was done")
-                elif r.work_done < kept[r.job] - ABS_TOL - REL_TOL * scale:
+                elif r.work_done < began[r.job] - ABS_TOL - REL_TOL * scale:
                     bad(f"work: {where} keeps less work than before the attempt")
                 kept[r.job] = r.work_done
                 status[r.job] = "pending"

@@ -1,0 +1,282 @@
+"""Links shared over time in the simulator (CASSINI §2, §4): each running job's progress factor.
+
+When the cluster has a ``network`` section (:mod:`.network`), the engine multiplies a running
+job's rate (its :mod:`.perf` rate at the placement's tier) by a *link factor*
+``ideal iteration / iteration on shared links`` (at most 1), recomputed whenever the set of
+running jobs or a job's phase changes. Semantics (our construction):
+
+profile
+    A job communicates only if its trace ``model`` is one of the 13 synthetic profiles of
+    :mod:`placement.cassini.catalogue`; any other job is compute-only (factor 1, counted in
+    ``stats["no_profile"]``). A job's servers are the machines of its GPUs (server ``s{i}`` is
+    machine ``i``); its ring all-reduce crosses :meth:`~placement.cassini.topology.Topology.job_links`.
+phase
+    Where in its iteration a job is, as the time (ms, modulo its iteration time) at which its
+    iterations begin on the simulator's clock. By default a job's iterations begin when its
+    attempt starts (``phase = start * 1000 mod iteration``): network-agnostic schedulers leave
+    phases wherever start times put them. A policy's :class:`~placement.sim.policy.Shift`
+    decision sets the phase (a CASSINI time shift, §4.1); the delay of at most one iteration
+    that the agent takes to apply it is not charged.
+sharing
+    Jobs that cross a common link form a component (connected through shared links); a job
+    alone on its links has factor 1. A component's iteration times come from the event-driven
+    fluid model (:func:`placement.sim.network.iteration_times`: max-min sharing per link, a
+    stretched phase delays later iterations) run from the jobs' phases for ``window_iterations``
+    of the slowest iteration, skipping ``warmup`` iterations. That is the job's steady state:
+    the engine does not follow phases drifting within one interval (the testbed simulation of
+    :mod:`solvers.cassini_testbed` counts CASSINI's drift adjustments), and a factor holds until
+    the next change of the running set or of a phase. Components are cached by their content.
+``loss``
+    The fluid model's labelled congestion-loss factor (default 0, off).
+
+:func:`link_factor_check` is the independent recomputation for
+:func:`placement.sim.replay.replay_check`: it rebuilds running sets and phases from the log
+alone and recomputes every logged factor with the time-stepped integration of
+:mod:`placement.cassini.stepped`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import networkx as nx
+import numpy as np
+
+from ..cassini.catalogue import CATALOGUE, profile_of
+from ..cassini.stepped import stepped_mean_iteration_times
+from .log import EventLog, extra_value
+from .network import iteration_times
+from .trace import Job, Trace
+
+__all__ = ["LinkSharing", "default_phase", "link_factor_check", "iteration_time_samples"]
+
+WINDOW_ITERATIONS = 16
+WARMUP = 3
+CACHE_LIMIT = 100_000
+
+
+def default_phase(job: Job, start: float) -> float:
+    """The phase (ms) of a job whose iterations begin when its attempt starts at ``start`` (s)."""
+    period = CATALOGUE[job.model][1] if job.model in CATALOGUE else 1
+    return float((start * 1000.0) % period)
+
+
+class LinkSharing:
+    """Link factors of running jobs on ``cluster``'s network (module docstring)."""
+
+    def __init__(self, cluster, *, loss: float = 0.0, window_iterations: int = WINDOW_ITERATIONS,
+                 warmup: int = WARMUP):
+        topo = cluster.topology()
+        if topo is None:
+            raise ValueError("network: the cluster has no network section")
+        if not 0.0 <= loss < 1.0:
+            raise ValueError(f"loss: must be in [0, 1), got {loss}")
+        self.topology, self.loss = topo, float(loss)
+        self.window_iterations, self.warmup = int(window_iterations), int(warmup)
+        self._machine = cluster.machine
+        self._links: dict[tuple[int, ...], tuple[str, ...]] = {}
+        self._cache: dict[tuple, tuple[float, ...]] = {}
+        self.stats = {"components": 0, "fluid_runs": 0, "cache_hits": 0, "no_profile": 0}
+        self._seen_no_profile: set[str] = set()
+
+    def servers(self, gpus) -> tuple[str, ...]:
+        """The servers (machines) of a placement, in machine order."""
+        return tuple(f"s{m}" for m in sorted({int(x) for x in self._machine[np.asarray(gpus, dtype=np.int64)]}))
+
+    def links(self, gpus) -> tuple[str, ...]:
+        servers = self.servers(gpus)
+        key = tuple(int(s[1:]) for s in servers)
+        if key not in self._links:
+            self._links[key] = self.topology.job_links(servers)
+        return self._links[key]
+
+    def factors(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]) -> dict[str, float]:
+        """``running`` maps a job id to ``(job, gpus, phase_ms)``; returns each job's factor."""
+        out = {jid: 1.0 for jid in running}
+        g = nx.Graph()
+        for jid, (job, gpus, _) in running.items():
+            if job.model not in CATALOGUE:
+                if jid not in self._seen_no_profile:
+                    self._seen_no_profile.add(jid)
+                    self.stats["no_profile"] += 1
+                continue
+            links = self.links(gpus)
+            if links:
+                g.add_edges_from((("job", jid), ("link", lk)) for lk in links)
+        for comp in nx.connected_components(g):
+            members = sorted(n[1] for n in comp if n[0] == "job")
+            if len(members) < 2:
+                continue
+            self.stats["components"] += 1
+            for jid, f in zip(members, self._component(members, running), strict=True):
+                out[jid] = f
+        return out
+
+    def _component(self, members: list[str], running) -> tuple[float, ...]:
+        specs = []
+        for jid in members:
+            job, gpus, phase = running[jid]
+            period = CATALOGUE[job.model][1]
+            specs.append((job.model, self.links(gpus), round(float(phase) % period, 6), jid, gpus))
+        key = tuple(s[:3] for s in specs)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self.stats["cache_hits"] += 1
+            return hit
+        self.stats["fluid_runs"] += 1
+        jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
+        times = iteration_times(self.topology, jobs, window_iterations=self.window_iterations,
+                                warmup=self.warmup, loss=self.loss)
+        res = tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs)
+        if len(self._cache) >= CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[key] = res
+        return res
+
+
+def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, limit_checks: int = 2000):
+    """A replay check (``(trace, cluster, log) -> messages``) that recomputes every link factor.
+
+    From the log alone: the running set (start rows open an attempt, preempt / finish close it),
+    each job's phase (its start time by :func:`default_phase`, or the last ``shift`` row's
+    ``phase=``), each job's logged factor (the last ``rate`` row's ``factor=``, 1 after a start).
+    After every instant's rows, each component of jobs sharing links (its own union-find) is
+    recomputed with :func:`placement.cassini.stepped.stepped_mean_iteration_times`; a factor off
+    by more than ``tol`` (relative) is a ``link`` violation. Distinct components are checked up
+    to ``limit_checks`` (each a few hundred ms at ``dt`` = 0.5 ms).
+    """
+    topo = links.topology
+
+    def check(trace: Trace, cluster, log: EventLog) -> list[str]:
+        jobs = {j.id: j for j in trace.jobs}
+        rows = list(log)
+        run: dict[str, tuple[tuple[int, ...], float]] = {}   # id -> (gpus, phase)
+        factor: dict[str, float] = {}
+        done: dict[tuple, tuple[float, ...]] = {}
+        out: list[str] = []
+        i = 0
+        while i < len(rows):
+            t = rows[i].time
+            while i < len(rows) and rows[i].time == t:
+                r = rows[i]
+                i += 1
+                job = jobs.get(r.job)
+                if job is None:
+                    continue
+                if r.event == "start":
+                    run[r.job] = (tuple(r.gpus), default_phase(job, t))
+                    factor[r.job] = 1.0
+                elif r.event in ("preempt", "finish"):
+                    run.pop(r.job, None)
+                    factor.pop(r.job, None)
+                elif r.event == "shift" and r.job in run:
+                    ph = extra_value(r.extra, "phase")
+                    run[r.job] = (run[r.job][0], math.nan if ph is None else ph)
+                elif r.event == "rate" and r.job in run:
+                    f = extra_value(r.extra, "factor")
+                    factor[r.job] = math.nan if f is None else f
+            out += _check_instant(t, run, factor, jobs, topo, links.loss, links.window_iterations,
+                                  links.warmup, tol, dt, done, limit_checks)
+        return out
+
+    return check
+
+
+def _components(run, jobs, topo) -> list[list[str]]:
+    """Jobs (with a profile and links) grouped by shared links: a plain union-find."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    owner: dict[str, str] = {}
+    for jid in sorted(run):
+        if jobs[jid].model not in CATALOGUE:
+            continue
+        servers = tuple(f"s{m}" for m in sorted({int(m) for m in topo_machines(run[jid][0], topo)}))
+        for lk in topo.job_links(servers):
+            find(jid)
+            if lk in owner:
+                parent[find(jid)] = find(owner[lk])
+            else:
+                owner[lk] = jid
+    groups: dict[str, list[str]] = {}
+    for jid in parent:
+        groups.setdefault(find(jid), []).append(jid)
+    return [sorted(g) for g in groups.values()]
+
+
+def topo_machines(gpus, topo) -> list[int]:
+    """Machine index of each GPU, from the topology's servers (``s{i}`` has its GPUs in order)."""
+    first, out = [], []
+    acc = 0
+    for _s, n in topo.servers:
+        first.append(acc)
+        acc += n
+    for x in gpus:
+        out.append(int(np.searchsorted(first, int(x), side="right") - 1))
+    return out
+
+
+def _check_instant(t, run, factor, jobs, topo, loss, window_iterations, warmup, tol, dt, done, limit):
+    out = []
+    comps = _components(run, jobs, topo)
+    in_comp = {j for c in comps if len(c) > 1 for j in c}
+    for jid in run:
+        if jid not in in_comp and not (abs(factor.get(jid, 1.0) - 1.0) <= 1e-9):
+            out.append(f"link: job {jid} at {t!r} shares no link but runs at factor {factor.get(jid)!r}")
+    for comp in comps:
+        if len(comp) < 2:
+            continue
+        specs = []
+        for jid in comp:
+            gpus, phase = run[jid]
+            servers = tuple(f"s{m}" for m in sorted(set(topo_machines(gpus, topo))))
+            specs.append((jobs[jid].model, topo.job_links(servers), phase % CATALOGUE[jobs[jid].model][1]))
+        key = tuple((m, ls, round(p, 6)) for m, ls, p in specs)
+        if key not in done:
+            if len(done) >= limit:
+                continue
+            profs = [profile_of(m, jid) for (m, _, _), jid in zip(specs, comp, strict=True)]
+            horizon = window_iterations * max(p.iteration_time for p in profs) + max(p for _, _, p in specs)
+            means = stepped_mean_iteration_times([(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)],
+                                                 topo.capacity, horizon, warmup, loss=loss, dt=dt)
+            done[key] = tuple(min(1.0, p.iteration_time / m) for p, m in zip(profs, means, strict=True))
+        for jid, want in zip(comp, done[key], strict=True):
+            got = factor.get(jid, 1.0)
+            if not (abs(got - want) <= tol * want):
+                out.append(f"link: job {jid} at {t!r} runs at factor {got!r}; the link model gives {want:.4f}")
+    return out
+
+
+def iteration_time_samples(trace: Trace, log: EventLog) -> list[tuple[str, float, float]]:
+    """``(job, iteration ms, iterations)`` per interval of constant factor, from the log alone:
+    a job of catalogue model with ideal iteration ``I`` at factor ``f`` runs iterations of
+    ``I / f`` ms, ``(interval s * 1000) / (I / f)`` of them (so a mean or quantile weighted by
+    the iteration count is over iterations, as CASSINI's Fig. 11(b) plots every iteration)."""
+    jobs = {j.id: j for j in trace.jobs}
+    cur: dict[str, tuple[float, float]] = {}   # id -> (since, factor)
+    out = []
+
+    def close(jid: str, t: float) -> None:
+        since, f = cur.pop(jid)
+        model = jobs[jid].model
+        if t > since and model in CATALOGUE:
+            it = CATALOGUE[model][1] / f
+            out.append((jid, it, (t - since) * 1000.0 / it))
+
+    for r in log:
+        if r.job not in jobs:
+            continue
+        if r.event == "start":
+            cur[r.job] = (r.time, 1.0)
+        elif r.event == "rate" and r.job in cur:
+            close(r.job, r.time)
+            cur[r.job] = (r.time, extra_value(r.extra, "factor") or 1.0)
+        elif r.event in ("preempt", "finish") and r.job in cur:
+            close(r.job, r.time)
+    return out

@@ -1,0 +1,139 @@
+"""Links shared over time in the engine: rates follow the fluid model, replay recomputes them."""
+
+import pytest
+
+from placement.cassini.catalogue import CATALOGUE
+from placement.sim.cluster_io import load_cluster_spec
+from placement.sim.engine import simulate
+from placement.sim.links import LinkSharing, iteration_time_samples, link_factor_check
+from placement.sim.log import EventLog, LogRow
+from placement.sim.perf import IdealPerf
+from placement.sim.policy import Policy, PolicyError, Preempt, Shift, Start, Timer
+from placement.sim.replay import replay_check
+from placement.sim.trace import Job, Trace
+
+TESTBED = "instances/clusters/cassini-testbed.json"
+# VGG16 (synthetic): 180 ms, one Up phase of 90 ms at 48 Gbps. Two in phase on a 50 Gbps
+# uplink share it 25/25: the Up phase stretches to 90 * 48 / 25 ms and they stay in phase.
+IDEAL = CATALOGUE["VGG16"][1]
+SHARED = 90 + 90 * 48 / 25
+
+
+class Scripted(Policy):
+    """Starts the jobs on fixed GPUs as they arrive; optional phases and a timed preemption."""
+
+    name = "scripted"
+
+    def __init__(self, gpus, phases=None, preempt_at=None):
+        self.gpus, self.phases, self.preempt_at = gpus, phases or {}, preempt_at
+
+    def schedule(self, view, events):
+        out = [Start(j.id, self.gpus[j.id]) for j in view.pending if j.id in self.gpus]
+        out += [Shift(j, p) for j, p in self.phases.items() if j in {d.job_id for d in out}]
+        for e in events:
+            if e.kind == "timer" and e.key in view.running:
+                out += [Preempt(e.key), Start(e.key, self.gpus[e.key])]   # back at once
+        if self.preempt_at and view.now == 0.0:
+            out.append(Timer(self.preempt_at[1], self.preempt_at[0]))
+        return out
+
+
+def _run(jobs, gpus, phases=None, **kw):
+    cluster = load_cluster_spec(TESTBED)
+    trace = Trace("t", tuple(jobs))
+    res = simulate(trace, cluster, Scripted(gpus, phases, kw.pop("preempt_at", None)), perf=IdealPerf(), **kw)
+    links = LinkSharing(cluster)
+    assert replay_check(trace, cluster, res.log, perf=IdealPerf(), checks=[link_factor_check(links)]) == []
+    return res, trace, cluster
+
+
+def _finish(res, job):
+    return next(r.time for r in res.log if r.event == "finish" and r.job == job)
+
+
+# servers s0, s1 are rack tor0; s2, s3 rack tor1: jobs on (s0, s2) and (s1, s3) share both uplinks
+CROSS = {"a": (0, 2), "b": (1, 3)}
+
+
+def test_job_alone_runs_at_its_profile_rate():
+    res, *_ = _run([Job("a", 0.0, 2, 100.0, model="VGG16")], {"a": (0, 2)})
+    assert _finish(res, "a") == pytest.approx(100.0)
+    assert not [r for r in res.log if r.event == "rate"]
+
+
+def test_two_jobs_in_phase_stretch_by_the_analytic_factor():
+    res, trace, _ = _run([Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 100.0, model="VGG16")], CROSS)
+    f = IDEAL / SHARED
+    assert _finish(res, "a") == pytest.approx(100.0 / f, rel=0.01)
+    rows = [r for r in res.log if r.event == "rate"]
+    assert {r.job for r in rows} == {"a", "b"}
+    samples = iteration_time_samples(trace, res.log)
+    assert all(it == pytest.approx(SHARED, rel=0.01) for _, it, _ in samples)
+
+
+def test_opposite_phases_remove_the_slowdown():
+    res, *_ = _run([Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 100.0, model="VGG16")], CROSS,
+                   phases={"a": 0.0, "b": 90.0})
+    assert _finish(res, "a") == pytest.approx(100.0, rel=1e-6)
+    assert [r.extra for r in res.log if r.event == "shift" and r.job == "b"] == ["phase=90.0"]
+
+
+def test_rate_returns_when_the_other_job_finishes():
+    # b is short: a runs shared until b finishes, then alone (piecewise progress)
+    res, *_ = _run([Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 10.0, model="VGG16")], CROSS)
+    f = IDEAL / SHARED
+    tb = _finish(res, "b")
+    assert tb == pytest.approx(10.0 / f, rel=0.01)
+    assert _finish(res, "a") == pytest.approx(tb + (100.0 - tb * f), rel=1e-6)
+    assert [r.extra.split()[0] for r in res.log if r.event == "rate" and r.job == "a"][-1] == "factor=1.0"
+
+
+def test_checkpointed_preemption_keeps_piecewise_work():
+    jobs = [Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 10.0, model="VGG16")]
+    res, *_ = _run(jobs, CROSS, preempt_at=("a", 40.0), checkpoint_interval=30.0)
+    f = IDEAL / SHARED
+    tb = _finish(res, "b")
+    kept = next(r.work_done for r in res.log if r.event == "preempt")
+    assert kept == pytest.approx(tb * f + (30.0 - tb), rel=1e-6)   # checkpoint at 30 s, after b left
+
+
+def test_jobs_without_a_profile_or_without_shared_links_keep_rate_one():
+    res, *_ = _run([Job("a", 0.0, 2, 100.0, model="not-a-model"), Job("b", 0.0, 2, 100.0, model="VGG16")], CROSS)
+    assert _finish(res, "a") == pytest.approx(100.0) and _finish(res, "b") == pytest.approx(100.0)
+    res, *_ = _run([Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 100.0, model="VGG16")],
+                   {"a": (0, 1), "b": (2, 3)})   # each inside one rack: no shared link
+    assert _finish(res, "b") == pytest.approx(100.0)
+
+
+def test_replay_catches_a_wrong_factor_and_wrong_work():
+    jobs = [Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 100.0, model="VGG16")]
+    res, trace, cluster = _run(jobs, CROSS)
+    rows = list(res.log)
+    i = next(k for k, r in enumerate(rows) if r.event == "rate")
+    bad = rows[:i] + [rows[i]._replace(extra="factor=0.9 rate=0.9")] + rows[i + 1:]
+    msgs = replay_check(trace, cluster, EventLog(bad), perf=IdealPerf(),
+                        checks=[link_factor_check(LinkSharing(cluster))])
+    assert any(m.startswith("link:") for m in msgs) and any(m.startswith("late:") or m.startswith("early:")
+                                                           for m in msgs)
+    bad = rows[:i] + [rows[i]._replace(work_done=5.0)] + rows[i + 1:]
+    assert any(m.startswith("work:") for m in replay_check(trace, cluster, EventLog(bad), perf=IdealPerf()))
+
+
+def test_shift_needs_a_network_and_a_running_job():
+    from placement.sim.cluster import Cluster
+
+    trace = Trace("t", (Job("a", 0.0, 1, 10.0, model="VGG16"),))
+    with pytest.raises(PolicyError, match="no network"):
+        simulate(trace, Cluster.uniform(), Scripted({"a": (0,)}, {"a": 5.0}), perf=IdealPerf())
+    cluster = load_cluster_spec(TESTBED)
+    with pytest.raises(PolicyError, match="finite"):
+        simulate(trace, cluster, Scripted({"a": (0,)}, {"a": float("nan")}), perf=IdealPerf())
+    rows = [LogRow(0.0, "submit", "a"), LogRow(0.0, "shift", "a", (0,), 0.0, "phase=1.0")]
+    assert any(m.startswith("state:") for m in replay_check(trace, cluster, EventLog(rows), perf=IdealPerf()))
+
+
+def test_same_seed_same_log():
+    jobs = [Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 3.0, 2, 50.0, model="VGG19")]
+    one, *_ = _run(jobs, CROSS)
+    two, *_ = _run(jobs, CROSS)
+    assert list(one.log) == list(two.log)
