@@ -61,9 +61,10 @@ from placement.cassini.fluid import FluidJob, simulate
 from placement.cassini.instance import Candidate, build_instance
 from placement.cassini.stepped import stepped_iteration_times, stepped_mean_iteration_times
 from placement.cassini.topology import Topology, testbed_topology
+from placement.sim.links import weighted_quantile
 from solvers.affinity import rank_candidates
 
-__all__ = ["CATALOGUE", "profile_of", "TraceJob", "poisson_trace", "stress_trace", "Config", "run",
+__all__ = ["CATALOGUE", "profile_of", "TraceJob", "poisson_trace", "sim_trace", "stress_trace", "Config", "run",
            "replay_check", "stepped_iteration_times", "weighted_quantile", "summary"]
 
 DATA_PARALLEL = [m for m, (k, _, _) in CATALOGUE.items() if k == "data_parallel"]
@@ -97,6 +98,18 @@ def poisson_trace(seed: int, hours: float = 2.0, load: float = 0.9, gpus: int = 
         out.append(TraceJob(f"j{len(out)}-{m}", m, t * 60_000.0, int(rng.integers(1, 13)),
                             max(1, int(dur / CATALOGUE[m][1]))))
     return out
+
+
+def sim_trace(seed: int, gpus: int = 24, **kw):
+    """:func:`poisson_trace` as a trace of the simulator (:mod:`placement.sim.trace`): submit and
+    duration in seconds (iterations x the model's ideal iteration), GPUs = workers, the catalogue
+    model named (so :mod:`placement.sim.links` gives each its profile)."""
+    from placement.sim.trace import Job, Trace
+
+    jobs = tuple(Job(j.name, j.arrival / 1000.0, min(j.workers, gpus), j.iterations * CATALOGUE[j.model][1] / 1000.0,
+                     model=j.model, synthetic=frozenset({"submit", "gpus", "duration", "model"}))
+                 for j in poisson_trace(seed, gpus=gpus, **kw))
+    return Trace(f"cassini-poisson-{seed}", jobs, "CASSINI §5.1 Poisson trace (synthetic), solvers.cassini_testbed")
 
 
 def stress_trace(seed: int, minutes: float = 30.0) -> list[TraceJob]:
@@ -159,16 +172,6 @@ def _place(winners: list[tuple[str, int]], free: list[str], rack_of: dict[str, s
                     break
         out[job] = tuple(chosen)
     return out
-
-
-def weighted_quantile(values, weights, q: float) -> float:
-    v = np.asarray(values, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    if len(v) == 0:
-        return math.nan
-    o = np.argsort(v)
-    c = np.cumsum(w[o])
-    return float(v[o][min(len(v) - 1, int(np.searchsorted(c, q * c[-1], side="left")))])
 
 
 def _drift_adjustments(begin: float, ends: np.ndarray, ideal: float) -> int:

@@ -1,4 +1,5 @@
-"""Shipped data by name on the command line: traces ``philly`` and ``openb``, cluster ``openb``.
+"""Shipped data by name on the command line: traces ``philly`` and ``openb``, clusters ``openb`` and
+``cassini-testbed``.
 
 The core loaders (:mod:`placement.sim.trace`, :mod:`placement.sim.cluster_io`) read files and
 specs; only the app knows the names of the files the package ships (``instances/data/traces/``).
@@ -6,9 +7,15 @@ specs; only the app knows the names of the files the package ships (``instances/
 
 from __future__ import annotations
 
-from instances.traces import SHIPPED_CLUSTERS, SHIPPED_TRACES, trace_path
+from instances.traces import (
+    SHIPPED_CLUSTERS,
+    SHIPPED_SPECS,
+    SHIPPED_TRACES,
+    cluster_spec_path,
+    trace_path,
+)
 from placement.sim.cluster import Cluster
-from placement.sim.cluster_io import load_openb_nodes, resolve_cluster
+from placement.sim.cluster_io import load_cluster_spec, load_openb_nodes, resolve_cluster
 from placement.sim.trace import Trace, load_trace
 
 __all__ = ["load_trace_arg", "cluster_arg", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"]
@@ -22,7 +29,9 @@ def load_trace_arg(source: str, **window_args) -> tuple[Trace, str]:
 
 def cluster_arg(text: str, option: str = "--cluster") -> Cluster:
     """A cluster from a ``--cluster`` value: the shipped ``openb`` node list, a spec file, a node
-    list CSV, or ``RxCxKxMxG[:TYPE]``."""
+    list CSV, a shipped spec by name (``cassini-testbed``), or ``RxCxKxMxG[:TYPE]``."""
+    if text.lower() in SHIPPED_SPECS:
+        return load_cluster_spec(cluster_spec_path(text.lower()))
     if text.lower() in SHIPPED_CLUSTERS:
         return load_openb_nodes(trace_path(SHIPPED_CLUSTERS[text.lower()]))
     return resolve_cluster(text, option)

@@ -121,6 +121,7 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     HiveD run's sharing-safety check needs its VC assignment); ``built``, when given, receives the
     policy object (its statistics and classes of jobs beyond the log)."""
     from ..sim.engine import simulate
+    from ..sim.links import LinkSharing, iteration_summary, link_factor_check
     from ..sim.metrics import per_job, summary
     from ..sim.replay import replay_check
     from .policy_data import build_policy
@@ -129,13 +130,19 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     if built is not None:
         built.append(pol)
     perf = inst.perf_model()
+    links = LinkSharing(inst.cluster) if inst.cluster.network is not None else False
     res = simulate(inst.trace, inst.cluster, pol, perf=perf, seed=seed, scan_interval=inst.scan_interval,
-                   checkpoint_interval=inst.checkpoint_interval, progress=progress)
+                   checkpoint_interval=inst.checkpoint_interval, progress=progress, links=links)
     t0 = time.perf_counter()
-    broken = replay_check(inst.trace, inst.cluster, res.log, perf=perf, checks=checks(pol) if checks else ())
+    extra = list(checks(pol)) if checks else []
+    if links:
+        extra.append(link_factor_check(links))
+    broken = replay_check(inst.trace, inst.cluster, res.log, perf=perf, checks=extra)
     replay_s = time.perf_counter() - t0
     rows = per_job(res.log, inst.trace)
     summ = summary(rows, res.log, inst.cluster.n_gpus)
+    if links:
+        summ.update(iteration_summary(inst.trace, res.log))
     summ["replay_check_s"] = round(replay_s, 3)
     return res, rows, summ, broken
 

@@ -49,7 +49,8 @@ from .log import EventLog, extra_value
 from .network import iteration_times
 from .trace import Job, Trace
 
-__all__ = ["LinkSharing", "default_phase", "link_factor_check", "iteration_time_samples"]
+__all__ = ["LinkSharing", "default_phase", "link_factor_check", "iteration_time_samples", "iteration_summary",
+           "weighted_quantile"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -280,3 +281,29 @@ def iteration_time_samples(trace: Trace, log: EventLog) -> list[tuple[str, float
         elif r.event in ("preempt", "finish") and r.job in cur:
             close(r.job, r.time)
     return out
+
+
+def weighted_quantile(values, weights, q: float) -> float:
+    """The ``q`` quantile of ``values`` each counted ``weights`` times (NaN when empty)."""
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    if len(v) == 0:
+        return math.nan
+    o = np.argsort(v)
+    c = np.cumsum(w[o])
+    return float(v[o][min(len(v) - 1, int(np.searchsorted(c, q * c[-1], side="left")))])
+
+
+def iteration_summary(trace: Trace, log: EventLog) -> dict[str, float | None]:
+    """Iteration time (ms) over all iterations of catalogue jobs: mean and p99, and the mean
+    slowdown against each job's ideal iteration (None without such jobs)."""
+    samples = iteration_time_samples(trace, log)
+    if not samples:
+        return {"iteration_ms_mean": None, "iteration_ms_p99": None, "iteration_slowdown_mean": None}
+    jobs = {j.id: j for j in trace.jobs}
+    it = np.array([s[1] for s in samples])
+    w = np.array([s[2] for s in samples])
+    ideal = np.array([CATALOGUE[jobs[s[0]].model][1] for s in samples], dtype=float)
+    return {"iteration_ms_mean": float(np.average(it, weights=w)),
+            "iteration_ms_p99": weighted_quantile(it, w, 0.99),
+            "iteration_slowdown_mean": float(np.average(it / ideal, weights=w))}

@@ -49,13 +49,17 @@ def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
 
 
 def _add_generate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", choices=["batch", "poisson", "dally-batch", "dally-poisson", "mast"], default="poisson",
+    p.add_argument("--kind", choices=["batch", "poisson", "dally-batch", "dally-poisson", "mast", "cassini"],
+                   default="poisson",
                    help="batch / poisson: synthetic jobs (Philly's size histogram, log-normal durations); "
                         "dally-batch / dally-poisson: the Dally bench's workload, multi-GPU Philly rows "
                         "sampled by seed, all at time 0 or Poisson arrivals; mast: a Meta-like workload "
                         "from MAST's published distributions on the cluster's regions (a 98%% warm-up, then "
                         "8 h at 1.5x supply; --jobs and --jobs-per-hour do not apply; each job's table "
-                        "stands for its candidate regions) (default poisson)")
+                        "stands for its candidate regions); cassini: CASSINI's Poisson trace (§5.1) on its "
+                        "24-GPU testbed (--cluster cassini-testbed unless given): data-parallel models of "
+                        "the synthetic catalogue, 1-12 GPUs, 90%% load for 2 h (--jobs and --jobs-per-hour "
+                        "do not apply) (default poisson)")
     p.add_argument("--jobs", type=int, default=None,
                    help="number of jobs (default 200; dally-batch 500, dally-poisson 400)")
     p.add_argument("--jobs-per-hour", type=float, default=None,
@@ -91,6 +95,12 @@ def _generate(args: argparse.Namespace) -> SimInstance:
     generated_size([("--jobs", jobs * BYTES_PER_JOB)], "the trace")
     types = [t for t in (args.gpu_types or "").split(",") if t] or None
     cluster = cluster_arg(args.cluster or ("1x1x8x8x8" if dally else "1x1x4x8x8"))
+    if args.kind == "cassini":
+        from solvers.cassini_testbed import sim_trace
+
+        if args.cluster is None:
+            cluster = cluster_arg("cassini-testbed")
+        return SimInstance(sim_trace(args.seed, gpus=cluster.n_gpus), cluster, "ideal")
     if args.kind == "mast":
         from placement.sim.meta_trace import meta_trace
 

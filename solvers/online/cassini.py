@@ -1,0 +1,170 @@
+"""CASSINI as a plug-in of any simulator policy (CASSINI §4, Fig. 9): ``<base>+cassini``.
+
+The paper augments Themis and Pollux and says the module is scheduler-agnostic; here it wraps
+Themis, Tiresias and Dally alike (:class:`CassiniPlugin` is a mixin over the base class, so the
+base's options stay ``--option`` settable). On a cluster with a network
+(:mod:`placement.sim.links`), at every call in which the base starts jobs:
+
+1. **Candidates** (§4.2 step 1): the base's own placement is candidate 0; up to
+   ``candidates - 1`` more are drawn (seeded) with the *same fairness outcome*: the same jobs
+   start, each on GPUs of the same tier (machine / rack / cluster / network) as the base gave
+   it, hence at the same performance-model rate, on the GPUs free after the base's preemptions.
+   Our generator: a job takes a uniformly drawn group of its tier with enough free GPUs, and
+   inside it the machines with the most free GPUs first (ties at random); a draw at another
+   tier, or one already seen, is dropped.
+2. **Ranking** (Algorithm 2): every candidate, with the jobs already running, is an instance
+   of :mod:`placement.cassini.instance` (the jobs' synthetic profiles of
+   :mod:`placement.cassini.catalogue`), ranked by :func:`solvers.affinity.rank_candidates`
+   (per-link rotation search, Affinity-graph BFS, ``precision`` degrees). The top candidate's
+   GPUs replace the base's.
+3. **Shifts** (Algorithm 1): the top candidate's unique time shifts are applied to every running
+   job as :class:`~placement.sim.policy.Shift` decisions: a job's phase becomes
+   ``(now in ms + shift) mod its iteration time``. The engine models each job's steady state
+   between changes, so the agents' re-adjustments on drift (§4.2 step 3) are not simulated
+   here; :mod:`solvers.cassini_testbed` counts them.
+
+Jobs whose model is not in the catalogue take part in the base's decisions but not in the
+ranking. On a cluster without a network the plug-in passes the base's decisions through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from placement.cassini.catalogue import CATALOGUE, profile_of
+from placement.cassini.instance import Candidate, build_instance
+from placement.options import PosFloat, PosInt
+from placement.sim.placement import usable_mask
+from placement.sim.policy import Preempt, Shift, Start
+from solvers.affinity import rank_candidates
+from solvers.online.dally import Dally
+from solvers.online.themis import Themis
+from solvers.online.tiresias import Tiresias
+
+__all__ = ["CassiniPlugin", "ThemisCassini", "TiresiasCassini", "DallyCassini"]
+
+
+class CassiniPlugin:
+    """Mixin: CASSINI's candidate ranking and time shifts over the base policy it precedes."""
+
+    def __init__(self, candidates: PosInt = 10, precision: PosFloat = 5.0, **base_options: Any):
+        super().__init__(**base_options)
+        if int(candidates) < 1:
+            raise ValueError(f"candidates: must be >= 1, got {candidates}")
+        self._n_candidates, self._precision = int(candidates), float(precision)
+        self._cassini = {"rankings": 0, "candidates": 0, "moved": 0, "shifts": 0, "score_sum": 0.0}
+
+    def setup(self, view, seed: int) -> None:
+        super().setup(view, seed)
+        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+
+    def schedule(self, view, events):
+        out = list(super().schedule(view, events) or ())
+        starts = [d for d in out if isinstance(d, Start)]
+        if view.links is None or not starts:
+            return out
+        stopped = {d.job_id for d in out if isinstance(d, Preempt)}
+        free = view.free.copy()
+        for j in stopped:
+            if j in view.running:
+                free[list(view.running[j].gpus)] = True
+        base = {d.job_id: tuple(int(x) for x in d.gpus) for d in starts}
+        cands = self._candidates(view, free, base)
+        running = {j: r.gpus for j, r in view.running.items() if j not in stopped}
+        chosen, shifts, score = self._rank(view, running, cands)
+        self._cassini["rankings"] += 1
+        self._cassini["candidates"] += len(cands)
+        self._cassini["moved"] += chosen is not cands[0]
+        self._cassini["score_sum"] += score or 0.0
+        out = [Start(d.job_id, chosen[d.job_id]) if isinstance(d, Start) else d for d in out]
+        now_ms = view.now * 1000.0
+        for j, s in sorted(shifts.items()):
+            if j in running or j in chosen:
+                period = CATALOGUE[view.job(j).model][1]
+                out.append(Shift(j, float((now_ms + s) % period)))
+                self._cassini["shifts"] += 1
+        return out
+
+    # ------------------------------------------------------------------ step 1: candidates
+    def _candidates(self, view, free: np.ndarray, base: dict) -> list[dict]:
+        cluster = view.cluster
+        first = cluster.machine_first
+        groups = {"machine": np.arange(cluster.n_machines), "rack": cluster.machine_rack,
+                  "cluster": cluster.dcluster[first], "network": np.zeros(cluster.n_machines, dtype=np.int64)}
+        cands, seen = [base], {tuple(sorted(base.items()))}
+        for _ in range(3 * (self._n_candidates - 1)):
+            if len(cands) >= self._n_candidates:
+                break
+            f = free.copy()
+            alt = {}
+            for j, gpus in base.items():
+                job = view.job(j)
+                tier = cluster.tier(gpus)
+                g = self._draw(cluster, f, job, groups[tier])
+                if g is None or cluster.tier(g) != tier:
+                    break
+                f[list(g)] = False
+                alt[j] = g
+            else:
+                key = tuple(sorted(alt.items()))
+                if key not in seen:
+                    seen.add(key)
+                    cands.append(alt)
+        return cands
+
+    def _draw(self, cluster, free: np.ndarray, job, group: np.ndarray) -> tuple[int, ...] | None:
+        mask = usable_mask(cluster, free, job.gpu_type)
+        per_machine = np.add.reduceat(mask.astype(np.int64), cluster.machine_first)
+        per_group = np.bincount(group, weights=per_machine)
+        ok = np.flatnonzero(per_group >= job.gpus)
+        if not ok.size:
+            return None
+        members = np.flatnonzero(group == self._rng.choice(ok))
+        order = members[np.lexsort((self._rng.random(len(members)), -per_machine[members]))]
+        taken: list[int] = []
+        for m in order:
+            ids = np.flatnonzero(mask[cluster.machine_first[m]:cluster.machine_first[m] + cluster.machine_gpus[m]])
+            taken += (ids + cluster.machine_first[m]).tolist()[: job.gpus - len(taken)]
+            if len(taken) == job.gpus:
+                return tuple(sorted(taken))
+        return None
+
+    # ------------------------------------------------------------------ steps 2-3: rank, shifts
+    def _rank(self, view, running: dict, cands: list[dict]) -> tuple[dict, dict, float | None]:
+        links = view.links
+        names = sorted(j for j in set(running) | set(cands[0]) if view.job(j).model in CATALOGUE)
+        if not names:
+            return cands[0], {}, None
+        profiles = [profile_of(view.job(j).model, j) for j in names]
+        cs = [Candidate(f"c{i}", tuple((j, links.servers({**running, **c}[j])) for j in names))
+              for i, c in enumerate(cands)]
+        inst = build_instance(links.topology, profiles, cs, precision_deg=self._precision)
+        top = rank_candidates(inst, seed=self._seed)[0]
+        chosen = cands[int(top["candidate"][1:])]
+        return chosen, {j: float(v) for j, v in (top["shifts"] or {}).items()}, top["score"]
+
+    def stats(self) -> dict[str, Any]:
+        c = self._cassini
+        return {**super().stats(), "cassini": {**{k: v for k, v in c.items() if k != "score_sum"},
+                                               "mean_score": c["score_sum"] / c["rankings"] if c["rankings"] else None}}
+
+
+class ThemisCassini(CassiniPlugin, Themis):
+    """Th+CASSINI: Themis's auctions, CASSINI's candidate ranking and time shifts (§4.2)."""
+
+    name = "themis+cassini"
+
+
+class TiresiasCassini(CassiniPlugin, Tiresias):
+    """Tiresias with the CASSINI plug-in (candidate ranking and time shifts)."""
+
+    name = "tiresias+cassini"
+
+
+class DallyCassini(CassiniPlugin, Dally):
+    """Dally with the CASSINI plug-in (candidate ranking and time shifts)."""
+
+    name = "dally+cassini"

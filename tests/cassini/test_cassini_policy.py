@@ -1,0 +1,93 @@
+"""CASSINI as a plug-in of simulator policies: shifts and ranking inside the engine's link model."""
+
+import pytest
+
+from placement.cassini.catalogue import CATALOGUE
+from placement.sim.cluster import Cluster
+from placement.sim.engine import simulate
+from placement.sim.links import LinkSharing, iteration_summary, link_factor_check
+from placement.sim.perf import IdealPerf
+from placement.sim.policies import make_policy
+from placement.sim.replay import replay_check
+from placement.sim.trace import Job, Trace
+from solvers.cassini_testbed import sim_trace
+
+NET = {"racks": 3, "servers_per_rack": 2, "gpus_per_server": 1, "server_capacity": 50, "oversubscription": 2}
+SHARED = 90 + 90 * 48 / 25   # two VGG16 in phase on a 50 Gbps uplink (tests/sim/test_links.py)
+
+
+def _cluster(net=NET):
+    return Cluster.uniform(racks=net["racks"], machines=net["servers_per_rack"], gpus_per_machine=1).with_network(net)
+
+
+def _run(policy, trace, cluster, **opts):
+    res = simulate(trace, cluster, make_policy(policy, **opts), perf=IdealPerf(), seed=3)
+    checks = [link_factor_check(LinkSharing(cluster))] if cluster.network else []
+    msgs = replay_check(trace, cluster, res.log, perf=IdealPerf(), checks=checks)
+    assert msgs == []
+    return res
+
+
+def _finish(res):
+    return {r.job: r.time for r in res.log if r.event == "finish"}
+
+
+@pytest.mark.parametrize("base", ["themis", "tiresias", "dally"])
+def test_shifts_remove_the_slowdown_of_two_jobs_that_must_share_an_uplink(base):
+    # two 3-GPU jobs on 3 racks of 2: whatever the placement, both cross one rack's uplink;
+    # started together (same phase) they stretch; CASSINI's shifts put them out of phase
+    trace = Trace("t", (Job("a", 0.0, 3, 100.0, model="VGG16"), Job("b", 0.0, 3, 100.0, model="VGG16")))
+    cluster = _cluster()
+    plain = _finish(_run(base, trace, cluster))
+    plugged = _finish(_run(f"{base}+cassini", trace, cluster))
+    assert plain["a"] == pytest.approx(100.0 * SHARED / CATALOGUE["VGG16"][1], rel=0.01)
+    assert plugged == pytest.approx({"a": 100.0, "b": 100.0})
+
+
+def test_without_a_network_the_plugin_passes_the_base_through():
+    trace = sim_trace(1, hours=0.5)
+    cluster = Cluster.uniform(racks=12, machines=2, gpus_per_machine=1)
+    one, two = _run("themis", trace, cluster), _run("themis+cassini", trace, cluster)
+    assert [r for r in one.log] == [r for r in two.log]
+
+
+def test_themis_cassini_on_the_poisson_trace_is_valid_and_not_slower():
+    cluster = Cluster.uniform(racks=12, machines=2, gpus_per_machine=1).with_network(
+        {"racks": 12, "servers_per_rack": 2, "server_capacity": 50, "oversubscription": 2})
+    trace = sim_trace(2, hours=0.75)
+    th, cas = _run("themis", trace, cluster), _run("themis+cassini", trace, cluster)
+    a, b = iteration_summary(trace, th.log), iteration_summary(trace, cas.log)
+    assert b["iteration_ms_mean"] <= a["iteration_ms_mean"] * 1.001
+    st = cas.policy_stats["cassini"]
+    assert st["rankings"] > 0 and st["candidates"] >= st["rankings"]
+    again = _run("themis+cassini", trace, cluster)
+    assert list(again.log) == list(cas.log)
+
+
+def test_base_options_stay_settable():
+    from placement.app.policy_data import check_policy_options
+    from placement.errors import InstanceError
+
+    assert check_policy_options("themis+cassini", {"lease": 60, "candidates": 4}) == {"lease": 60.0, "candidates": 4}
+    with pytest.raises(InstanceError, match="candidates"):
+        check_policy_options("themis+cassini", {"candidates": 0})
+
+
+def test_cli_generates_the_testbed_trace_and_simulates_themis_cassini(tmp_path, capsys):
+    import json
+
+    from placement.app.cli import main
+    from placement.sim.instance import load_instance
+
+    path = tmp_path / "c.json"
+    assert main(["generate", "trace", "--kind", "cassini", "--seed", "5", "-o", str(path)]) == 0
+    inst = load_instance(json.loads(path.read_text()))
+    assert [(j.id, j.gpus, j.duration, j.model) for j in inst.trace.jobs] == \
+        [(j.id, j.gpus, j.duration, j.model) for j in sim_trace(5).jobs]
+    assert inst.cluster.network is not None and inst.cluster.n_gpus == 24
+    out = tmp_path / "run"
+    assert main(["simulate", str(path), "--policy", "themis+cassini", "--hours", "0.5", "-o", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["replay_ok"] and summary["metrics"]["iteration_ms_mean"] > 0
+    assert summary["policy_stats"]["cassini"]["rankings"] > 0
+    capsys.readouterr()
