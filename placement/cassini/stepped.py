@@ -32,6 +32,7 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
     left = [0.0] * len(jobs)
     begun = [False] * len(jobs)
     ends: list[list[float]] = [[] for _ in jobs]
+    alloc: dict[tuple, dict[int, float]] = {}
     steps = int(round(horizon / dt))
     for i in range(steps):
         t = i * dt
@@ -40,14 +41,17 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
                 begun[f] = True
                 d, b = p.phases[0]
                 left[f] = d * b if (b > 0 and ls) else d
-        comm = [f for f, (p, ls, _) in enumerate(jobs) if begun[f] and p.phases[phase[f]][1] > 0 and ls]
+        comm = tuple(f for f, (p, ls, _) in enumerate(jobs) if begun[f] and p.phases[phase[f]][1] > 0 and ls)
         rate = {}
         if comm:
-            dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
-            eff = caps
-            if loss > 0:
-                eff = np.where(inc[:, comm] @ dem > caps + 1e-9, caps * (1 - loss), caps)
-            rate = dict(zip(comm, max_min_rates(inc[:, comm], eff, dem), strict=True))
+            key = tuple(phase[f] for f in comm) + comm
+            rate = alloc.get(key)
+            if rate is None:   # the allocation of this set of flows and phases, once
+                dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
+                eff = caps
+                if loss > 0:
+                    eff = np.where(inc[:, list(comm)] @ dem > caps + 1e-9, caps * (1 - loss), caps)
+                rate = alloc[key] = dict(zip(comm, max_min_rates(inc[:, list(comm)], eff, dem).tolist(), strict=True))
         for f, (p, ls, _) in enumerate(jobs):
             if not begun[f]:
                 continue

@@ -144,8 +144,10 @@ def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, li
     ``phase=``), each job's logged factor (the last ``rate`` row's ``factor=``, 1 after a start).
     After every instant's rows, each component of jobs sharing links (its own union-find) is
     recomputed with :func:`placement.cassini.stepped.stepped_mean_iteration_times`; a factor off
-    by more than ``tol`` (relative) is a ``link`` violation. Distinct components are checked up
-    to ``limit_checks`` (each a few hundred ms at ``dt`` = 0.5 ms).
+    by more than ``tol`` (relative) is a ``link`` violation. The step is ``dt`` ms, smaller where a
+    profile has many short phases (each phase boundary may be off by one step: the step keeps
+    that under 1% of an iteration). Distinct components are checked up to ``limit_checks`` (each
+    a few hundred ms at ``dt`` = 0.5 ms).
     """
     topo = links.topology
 
@@ -244,8 +246,11 @@ def _check_instant(t, run, factor, jobs, topo, loss, window_iterations, warmup, 
                 continue
             profs = [profile_of(m, jid) for (m, _, _), jid in zip(specs, comp, strict=True)]
             horizon = window_iterations * max(p.iteration_time for p in profs) + max(p for _, _, p in specs)
+            # every rate change (a phase boundary of any job of the component) may be off by one
+            # step: keep their sum under half a percent of the shortest iteration
+            step = min(dt, 0.005 * min(p.iteration_time for p in profs) / sum(len(p.phases) for p in profs))
             means = stepped_mean_iteration_times([(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)],
-                                                 topo.capacity, horizon, warmup, loss=loss, dt=dt)
+                                                 topo.capacity, horizon, warmup, loss=loss, dt=step)
             done[key] = tuple(min(1.0, p.iteration_time / m) for p, m in zip(profs, means, strict=True))
         for jid, want in zip(comp, done[key], strict=True):
             got = factor.get(jid, 1.0)

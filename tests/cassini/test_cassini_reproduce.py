@@ -26,8 +26,13 @@ def run(tmp_path_factory):
 def test_logs_replay_and_rows_recompute(run):
     ctx, out = run
     assert ctx.broken == {}
-    rows = list(csv.DictReader(open(out / "results.csv")))
+    everything = list(csv.DictReader(open(out / "results.csv")))
+    rows = [r for r in everything if r["packing"] in cassini.PACKINGS]
     assert len(rows) == 2 * 2 * 2 * 3  # seeds x packings x policies x (poisson, stress, poisson+loss)
+    sim = [r for r in everything if r["packing"] == "simulator"]
+    assert len(sim) == 2 * 2 * 4       # seeds x (poisson, model-parallel) x 2 bases with and without CASSINI
+    assert all((out / "logs" / r["run"] / "log.csv").exists() for r in sim)
+    assert len([r for r in everything if r["policy"] == "table2"]) == 5 * 2   # snapshots x readings
     for r in rows:
         log = json.loads((out / "logs" / r["run"] / "log.json").read_text())
         # independent: per epoch and job, iterations run = epoch length / iteration time
@@ -59,3 +64,15 @@ def test_claims_from_rows(run):
                                     / val("stress", "anywhere", "themis+cassini", "iter_p99", s) for s in (0, 1)])
     report = (out / "report.md").read_text()
     assert "1.6x" in report and "2.2x" in report and (out / "figures" / "cdf-poisson.png").exists()
+
+
+def test_simulator_claims_from_rows(run):
+    ctx, out = run
+    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv")) if r["packing"] == "simulator"}
+    for exp in ("poisson", "model-parallel"):
+        c = next(c for c in ctx.claims if "average" in c.claim and f"({exp} trace, in placement simulate)" in c.claim)
+        assert c.ours == pytest.approx([float(rows[f"sim-{exp}-themis-s{s}"]["iter_mean"])
+                                        / float(rows[f"sim-{exp}-themis+cassini-s{s}"]["iter_mean"]) for s in (0, 1)])
+    for r in rows.values():
+        summary = json.loads((out / "logs" / r["run"] / "summary.json").read_text())
+        assert summary["replay_ok"]

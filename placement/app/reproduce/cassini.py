@@ -10,6 +10,10 @@ simulation: the links jobs share over time are run in the fluid model of
   profile's iteration time).
 - Fig. 13, the stress test: a busy cluster, then DLRM and ResNet50 arrive.
 - Fig. 17: time-shift adjustments per minute (drift > 5% of the iteration).
+- The same Poisson trace in ``placement simulate`` (:mod:`.cassini_sim`): Themis and Tiresias,
+  each with and without the CASSINI plug-in, on the shipped ``cassini-testbed`` cluster, and
+  the model-parallel mix of Fig. 12.
+- Table 2's five snapshots (:mod:`.cassini_snapshots`).
 
 Each set-up runs with the two placement readings (``racks``: Themis packs a job into the fewest
 racks; ``anywhere``: any free servers) and, as a sensitivity, the congestion-loss factor on.
@@ -29,6 +33,8 @@ from solvers import cassini_testbed as tb
 
 from ...io import write_text
 from . import Reproduction
+from .cassini_sim import run_simulator
+from .cassini_snapshots import run_snapshots
 from .context import Context, fmt_spread
 
 
@@ -165,6 +171,8 @@ def run(ctx: Context, config: Config | None = None) -> None:
                 "only when two gangs cross the same ToR uplink, which is rare: most iterations run at "
                 "their profile and the gain is small. The congestion-loss factor (labelled, an assumption) "
                 "shows how goodput lost to congestion widens the gap.")
+    run_simulator(ctx, cfg.hours, cfg.load, cfg.mean_minutes)
+    run_snapshots(ctx)
     for exp, title in (("poisson", "Fig. 11(b): Poisson trace"), ("stress", "Fig. 13(a): DLRM + ResNet50")):
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
         for ax, packing in zip(axes, PACKINGS, strict=True):
