@@ -46,11 +46,11 @@ import numpy as np
 from ..cassini.catalogue import CATALOGUE, profile_of
 from ..cassini.stepped import stepped_mean_iteration_times
 from .log import EventLog, extra_value
-from .network import iteration_times
+from .network import shared_links
 from .trace import Job, Trace
 
 __all__ = ["LinkSharing", "default_phase", "link_factor_check", "iteration_time_samples", "iteration_summary",
-           "weighted_quantile"]
+           "weighted_quantile", "running_intervals", "link_utilisation_series"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -94,7 +94,16 @@ class LinkSharing:
 
     def factors(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]) -> dict[str, float]:
         """``running`` maps a job id to ``(job, gpus, phase_ms)``; returns each job's factor."""
+        return self._solve(running)[0]
+
+    def utilisation(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]) -> dict[str, float]:
+        """Each link's utilisation (carried over capacity) with ``running`` as in :meth:`factors`:
+        a component's from its fluid run, a job alone's its profile's mean bandwidth."""
+        return self._solve(running)[1]
+
+    def _solve(self, running) -> tuple[dict[str, float], dict[str, float]]:
         out = {jid: 1.0 for jid in running}
+        util: dict[str, float] = {}
         g = nx.Graph()
         for jid, (job, gpus, _) in running.items():
             if job.model not in CATALOGUE:
@@ -105,16 +114,21 @@ class LinkSharing:
             links = self.links(gpus)
             if links:
                 g.add_edges_from((("job", jid), ("link", lk)) for lk in links)
+        cap = self.topology.capacity
         for comp in nx.connected_components(g):
             members = sorted(n[1] for n in comp if n[0] == "job")
             if len(members) < 2:
+                job, gpus, _ = running[members[0]]
+                bw = profile_of(job.model, members[0]).mean_bandwidth
+                util.update({lk: bw / cap[lk] for lk in self.links(gpus)})
                 continue
             self.stats["components"] += 1
-            for jid, f in zip(members, self._component(members, running), strict=True):
-                out[jid] = f
-        return out
+            factors, u = self._component(members, running)
+            out.update(zip(members, factors, strict=True))
+            util.update(u)
+        return out, util
 
-    def _component(self, members: list[str], running) -> tuple[float, ...]:
+    def _component(self, members: list[str], running) -> tuple[tuple[float, ...], dict[str, float]]:
         specs = []
         for jid in members:
             job, gpus, phase = running[jid]
@@ -127,13 +141,45 @@ class LinkSharing:
             return hit
         self.stats["fluid_runs"] += 1
         jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
-        times = iteration_times(self.topology, jobs, window_iterations=self.window_iterations,
-                                warmup=self.warmup, loss=self.loss)
-        res = tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs)
+        times, util = shared_links(self.topology, jobs, window_iterations=self.window_iterations,
+                                   warmup=self.warmup, loss=self.loss)
+        res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs), util)
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = res
         return res
+
+
+def _instants(trace: Trace, log: EventLog):
+    """After each instant of the log: ``(t, next instant or None, running, factors)``, rebuilt
+    from the log alone: ``running`` maps a job id to ``(job, gpus, phase)`` (phase by
+    :func:`default_phase`, or the last ``shift`` row's), ``factors`` to its last ``rate`` row's
+    ``factor`` (1 after a start; NaN when unreadable)."""
+    jobs = {j.id: j for j in trace.jobs}
+    run: dict[str, tuple] = {}
+    factor: dict[str, float] = {}
+    rows = list(log)
+    i = 0
+    while i < len(rows):
+        t = rows[i].time
+        while i < len(rows) and rows[i].time == t:
+            r = rows[i]
+            i += 1
+            if r.job not in jobs:
+                continue
+            if r.event == "start":
+                run[r.job] = (jobs[r.job], tuple(r.gpus), default_phase(jobs[r.job], t))
+                factor[r.job] = 1.0
+            elif r.event in ("preempt", "finish"):
+                run.pop(r.job, None)
+                factor.pop(r.job, None)
+            elif r.event == "shift" and r.job in run:
+                ph = extra_value(r.extra, "phase")
+                run[r.job] = run[r.job][:2] + (math.nan if ph is None else ph,)
+            elif r.event == "rate" and r.job in run:
+                f = extra_value(r.extra, "factor")
+                factor[r.job] = math.nan if f is None else f
+        yield t, (rows[i].time if i < len(rows) else None), run, factor
 
 
 def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, limit_checks: int = 2000):
@@ -153,34 +199,11 @@ def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, li
 
     def check(trace: Trace, cluster, log: EventLog) -> list[str]:
         jobs = {j.id: j for j in trace.jobs}
-        rows = list(log)
-        run: dict[str, tuple[tuple[int, ...], float]] = {}   # id -> (gpus, phase)
-        factor: dict[str, float] = {}
         done: dict[tuple, tuple[float, ...]] = {}
         out: list[str] = []
-        i = 0
-        while i < len(rows):
-            t = rows[i].time
-            while i < len(rows) and rows[i].time == t:
-                r = rows[i]
-                i += 1
-                job = jobs.get(r.job)
-                if job is None:
-                    continue
-                if r.event == "start":
-                    run[r.job] = (tuple(r.gpus), default_phase(job, t))
-                    factor[r.job] = 1.0
-                elif r.event in ("preempt", "finish"):
-                    run.pop(r.job, None)
-                    factor.pop(r.job, None)
-                elif r.event == "shift" and r.job in run:
-                    ph = extra_value(r.extra, "phase")
-                    run[r.job] = (run[r.job][0], math.nan if ph is None else ph)
-                elif r.event == "rate" and r.job in run:
-                    f = extra_value(r.extra, "factor")
-                    factor[r.job] = math.nan if f is None else f
-            out += _check_instant(t, run, factor, jobs, topo, links.loss, links.window_iterations,
-                                  links.warmup, tol, dt, done, limit_checks)
+        for t, _, run, factor in _instants(trace, log):
+            out += _check_instant(t, {k: v[1:] for k, v in run.items()}, factor, jobs, topo, links.loss,
+                                  links.window_iterations, links.warmup, tol, dt, done, limit_checks)
         return out
 
     return check
@@ -312,3 +335,15 @@ def iteration_summary(trace: Trace, log: EventLog) -> dict[str, float | None]:
     return {"iteration_ms_mean": float(np.average(it, weights=w)),
             "iteration_ms_p99": weighted_quantile(it, w, 0.99),
             "iteration_slowdown_mean": float(np.average(it / ideal, weights=w))}
+
+
+def running_intervals(trace: Trace, log: EventLog):
+    """``(t0, t1, {job: (job, gpus, phase)})`` for each interval between log instants with jobs
+    running, from the log alone (phases by :func:`default_phase` and ``shift`` rows)."""
+    return [(t, nxt, dict(run)) for t, nxt, run, _ in _instants(trace, log) if nxt is not None and run]
+
+
+def link_utilisation_series(trace: Trace, log: EventLog, links: LinkSharing) -> list[tuple[float, float, dict]]:
+    """``(t0, t1, {link: utilisation})`` over the run: each interval's links as
+    :meth:`LinkSharing.utilisation` gives them (links carrying nothing are left out)."""
+    return [(t0, t1, links.utilisation(run)) for t0, t1, run in running_intervals(trace, log)]

@@ -8,8 +8,8 @@ Spec section (JSON/YAML)::
 ``server_capacity`` is the server NIC (Gbps); a rack uplink carries
 ``servers_per_rack * server_capacity / oversubscription`` (the paper's 2:1 testbed, Figure 10).
 The :class:`placement.cassini.topology.Topology` is built with ``tree_topology``. Errors name the
-field (``network.server_capacity``). This module only reads the network; the engine, the network
-perf model and replay do not use it yet.
+field (``network.server_capacity``). The engine shares these links over time through
+:mod:`placement.sim.links`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from .. import validate as v
 from ..cassini.topology import Topology, tree_topology
 
-__all__ = ["iteration_times", "network_from_doc", "network_matches"]
+__all__ = ["iteration_times", "shared_links", "network_from_doc", "network_matches"]
 
 _KEYS = {"racks", "servers_per_rack", "gpus_per_server", "server_capacity", "oversubscription"}
 
@@ -65,13 +65,20 @@ def iteration_times(topo: Topology, jobs: dict, *, window_iterations: int = 16, 
     slowest ideal iteration plus the largest shift; the first ``warmup`` iterations of each job are
     skipped. A job alone on its links runs at its profile's iteration time.
     """
+    return shared_links(topo, jobs, window_iterations=window_iterations, warmup=warmup, loss=loss)[0]
+
+
+def shared_links(topo: Topology, jobs: dict, *, window_iterations: int = 16, warmup: int = 3,
+                 loss: float = 0.0) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`iteration_times` and each link's utilisation (carried volume over capacity x the
+    fluid run's horizon, warm-up included) for the links the jobs cross."""
     import numpy as np
 
     from ..cassini.fluid import FluidJob, simulate
 
     names = sorted(jobs)
     if not names:
-        return {}
+        return {}, {}
     window = window_iterations * max(jobs[n][0].iteration_time for n in names)
     shifts = [float(jobs[n][2]) for n in names]
     fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9)
@@ -82,4 +89,4 @@ def iteration_times(topo: Topology, jobs: dict, *, window_iterations: int = 16, 
         it = np.diff(np.concatenate([[b], e]))
         use = it[warmup:] if len(it) > warmup else it
         out[n] = float(use.mean()) if len(use) else float(jobs[n][0].iteration_time)
-    return out
+    return out, r.link_utilisation(topo.capacity)

@@ -137,3 +137,21 @@ def test_same_seed_same_log():
     one, *_ = _run(jobs, CROSS)
     two, *_ = _run(jobs, CROSS)
     assert list(one.log) == list(two.log)
+
+
+def test_link_utilisation_over_time_hand_cases():
+    from placement.sim.links import link_utilisation_series
+
+    # b starts at 54 s = 300 VGG16 iterations: in phase with a unless shifted
+    jobs = [Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 54.0, 2, 100.0, model="VGG16")]
+    # shifted: the fluid run's horizon is 16 iterations + the 90 ms shift, in which each job's
+    # 16 Up phases of 90 ms at 48 Gbps fit exactly
+    shifted = 2 * 16 * 90 * 48 / (50 * (16 * IDEAL + 90))
+    for phases, shared in ((None, 2 * 25 * (SHARED - 90) / SHARED / 50), ({"a": 0.0, "b": 90.0}, shifted)):
+        res, trace, cluster = _run(jobs, CROSS, phases=phases)
+        series = link_utilisation_series(trace, res.log, LinkSharing(cluster))
+        uplink = "tor0-core"
+        alone = [u[uplink] for t0, t1, u in series if t1 <= 54.0]
+        both = [u[uplink] for t0, t1, u in series if t0 >= 54.0]
+        assert alone and alone[0] == pytest.approx(24 / 50)       # VGG16 alone: half the time at 48 Gbps
+        assert both and both[0] == pytest.approx(shared, rel=0.02)  # in phase: 25 each while stretched

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from placement.cassini.catalogue import CATALOGUE
 from placement.sim.instance import SimInstance
-from placement.sim.links import iteration_time_samples, weighted_quantile
+from placement.sim.links import (
+    LinkSharing,
+    iteration_time_samples,
+    link_utilisation_series,
+    weighted_quantile,
+)
 from placement.sim.log import EventLog, LogRow
 from solvers.cassini_testbed import sim_trace
 
@@ -41,9 +47,24 @@ def _window(log: EventLog, end: float) -> EventLog:
 
 def _measure(trace, log: EventLog, end: float) -> dict:
     s = iteration_time_samples(trace, _window(log, end))
+    jobs = {j.id: j for j in trace.jobs}
     it = np.array([x[1] for x in s])
     w = np.array([x[2] for x in s])
-    return {"iter_mean": float(np.average(it, weights=w)), "iter_p99": weighted_quantile(it, w, 0.99)}
+    ideal = np.array([CATALOGUE[jobs[x[0]].model][1] for x in s], dtype=float)
+    return {"iter_mean": float(np.average(it, weights=w)), "iter_p99": weighted_quantile(it, w, 0.99),
+            "ideal_mean": float(np.average(ideal, weights=w)), "slowdown_mean": float(np.average(it / ideal, weights=w))}
+
+
+def _uplink_series(trace, log: EventLog, links: LinkSharing, end: float) -> list[tuple[float, float, float]]:
+    """``(t0, t1, mean utilisation over the rack uplinks)`` per interval with jobs running, cut at ``end``."""
+    uplinks = [lk.name for lk in links.topology.links if lk.name.startswith("tor")]
+    return [(t0, min(t1, end), sum(util.get(u, 0.0) for u in uplinks) / len(uplinks))
+            for t0, t1, util in link_utilisation_series(trace, log, links) if t0 < end]
+
+
+def _time_mean(series: list[tuple[float, float, float]], start: float, end: float) -> float:
+    """Time average over [start, end] (no job running counts as 0)."""
+    return sum((t1 - t0) * u for t0, t1, u in series) / (end - start) if end > start else 0.0
 
 
 MODEL_PARALLEL = ["GPT-1", "GPT-2", "GPT-3", "DLRM"]
@@ -56,7 +77,9 @@ def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) 
     the Poisson trace of data-parallel models, and the same arrivals with the model-parallel
     models (GPT-1/2/3, DLRM: Fig. 12's mix)."""
     cluster = cluster_arg("cassini-testbed")
+    links = LinkSharing(cluster)
     res: dict = {}
+    series: dict = {}
     for exp, models, _, _ in EXPERIMENTS:
         for seed in ctx.seeds:
             trace = sim_trace(seed, gpus=cluster.n_gpus, hours=hours, load=load, mean_minutes=mean_minutes,
@@ -69,6 +92,11 @@ def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) 
                     r, _rows, summ = ctx.simulate(inst, pol, seed, name)
                     m = _measure(trace, r.log, end)
                     m["jct"] = summ["mean_jct_s"]
+                    if base == "themis":
+                        ser = _uplink_series(trace, r.log, links, end)
+                        m["uplink_util"] = _time_mean(ser, trace.jobs[0].submit, end)
+                        if seed == ctx.seeds[0]:
+                            series[(exp, pol)] = ser
                     res[(exp, pol, seed)] = m
                     ctx.row(run=name, seed=seed, policy=pol, packing="simulator", jobs=len(trace), **m)
 
@@ -91,15 +119,53 @@ def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) 
               "average iteration time, poisson trace)", source="§4, §6", paper="> 1x (stated, not measured)",
               ours=g, unit="x", holds=float(np.median(g)) > 1.0, rule="holds when ours' median gain is above 1x",
               difference=diff)
-    lines = ["| trace | base | mean iteration gain | p99 iteration gain | mean JCT gain |", "|---|---|---|---|---|"]
+    def vals(exp: str, pol: str, key: str) -> list[float]:
+        return [res[(exp, pol, s)][key] for s in ctx.seeds]
+
+    lines = ["| trace | base | mean iteration gain | p99 iteration gain | mean JCT gain | base slowdown vs Ideal "
+             "| +CASSINI slowdown vs Ideal |", "|---|---|---|---|---|---|---|"]
     for exp, _, _, _ in EXPERIMENTS:
         for base in BASES:
             lines.append(f"| {exp} | {base} | {fmt_spread(gains(exp, base, 'iter_mean'), 'x')} | "
                          f"{fmt_spread(gains(exp, base, 'iter_p99'), 'x')} | "
-                         f"{fmt_spread(gains(exp, base, 'jct'), 'x')} |")
+                         f"{fmt_spread(gains(exp, base, 'jct'), 'x')} | "
+                         f"{fmt_spread(vals(exp, base, 'slowdown_mean'), 'x')} | "
+                         f"{fmt_spread(vals(exp, base + '+cassini', 'slowdown_mean'), 'x')} |")
+    lines += ["", "| trace | Themis: mean rack-uplink utilisation | Th+CASSINI |", "|---|---|---|"]
+    for exp, _, _, _ in EXPERIMENTS:
+        lines.append(f"| {exp} | {fmt_spread(vals(exp, 'themis', 'uplink_util'))} | "
+                     f"{fmt_spread(vals(exp, 'themis+cassini', 'uplink_util'))} |")
+    _plot_uplinks(ctx, series)
     ctx.section("In the simulator: base vs base+CASSINI (median and min-max over seeds)", "\n".join(lines) + "\n\n"
                 "`placement simulate --policy themis+cassini` on the shipped `cassini-testbed` cluster: the "
                 "plug-in ranks equal-fairness candidates by Algorithm 2 and sets Algorithm 1's shifts as job "
                 "phases; without it a job's phase is where its start time puts it. Iteration times are "
                 "measured up to the last submission (the drain is left out). Gain = base / base+CASSINI. "
-                "The model-parallel trace has the Poisson trace's arrivals with GPT-1/2/3 and DLRM jobs.")
+                "The model-parallel trace has the Poisson trace's arrivals with GPT-1/2/3 and DLRM jobs. "
+                "Slowdown vs Ideal = iteration time over the job's profile (every job alone), averaged over "
+                "iterations: the base's slowdown bounds what any interleaving can gain. Rack-uplink "
+                "utilisation = carried over capacity, mean over the 12 uplinks, time-averaged up to the last "
+                "submission (the fluid model's, per interval).")
+
+
+def _plot_uplinks(ctx: Context, series: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(EXPERIMENTS), figsize=(10, 3.4), sharey=True)
+    for ax, (exp, _, _, _) in zip(np.atleast_1d(axes), EXPERIMENTS, strict=True):
+        for pol, label in (("themis", "Themis"), ("themis+cassini", "Th+CASSINI")):
+            if (exp, pol) in series:
+                xs, ys = [], []
+                for t0, t1, u in series[(exp, pol)]:
+                    xs += [t0 / 60, t1 / 60]
+                    ys += [u, u]
+                ax.plot(xs, ys, label=label, lw=1)
+        ax.set_title(f"{exp} trace, seed {ctx.seeds[0]}")
+        ax.set_xlabel("minutes")
+        ax.legend(fontsize=8)
+    np.atleast_1d(axes)[0].set_ylabel("mean rack-uplink utilisation")
+    ctx.figure(fig, "uplink-utilisation", "Link utilisation over time in placement simulate (mean over the "
+               "rack uplinks of the testbed cluster)")
