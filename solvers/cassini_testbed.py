@@ -57,11 +57,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from placement.cassini.catalogue import CATALOGUE, profile_of
-from placement.cassini.fluid import FluidJob, simulate
 from placement.cassini.instance import Candidate, build_instance
 from placement.cassini.stepped import stepped_iteration_times, stepped_mean_iteration_times
 from placement.cassini.topology import Topology, testbed_topology
 from placement.sim.links import weighted_quantile
+from placement.sim.network import fluid_window, mean_iterations
 from solvers.affinity import rank_candidates
 
 __all__ = ["CATALOGUE", "profile_of", "TraceJob", "poisson_trace", "sim_trace", "stress_trace", "Config", "run",
@@ -189,20 +189,12 @@ def _drift_adjustments(begin: float, ends: np.ndarray, ideal: float) -> int:
 
 def _epoch_fluid(jobs: dict[str, TraceJob], placement: dict[str, tuple[str, ...]], shifts: dict[str, float],
                  cfg: Config) -> tuple[dict[str, float], int, dict[str, float]]:
-    topo = cfg.topology
-    names = sorted(placement)
-    profs = {n: profile_of(jobs[n].model, n) for n in names}
-    window = cfg.window_iterations * max(p.iteration_time for p in profs.values())
-    fl = [FluidJob(profs[n], topo.job_links(placement[n]), shift=float(shifts.get(n, 0.0)), iterations=10**9)
-          for n in names]
-    r = simulate(fl, topo.capacity, loss=cfg.loss, horizon=window + max(shifts.values(), default=0.0))
-    out, adj = {}, 0
-    for n, b, e in zip(names, r.begin, r.ends, strict=True):
-        it = np.diff(np.concatenate([[b], e]))
-        use = it[cfg.warmup:] if len(it) > cfg.warmup else it
-        out[n] = float(use.mean()) if len(use) else float(profs[n].iteration_time)
-        adj += _drift_adjustments(b, e, profs[n].iteration_time)
-    return out, adj, r.link_utilisation(topo.capacity)
+    """One epoch in the fluid model (:func:`placement.sim.network.fluid_window`): iteration times,
+    drift adjustments, link utilisation."""
+    spec = {n: (profile_of(jobs[n].model, n), placement[n], float(shifts.get(n, 0.0))) for n in placement}
+    names, r = fluid_window(cfg.topology, spec, window_iterations=cfg.window_iterations, loss=cfg.loss)
+    adj = sum(_drift_adjustments(b, e, spec[n][0].iteration_time) for n, b, e in zip(names, r.begin, r.ends, strict=True))
+    return mean_iterations(names, r, spec, cfg.warmup), adj, r.link_utilisation(cfg.topology.capacity)
 
 
 def run(trace: list[TraceJob], cfg: Config, seed: int = 0) -> dict:
@@ -398,7 +390,7 @@ def replay_check(log: dict, cfg: Config, epochs: list[int] | None = None, tol: f
                   float(e["shifts"].get(n, 0.0))) for n in names]
         window = log["window_iterations"] * max(p.iteration_time for p, _, _ in specs)
         wants = stepped_mean_iteration_times(specs, topo.capacity,
-                                             window + max(e["shifts"].values(), default=0.0),
+                                             window + max(s for _, _, s in specs),
                                              log["warmup"], loss=log["loss"], dt=dt)
         for n, want in zip(names, wants, strict=True):
             if abs(want - e["iteration"][n]) > tol * want:

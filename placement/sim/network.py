@@ -19,7 +19,7 @@ from typing import Any
 from .. import validate as v
 from ..cassini.topology import Topology, tree_topology
 
-__all__ = ["iteration_times", "shared_links", "network_from_doc", "network_matches"]
+__all__ = ["iteration_times", "shared_links", "fluid_window", "mean_iterations", "network_from_doc", "network_matches"]
 
 _KEYS = {"racks", "servers_per_rack", "gpus_per_server", "server_capacity", "oversubscription"}
 
@@ -72,21 +72,33 @@ def shared_links(topo: Topology, jobs: dict, *, window_iterations: int = 16, war
                  loss: float = 0.0) -> tuple[dict[str, float], dict[str, float]]:
     """:func:`iteration_times` and each link's utilisation (carried volume over capacity x the
     fluid run's horizon, warm-up included) for the links the jobs cross."""
-    import numpy as np
+    names, r = fluid_window(topo, jobs, window_iterations=window_iterations, loss=loss)
+    return mean_iterations(names, r, jobs, warmup), r.link_utilisation(topo.capacity) if names else {}
 
+
+def fluid_window(topo: Topology, jobs: dict, *, window_iterations: int = 16, loss: float = 0.0):
+    """``(names, FluidResult)``: the fluid model run on ``jobs`` (as :func:`iteration_times`) for
+    ``window_iterations`` of the slowest ideal iteration plus the largest shift."""
     from ..cassini.fluid import FluidJob, simulate
 
     names = sorted(jobs)
     if not names:
-        return {}, {}
+        return names, None
     window = window_iterations * max(jobs[n][0].iteration_time for n in names)
     shifts = [float(jobs[n][2]) for n in names]
     fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9)
           for n, s in zip(names, shifts, strict=True)]
-    r = simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts))
+    return names, simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts))
+
+
+def mean_iterations(names: list[str], r, jobs: dict, warmup: int) -> dict[str, float]:
+    """Each job's mean iteration time in a :func:`fluid_window` run after ``warmup`` iterations
+    (its profile's when it completes none)."""
+    import numpy as np
+
     out = {}
-    for n, b, e in zip(names, r.begin, r.ends, strict=True):
+    for n, b, e in zip(names, r.begin if names else (), r.ends if names else (), strict=True):
         it = np.diff(np.concatenate([[b], e]))
         use = it[warmup:] if len(it) > warmup else it
         out[n] = float(use.mean()) if len(use) else float(jobs[n][0].iteration_time)
-    return out, r.link_utilisation(topo.capacity)
+    return out
