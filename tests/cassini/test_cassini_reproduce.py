@@ -29,8 +29,8 @@ def test_logs_replay_and_rows_recompute(run):
     everything = list(csv.DictReader(open(out / "results.csv")))
     rows = [r for r in everything if r["packing"] in cassini.PACKINGS]
     assert len(rows) == 2 * 2 * 2 * 3  # seeds x packings x policies x (poisson, stress, poisson+loss)
-    sim = [r for r in everything if r["packing"] == "simulator"]
-    assert len(sim) == 2 * 2 * 4       # seeds x (poisson, model-parallel) x 2 bases with and without CASSINI
+    sim = [r for r in everything if r["packing"].startswith("simulator:")]
+    assert len(sim) == 2 * 2 * 2 * 4   # clusters x seeds x (poisson, model-parallel) x 2 bases with and without CASSINI
     assert all((out / "logs" / r["run"] / "log.csv").exists() for r in sim)
     assert len([r for r in everything if r["policy"] == "table2"]) == 5 * 2   # snapshots x readings
     for r in rows:
@@ -68,11 +68,14 @@ def test_claims_from_rows(run):
 
 def test_simulator_claims_from_rows(run):
     ctx, out = run
-    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv")) if r["packing"] == "simulator"}
+    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv")) if r["packing"].startswith("simulator:")}
     for exp in ("poisson", "model-parallel"):
-        c = next(c for c in ctx.claims if "average" in c.claim and f"({exp} trace, in placement simulate)" in c.claim)
-        assert c.ours == pytest.approx([float(rows[f"sim-{exp}-themis-s{s}"]["iter_mean"])
-                                        / float(rows[f"sim-{exp}-themis+cassini-s{s}"]["iter_mean"]) for s in (0, 1)])
+        for cl, reading in (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4")):
+            c = next(c for c in ctx.claims if "average" in c.claim
+                     and f"({exp} trace, in placement simulate, {reading})" in c.claim)
+            assert c.ours == pytest.approx([float(rows[f"sim-{cl}-{exp}-themis-s{s}"]["iter_mean"])
+                                            / float(rows[f"sim-{cl}-{exp}-themis+cassini-s{s}"]["iter_mean"])
+                                            for s in (0, 1)])
     for r in rows.values():
         summary = json.loads((out / "logs" / r["run"] / "summary.json").read_text())
         assert summary["replay_ok"]

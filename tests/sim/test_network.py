@@ -83,3 +83,14 @@ def test_two_line_rate_jobs_on_one_uplink(shift, expect):
     got = iteration_times(paper_testbed(), {"a": (_dp("a"), ("s0", "s2"), 0.0),
                                             "b": (_dp("b"), ("s1", "s3"), shift)})
     assert got == pytest.approx({"a": expect, "b": expect}, rel=1e-6)
+
+
+def test_shipped_6x4_testbed_reading_is_the_tree_of_6_racks_of_4():
+    from placement.cassini.topology import tree_topology
+    from placement.sim.cluster_io import load_cluster_spec
+
+    c = load_cluster_spec("instances/clusters/cassini-testbed-6x4.json")
+    t, want = c.topology(), tree_topology(pods=1, tors_per_pod=6, servers_per_tor=4, server_capacity=50.0,
+                                          oversubscription=2.0)
+    assert t.servers == want.servers and t.links == want.links and len(set(c.rack_names)) == 6
+    assert t.capacity["tor0-core"] == 100.0
