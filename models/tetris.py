@@ -102,6 +102,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
 
 from placement.result import SolveResult, Status, relative_gap
 from placement.tetris import TetrisInstance, TetrisSolution, evaluate, sigmoid, violations
@@ -113,13 +114,17 @@ from placement.tetris.evaluation import (
     storage_balance_terms,
 )
 
-__all__ = ["build", "solve", "add_violated_secants", "SATURATION_LEVEL", "FULL_SECANTS", "DEFAULT_HIGHS_OPTIONS", "RECOVERY_OPTIONS"]
+__all__ = ["build", "solve", "add_violated_secants", "add_secants_at", "SATURATION_LEVEL", "FULL_SECANTS", "DEFAULT_HIGHS_OPTIONS", "SEARCH_OPTIONS", "RECOVERY_OPTIONS"]
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 exactly in IEEE double
 # HiGHS 1.15.1's MIP presolve returned a sub-optimal point as "optimal" on a generated
 # instance (tests/tetris/test_tetris_model.py::test_highs_presolve_regression); with presolve off
 # the answer is right and, on this compact model, no slower (measured 0.8-1.2x).
 DEFAULT_HIGHS_OPTIONS = {"presolve": "off", "mip_feasibility_tolerance": 1e-9}
+# Branching of solve(): pseudocosts trusted from the first observation instead of strong-branching
+# warm-up. Measured on generated 60x120x6 instances (seeds 11, 12, 13, 103; 120 s): proven in 38-99 s
+# against 52 and 115 s and two time limits with HiGHS's default (8).
+SEARCH_OPTIONS = {"mip_pscost_minreliable": 0}
 # The recovery attempt when verification fails (see solve()).
 RECOVERY_OPTIONS = {"mip_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10}
 ABS_GAP = 1e-6  # HiGHS's mip_abs_gap: an absolute gap this small also counts as closed
@@ -139,6 +144,13 @@ class _Square:
     lo: int = 0
     support: list[int] | None = None  # every value n can take (a superset), when few
     n_secants: int = INITIAL_SECANTS  # grid secants up front on a large domain
+    key: tuple = ()  # ("gpu", r, g, k) for D[r,g,k] of (7), ("storage", r) for SD[r] of (9)
+
+    def value_at(self, ev) -> int:
+        """The integer argument ``n`` at a placement, from its reference evaluation."""
+        if self.key[0] == "gpu":
+            return int(ev.demand[self.key[1], self.key[2], self.key[3]])
+        return int(ev.storage_used[self.key[1]])
 
     def f(self, n: float) -> float:
         return (n / self.den - self.s) ** 2
@@ -487,7 +499,7 @@ def _gpu_deviations(c: _Parts, initial_secants: int) -> None:
         c.squares.append(_Square(m.z[r, g, k], demand[r, g, k], float(TD[g, k]),
                                  float(A.supply[r, g] / TS[g]) if TS[g] > 0 else 0.0, top, lo,
                                  _subset_sums(lo, [int(A.job_gh[j]) for j in var_demand[r, g, k]]),
-                                 n_secants=initial_secants))
+                                 n_secants=initial_secants, key=("gpu", r, g, k)))
 
 
 def _overload_levels(c: _Parts, saturation: int) -> None:
@@ -534,6 +546,8 @@ def _gpu_balance(c: _Parts, product: str) -> None:
     for r, g in rg:
         s = A.supply[r, g] / TS[g]
         qmax[r, g] = float(sum(A.prio_w[k] * max(s, 1 - s) ** 2 for gg, k in gk if gg == g))
+    m._level_qmax = qmax_l = {(r, g, l): _level_qmax(c, r, g, l) for r, g, l in rgl}
+    m._levels = levels
 
     def q(r, g):
         def dev2(k):  # a priority no affected job brings to r: its deviation is a constant
@@ -545,12 +559,38 @@ def _gpu_balance(c: _Parts, product: str) -> None:
 
     if product == "disaggregated":
         m.split = pyo.Constraint(rg, rule=lambda m, r, g: sum(m.W[r, g, l] for l in levels[r, g]) == q(r, g))
-        m.split_ub = pyo.Constraint(rgl, rule=lambda m, r, g, l: m.W[r, g, l] <= qmax[r, g] * m.y[r, g, l])
+        m.split_ub = pyo.Constraint(rgl, rule=lambda m, r, g, l: m.W[r, g, l] <= qmax_l[r, g, l] * m.y[r, g, l])
     else:
         m.mccormick = pyo.Constraint(rgl, rule=lambda m, r, g, l: m.W[r, g, l] >= q(r, g) - qmax[r, g] * (
             1 - m.y[r, g, l]))
     sig = {l: float(sigmoid(l)) for l in range(SATURATION_LEVEL + 1)}
     m.gpu_balance = pyo.Expression(expr=gpu_constant + sum(sig[l] * m.W[r, g, l] for r, g, l in rgl))
+
+
+def _level_qmax(c: _Parts, r: int, g: int, l: int) -> float:
+    """The largest ``Q[r,g] = sum_k w_k (7)`` at overload level ``l``: the big-M of ``W[r,g,l]``.
+
+    Below the top level, level ``l`` holds only when ``D[r,g] <= S[r,g] + l`` (the
+    level row), so each ``D[r,g,k]`` lies between its fixed part and
+    ``min(its largest value, S + l - the other priorities' fixed parts)``; a
+    convex square is largest at an end of that range. At the lowest level of an
+    optimal solution (the overload itself, or 0) the product is at most this, so
+    no placement loses its true value, and the LP relaxation no longer reads the
+    whole deviation at the cheapest level's factor.
+    """
+    A, fx, K = c.A, c.fx, c.K
+    TD, TS = A.total_demand, A.total_supply
+    s = A.supply[r, g] / TS[g]
+    lo = [int(fx.demand[r, g, k]) for k in range(K)]
+    top = [lo[k] + sum(int(A.job_gh[j]) for j in c.var_demand.get((r, g, k), [])) for k in range(K)]
+    cap = None if l == c.levels[r, g][-1] else int(A.supply[r, g]) + l
+    total = 0.0
+    for gg, k in c.gk:
+        if gg != g:
+            continue
+        hi = top[k] if cap is None else max(lo[k], min(top[k], cap - (sum(lo) - lo[k])))
+        total += float(A.prio_w[k]) * max((lo[k] / TD[g, k] - s) ** 2, (hi / TD[g, k] - s) ** 2)
+    return total
 
 
 def _storage_balance(c: _Parts, initial_secants: int) -> None:
@@ -566,7 +606,8 @@ def _storage_balance(c: _Parts, initial_secants: int) -> None:
         lo = int(fx.stored[r])
         c.squares.append(_Square(m.zs[r], c.stored[r], float(A.total_size),
                                  float(A.storage_cap[r] / A.total_capacity), lo + sum(size[t] for t in free), lo,
-                                 _subset_sums(lo, [size[t] for t in free]), n_secants=initial_secants))
+                                 _subset_sums(lo, [size[t] for t in free]), n_secants=initial_secants,
+                                 key=("storage", r)))
     st_constant = float(sum(st_terms[r] for r in range(c.R) if r not in set(st_var)))
     m.storage_balance = pyo.Expression(expr=st_constant + sum(m.zs[r] for r in st_var))
 
@@ -649,6 +690,47 @@ def add_violated_secants(m: pyo.ConcreteModel, tol: float) -> list:
     return new
 
 
+def add_secants_at(m: pyo.ConcreteModel, ev) -> list:
+    """The secants around a placement's values of every square term (its reference evaluation
+    ``ev``) that the model does not have yet: the model is exact at that placement afterwards.
+    Valid at every integer point, like every secant. Returns the added rows."""
+    new = []
+    for sq, pts in zip(m._squares, m._cut_points, strict=True):
+        if not sq.key:
+            continue
+        n = sq.value_at(ev)
+        for p in (n - 1, n):
+            if sq.lo <= p < sq.top and p not in pts:
+                new.append(m.cuts.add(sq.secant(p)))
+                pts.add(p)
+    return new
+
+
+class _StartedHighs(Highs):
+    """Pyomo's persistent HiGHS, handing HiGHS a start (``x`` of a placement) before each run.
+
+    The start is partial (only the ``x`` columns): HiGHS completes it with a small
+    sub-MIP (``mip_max_start_nodes``) and keeps it as its first incumbent when the
+    completion is feasible; otherwise the run goes on without it.
+    """
+
+    start: list | None = None  # (Pyomo variable, value) pairs
+
+    def _solve(self):
+        if self.start:
+            vmap = self._pyomo_var_to_solver_var_map
+            cols = [(vmap[id(v)], val) for v, val in self.start if id(v) in vmap and not v.fixed]
+            if cols:
+                self._solver_model.setSolution(len(cols), np.array([c for c, _ in cols], dtype=np.int32),
+                                               np.array([val for _, val in cols], dtype=float))
+        return super()._solve()
+
+
+def _x_start(m: pyo.ConcreteModel, home: np.ndarray) -> list:
+    """The ``x`` values of a placement, as a start for :class:`_StartedHighs`."""
+    return [(v, 1.0 if home[t] == r else 0.0) for (t, r), v in m.x.items()]
+
+
 def _home_of(m: pyo.ConcreteModel) -> np.ndarray:
     """The incumbent rounded to a placement: each free table at its largest x."""
     fx: _Fixed = m._fixed
@@ -675,23 +757,57 @@ def _within_gap(value: float, bound: float | None, mip_gap: float) -> bool:
 
 
 class _Rounds:
-    """The lazy-secant loop of one HiGHS configuration on one model."""
+    """The lazy-secant loop of one HiGHS configuration on one model.
 
-    def __init__(self, inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict, tol: float) -> None:
+    Keeps the best placement seen so far by its reference value (the caller's
+    ``known`` start and every round's incumbent): each round hands it to HiGHS as a
+    start, the model gets the secants that make it exact there, and the loop stops
+    as soon as its reference value is within the gap of the best bound of any round
+    (every round's bound is valid: outer approximation) -- the cuts an incumbent
+    still violates cannot change that proof, so no further round is needed for it.
+    """
+
+    def __init__(self, inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict, tol: float,
+                 known: tuple = (None, None)) -> None:
         self.inst, self.m, self.stats, self.tol = inst, m, stats, tol
-        self.opt = SolverFactory("highs")
+        self.opt = _StartedHighs()
+        self.t0 = time.perf_counter()
+        self.best_home, self.best_obj = None, None
+        if known[0] is not None:
+            self._offer(np.asarray(known[0], dtype=np.int64))
+
+    def _offer(self, home: np.ndarray) -> None:
+        """Keep ``home`` when it is feasible and better than the best so far; the model becomes exact there."""
+        ev = evaluate(self.inst, home)
+        if violations(self.inst, home, ev) or (self.best_obj is not None and ev.objective >= self.best_obj):
+            return
+        self.best_home, self.best_obj = home.copy(), ev.objective
+        self.stats["lazy_cuts"] += len(add_secants_at(self.m, ev))
+
+    def _closed(self, out: dict, mip_gap: float) -> bool:
+        """The best placement's reference value is within the gap of the best bound: report it as converged."""
+        if self.best_home is None or not _within_gap(self.best_obj, out["bound"], mip_gap):
+            return False
+        out.update(termination="converged", converged=True, message="", home=self.best_home.copy())
+        self.stats["closed_by_bound"] = self.stats.get("closed_by_bound", 0) + 1
+        return True
 
     def run(self, options: dict, deadline: float, mip_gap: float, max_rounds: int) -> dict:
         """Solve, add the secants the incumbent violates, repeat. Returns what happened."""
         m = self.m
         out: dict = {"termination": "error", "home": None, "bound": None, "model_objective": None,
                      "converged": False, "message": ""}
+        # The start and the proof by the best bound only at the tight tolerance: at HiGHS's default
+        # (1e-6) its infeasibility proofs were seen to be wrong (tests/tetris/test_tetris_verify.py), so
+        # a start it "cannot improve on" would be called optimal.
+        tight = options.get("mip_feasibility_tolerance", 1e-6) <= DEFAULT_HIGHS_OPTIONS["mip_feasibility_tolerance"]
         for _ in range(max_rounds):
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 out["termination"] = "time_limit"
                 return out
             self.stats["rounds"] += 1
+            self.opt.start = None if self.best_home is None or not tight else _x_start(m, self.best_home)
             res = self.opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=False,
                                  load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                  solver_options=options)
@@ -703,6 +819,8 @@ class _Rounds:
                 # Each round's bound is valid (outer approximation): keep the best.
                 out["bound"] = res.objective_bound if out["bound"] is None else max(out["bound"], res.objective_bound)
             if res.solution_status not in (SolutionStatus.optimal, SolutionStatus.feasible):
+                if tight and self._closed(out, mip_gap):
+                    return out
                 out["termination"] = "time_limit" if tc == TerminationCondition.maxTimeLimit else "error"
                 out["message"] = str(tc)
                 return out
@@ -712,6 +830,13 @@ class _Rounds:
             out["integrality_violation"] = _integrality_violation(m)
             added = len(add_violated_secants(m, self.tol))
             self.stats["lazy_cuts"] += added
+            self._offer(out["home"])
+            self.stats.setdefault("round_log", []).append(
+                {"s": round(time.perf_counter() - self.t0, 2), "termination": str(tc.name),
+                 "bound": res.objective_bound, "model_objective": out["model_objective"],
+                 "best_reference": self.best_obj, "added": added})
+            if tight and self._closed(out, mip_gap):
+                return out
             if added == 0:
                 out["converged"] = tc == TerminationCondition.convergenceCriteriaSatisfied
                 out["termination"] = "converged" if out["converged"] else (
@@ -721,6 +846,8 @@ class _Rounds:
             if tc != TerminationCondition.convergenceCriteriaSatisfied:
                 out["termination"] = "time_limit" if tc == TerminationCondition.maxTimeLimit else "limit"
                 out["message"] = str(tc)
+                if self.best_home is not None:
+                    out["home"] = self.best_home.copy()
                 return out
         out["termination"] = "limit"
         out["message"] = f"stopped after {max_rounds} cut rounds"
@@ -805,7 +932,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
                         saturation=saturation, initial_secants=initial_secants)
     out = _trivial(inst, m, stats)
     if out is None:
-        base = {**DEFAULT_HIGHS_OPTIONS, **(highs_options or {})}
+        base = {**DEFAULT_HIGHS_OPTIONS, **SEARCH_OPTIONS, **(highs_options or {})}
         if node_limit is not None:
             base["mip_max_nodes"] = int(node_limit)
         attempts = [("default", base)]
@@ -883,7 +1010,7 @@ def _solve_and_verify(inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict, a
 
     The next attempt (recovery) runs only when an attempt's answer is not verified.
     """
-    rounds = _Rounds(inst, m, stats, tol)
+    rounds = _Rounds(inst, m, stats, tol, known)
     best_home, best_obj = known
     bound = None
     status, message = Status.ERROR, ""
