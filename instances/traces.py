@@ -12,7 +12,8 @@ TRACES = ("philly.csv", "openb_pod_list_default.csv", "openb_node_list_gpu_node.
 SHIPPED_TRACES = {"philly": "philly.csv", "openb": "openb_pod_list_default.csv"}
 SHIPPED_CLUSTERS = {"openb": "openb_node_list_gpu_node.csv"}
 # Shipped cluster spec files (``instances/clusters/``) by the name ``--cluster`` accepts.
-SHIPPED_SPECS = {"cassini-testbed": "cassini-testbed.json", "cassini-testbed-6x4": "cassini-testbed-6x4.json"}
+SHIPPED_SPECS = {"cassini-testbed": "cassini-testbed.json", "cassini-testbed-6x4": "cassini-testbed-6x4.json",
+                 "cassini-testbed-clos": "cassini-testbed-clos.json"}
 
 
 def trace_path(name: str) -> Path:

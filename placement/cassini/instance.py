@@ -1,4 +1,4 @@
-"""CASSINI instances: jobs, a tree topology, placement candidates; loading and validation.
+"""CASSINI instances: jobs, a topology (a tree, or a Clos with ECMP routes), placement candidates; loading and validation.
 
 Terms
 -----
@@ -169,12 +169,11 @@ def _load_topology(doc: Any) -> Topology:
     _unique([lk.name for lk in links], "topology.links")
     topo = Topology(tuple(servers), switches, tuple(links))
     g = topo.graph
-    # A connected graph with n nodes is a tree exactly when it has n - 1 edges.
     if g.number_of_edges() != len(links):
         raise InstanceError("topology.links", "two links join the same pair of nodes")
-    if not g.number_of_nodes() or not (g.number_of_edges() == g.number_of_nodes() - 1 and
-                                       nx.is_connected(g)):
-        raise InstanceError("topology.links", "must form a tree (connected, no cycles) so routes are unique")
+    if not g.number_of_nodes() or not nx.is_connected(g):
+        raise InstanceError("topology.links", "must connect every server and switch (routes: shortest paths, "
+                            "one per flow by the ECMP rule of placement.cassini.topology)")
     return topo
 
 

@@ -1,14 +1,20 @@
-"""A cluster's network (CASSINI, NSDI'24, §5.1): a two-tier tree from a small spec section.
+"""A cluster's network (CASSINI, NSDI'24, §5.1): a tree or a Clos from a small spec section.
 
 Spec section (JSON/YAML)::
 
     network: {racks: 12, servers_per_rack: 2, gpus_per_server: 1,
               server_capacity: 50, oversubscription: 2}
+    network: {kind: clos, racks: 6, servers_per_rack: 4, racks_per_pod: 3,
+              uplinks_per_rack: 2, cores: 3, server_capacity: 50, link_capacity: 50}
 
-``server_capacity`` is the server NIC (Gbps); a rack uplink carries
-``servers_per_rack * server_capacity / oversubscription`` (the paper's 2:1 testbed, Figure 10).
-The :class:`placement.cassini.topology.Topology` is built with ``tree_topology``. Errors name the
-field (``network.server_capacity``). The engine shares these links over time through
+``kind`` is ``tree`` (default) or ``clos``. ``server_capacity`` is the server NIC (Gbps). In a
+tree a rack uplink carries ``servers_per_rack * server_capacity / oversubscription`` (the
+paper's 2:1 testbed, Figure 10; :func:`placement.cassini.topology.tree_topology`). A Clos
+(:func:`placement.cassini.topology.clos_topology`) groups racks in pods of ``racks_per_pod``,
+gives each rack ``uplinks_per_rack`` uplinks of ``link_capacity`` to its pod's aggregation
+switches and joins every aggregation switch to each of ``cores`` core switches; flows take
+one of the equal-cost paths by a deterministic hash (ECMP). Errors name the field
+(``network.server_capacity``). The engine shares these links over time through
 :mod:`placement.sim.links`.
 """
 
@@ -17,29 +23,48 @@ from __future__ import annotations
 from typing import Any
 
 from .. import validate as v
-from ..cassini.topology import Topology, tree_topology
+from ..cassini.topology import Topology, clos_topology, tree_topology
 
 __all__ = ["iteration_times", "shared_links", "fluid_window", "mean_iterations", "network_from_doc", "network_matches"]
 
-_KEYS = {"racks", "servers_per_rack", "gpus_per_server", "server_capacity", "oversubscription"}
+_COMMON = {"kind", "racks", "servers_per_rack", "gpus_per_server", "server_capacity"}
+_KEYS = {"tree": _COMMON | {"oversubscription"},
+         "clos": _COMMON | {"racks_per_pod", "uplinks_per_rack", "cores", "link_capacity"}}
 
 
 def network_from_doc(doc: Any, where: str = "network") -> Topology:
-    """The tree :class:`Topology` of a ``network`` spec section (module docstring)."""
-    d = v.required_keys(v.known_keys(v.obj(doc, where), _KEYS, f"{where}."),
-                        {"racks", "servers_per_rack", "server_capacity"}, f"{where}.")
+    """The :class:`Topology` of a ``network`` spec section (module docstring)."""
+    d = v.obj(doc, where)
+    kind = d.get("kind", "tree")
+    if kind not in _KEYS:
+        from ..errors import InstanceError
+
+        raise InstanceError(f"{where}.kind", f"must be 'tree' or 'clos', not {kind!r}")
+    d = v.required_keys(v.known_keys(d, _KEYS[kind], f"{where}."), {"racks", "servers_per_rack", "server_capacity"},
+                        f"{where}.")
     racks = v.integer(d["racks"], f"{where}.racks", 1, 10_000)
     per = v.integer(d["servers_per_rack"], f"{where}.servers_per_rack", 1, 10_000)
     gpus = v.integer(d.get("gpus_per_server", 1), f"{where}.gpus_per_server", 1, 64)
     cap = v.number(d["server_capacity"], f"{where}.server_capacity", positive=True)
-    over = v.number(d.get("oversubscription", 1.0), f"{where}.oversubscription", positive=True)
-    return tree_topology(pods=1, tors_per_pod=racks, servers_per_tor=per, gpus_per_server=gpus,
-                         server_capacity=cap, oversubscription=over)
+    if kind == "tree":
+        over = v.number(d.get("oversubscription", 1.0), f"{where}.oversubscription", positive=True)
+        return tree_topology(pods=1, tors_per_pod=racks, servers_per_tor=per, gpus_per_server=gpus,
+                             server_capacity=cap, oversubscription=over)
+    pod = v.integer(d.get("racks_per_pod", racks), f"{where}.racks_per_pod", 1, racks)
+    if racks % pod:
+        from ..errors import InstanceError
+
+        raise InstanceError(f"{where}.racks_per_pod", f"must divide racks ({racks}), not {pod}")
+    up = v.integer(d.get("uplinks_per_rack", 1), f"{where}.uplinks_per_rack", 1, 64)
+    cores = v.integer(d.get("cores", 1), f"{where}.cores", 1, 1_000)
+    link = v.number(d.get("link_capacity", cap), f"{where}.link_capacity", positive=True)
+    return clos_topology(racks, per, racks_per_pod=pod, uplinks_per_rack=up, cores=cores, gpus_per_server=gpus,
+                         server_capacity=cap, link_capacity=link)
 
 
 def network_matches(topo: Topology, cluster, where: str = "network") -> None:
-    """Server ``s{i}`` of the tree is machine ``i`` of the cluster: same count, same GPUs per
-    server, and the servers of one rack switch are the machines of one cluster rack."""
+    """Server ``s{i}`` is machine ``i`` of the cluster: same count, same GPUs per server, and
+    the servers of one rack switch are the machines of one cluster rack."""
     from ..errors import InstanceError
 
     if len(topo.servers) != cluster.n_machines:
@@ -49,11 +74,17 @@ def network_matches(topo: Topology, cluster, where: str = "network") -> None:
         if int(cluster.machine_gpus[i]) != g:
             raise InstanceError(f"{where}.gpus_per_server", f"is {g}, but machine "
                                 f"{cluster.machine_names[i]!r} has {int(cluster.machine_gpus[i])} GPUs")
-    per = len(topo.servers) // max(1, len(topo.switches) - 1)
-    for i in range(len(topo.servers)):
-        if int(cluster.machine_rack[i]) != int(cluster.machine_rack[(i // per) * per]):
-            raise InstanceError(f"{where}.servers_per_rack", f"machine {cluster.machine_names[i]!r} is "
-                                "not in the cluster rack of the other machines of its rack switch")
+    index = {s: i for i, (s, _) in enumerate(topo.servers)}
+    rack_of_switch: dict[str, int] = {}
+    for lk in topo.links:
+        a, b = lk.ends
+        if a in index or b in index:
+            s, sw = (a, b) if a in index else (b, a)
+            i = index[s]
+            first = rack_of_switch.setdefault(sw, int(cluster.machine_rack[i]))
+            if int(cluster.machine_rack[i]) != first:
+                raise InstanceError(f"{where}.servers_per_rack", f"machine {cluster.machine_names[i]!r} is "
+                                    "not in the cluster rack of the other machines of its rack switch")
 
 
 def iteration_times(topo: Topology, jobs: dict, *, window_iterations: int = 16, warmup: int = 3,

@@ -30,7 +30,7 @@ def test_logs_replay_and_rows_recompute(run):
     rows = [r for r in everything if r["packing"] in cassini.PACKINGS]
     assert len(rows) == 2 * 2 * 2 * 3  # seeds x packings x policies x (poisson, stress, poisson+loss)
     sim = [r for r in everything if r["packing"].startswith("simulator:")]
-    assert len(sim) == 2 * 2 * 2 * 4   # clusters x seeds x (poisson, model-parallel) x 2 bases with and without CASSINI
+    assert len(sim) == 3 * 2 * 2 * 4   # clusters x seeds x (poisson, model-parallel) x 2 bases with and without CASSINI
     assert all((out / "logs" / r["run"] / "log.csv").exists() for r in sim)
     assert len([r for r in everything if r["policy"] == "table2"]) == 5 * 2   # snapshots x readings
     for r in rows:
@@ -70,7 +70,8 @@ def test_simulator_claims_from_rows(run):
     ctx, out = run
     rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv")) if r["packing"].startswith("simulator:")}
     for exp in ("poisson", "model-parallel"):
-        for cl, reading in (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4")):
+        for cl, reading in (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4"),
+                            ("cassini-testbed-clos", "Clos of 48 links")):
             c = next(c for c in ctx.claims if "average" in c.claim
                      and f"({exp} trace, in placement simulate, {reading})" in c.claim)
             assert c.ours == pytest.approx([float(rows[f"sim-{cl}-{exp}-themis-s{s}"]["iter_mean"])

@@ -155,3 +155,17 @@ def test_link_utilisation_over_time_hand_cases():
         both = [u[uplink] for t0, t1, u in series if t0 >= 54.0]
         assert alone and alone[0] == pytest.approx(24 / 50)       # VGG16 alone: half the time at 48 Gbps
         assert both and both[0] == pytest.approx(shared, rel=0.02)  # in phase: 25 each while stretched
+
+
+def test_on_the_clos_reading_jobs_share_only_the_uplinks_their_flows_hash_to():
+    cluster = load_cluster_spec("instances/clusters/cassini-testbed-clos.json")
+    links = LinkSharing(cluster)
+    job = Job("x", 0.0, 2, 100.0, model="VGG16")
+    # 2-server jobs across racks 0 and 1 (one pod): machines (a, 4 + b)
+    pairs = [(a, 4 + b) for a in range(4) for b in range(4)]
+    by = {p: set(links.links(p)) for p in pairs}
+    clash = next((p, q) for p in pairs for q in pairs if not set(p) & set(q) and by[p] & by[q])
+    apart = next((p, q) for p in pairs for q in pairs if not set(p) & set(q) and not by[p] & by[q])
+    for (p, q), want in ((clash, IDEAL / SHARED), (apart, 1.0)):
+        f = links.factors({"a": (job, p, 0.0), "b": (job, q, 0.0)})
+        assert f["a"] == pytest.approx(want, rel=0.01) and f["b"] == pytest.approx(want, rel=0.01)

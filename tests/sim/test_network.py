@@ -94,3 +94,33 @@ def test_shipped_6x4_testbed_reading_is_the_tree_of_6_racks_of_4():
                                           oversubscription=2.0)
     assert t.servers == want.servers and t.links == want.links and len(set(c.rack_names)) == 6
     assert t.capacity["tor0-core"] == 100.0
+
+
+def test_clos_reading_of_the_testbed_matches_the_paper_counts_and_routes_by_ecmp():
+    from placement.cassini.topology import testbed_clos_topology
+    from placement.sim.cluster_io import load_cluster_spec
+
+    t = testbed_clos_topology()
+    assert (len(t.switches), len(t.links), len(t.servers)) == (13, 48, 24)
+    assert set(t.capacity.values()) == {50.0} and len(t.capacity) == 2 * 48   # one id per direction
+    # a flow between racks of one pod goes up one of the two aggregation switches, the same way every time
+    up = [lk for lk in t.route("s0", "s4") if lk.startswith("tor0-")]
+    assert len(up) == 1 and up[0] in ("tor0-agg0>", "tor0-agg1>") and t.route("s0", "s4") == t.route("s0", "s4")
+    # across pods: ToR -> agg -> core -> agg -> ToR, and both uplinks of a rack carry some flows
+    assert len(t.route("s0", "s12")) == 6
+    ups = {lk for b in range(12, 24) for lk in t.route("s0", f"s{b}") if lk.startswith("tor0-")}
+    assert ups == {"tor0-agg0>", "tor0-agg1>"}
+    c = load_cluster_spec("instances/clusters/cassini-testbed-clos.json")
+    ct = c.topology()
+    assert (ct.servers, ct.links) == (t.servers, t.links)
+
+
+@pytest.mark.parametrize("net,field", [({"kind": "fat", "racks": 6, "servers_per_rack": 4, "server_capacity": 50},
+                                        "network.kind"),
+                                       ({"kind": "clos", "racks": 6, "servers_per_rack": 4, "server_capacity": 50,
+                                         "racks_per_pod": 4}, "network.racks_per_pod"),
+                                       ({"kind": "clos", "racks": 6, "servers_per_rack": 4, "server_capacity": 50,
+                                         "oversubscription": 2}, "oversubscription")])
+def test_bad_clos_sections_name_the_field(net, field):
+    with pytest.raises(ValueError, match=field):
+        network_from_doc(net)

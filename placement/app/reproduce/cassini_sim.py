@@ -2,7 +2,8 @@
 
 The same §5.1 Poisson trace as the testbed simulation (:func:`solvers.cassini_testbed.sim_trace`)
 runs in the simulator's engine on the shipped ``cassini-testbed`` cluster (and on
-``cassini-testbed-6x4``, the same 24 servers read as 6 racks of 4), whose links are
+``cassini-testbed-6x4``, the same 24 servers read as 6 racks of 4, and ``cassini-testbed-clos``,
+the Clos reading with 13 switches and 48 links), whose links are
 shared over time by :mod:`placement.sim.links`, with Themis and Tiresias each alone and with
 the CASSINI plug-in (:mod:`solvers.online.cassini`). Measured inside the window: iterations of
 jobs submitted in the trace's first ``hours`` (every job is, the trace stops arriving then) up
@@ -58,7 +59,7 @@ def _measure(trace, log: EventLog, end: float) -> dict:
 
 def _uplink_series(trace, log: EventLog, links: LinkSharing, end: float) -> list[tuple[float, float, float]]:
     """``(t0, t1, mean utilisation over the rack uplinks)`` per interval with jobs running, cut at ``end``."""
-    uplinks = [lk.name for lk in links.topology.links if lk.name.startswith("tor")]
+    uplinks = [k for k in links.topology.capacity if k.startswith("tor")]   # both directions off a tree
     return [(t0, min(t1, end), sum(util.get(u, 0.0) for u in uplinks) / len(uplinks))
             for t0, t1, util in link_utilisation_series(trace, log, links) if t0 < end]
 
@@ -73,7 +74,8 @@ EXPERIMENTS = (("poisson", None, "Fig. 11(b), §5.2", (1.6, 1.8)),
                ("model-parallel", MODEL_PARALLEL, "Fig. 12(b), §5.2", (1.2, 1.6)))
 
 
-CLUSTERS = (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4"))
+CLUSTERS = (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4"),
+            ("cassini-testbed-clos", "Clos of 48 links"))
 
 
 def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) -> None:
@@ -113,8 +115,8 @@ def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) 
 
     for cl, reading in CLUSTERS:
         diff = ("placement simulate's engine: each job's steady-state iteration time per interval between "
-                "scheduling events (fluid model from the jobs' phases), no drift; synthetic profiles; testbed "
-                f"read as a tree of {reading}")
+                f"scheduling events (fluid model from the jobs' phases), no drift; synthetic profiles; testbed "
+                f"read as {reading}")
         for exp, _, source, papers in EXPERIMENTS:
             for key, paper, what in (("iter_mean", papers[0], "average"), ("iter_p99", papers[1], "99th percentile")):
                 g = gains(cl, exp, "themis", key)
@@ -147,7 +149,10 @@ def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) 
                 "`placement simulate --policy themis+cassini` on the shipped testbed clusters: "
                 "`cassini-testbed` reads the 24 servers as 12 racks of 2 (2:1, 50 Gbps rack uplinks), "
                 "`cassini-testbed-6x4` as 6 racks of 4 (2:1, one 100 Gbps logical uplink per rack standing "
-                "for the paper's two 50 Gbps ECMP uplinks: a fluid pooling, optimistic for the base). The "
+                "for the paper's two 50 Gbps ECMP uplinks: a fluid pooling, optimistic for the base), "
+                "`cassini-testbed-clos` as the Clos that matches the paper's counts (6 racks of 4, two 50 Gbps "
+                "uplinks per rack to 4 aggregation switches, 3 cores: 13 switches, 48 links; each flow hashed "
+                "onto one equal-cost path, each link direction its own capacity). The "
                 "plug-in ranks equal-fairness candidates by Algorithm 2 and sets Algorithm 1's shifts as job "
                 "phases; without it a job's phase is where its start time puts it. Iteration times are "
                 "measured up to the last submission (the drain is left out). Gain = base / base+CASSINI. "
