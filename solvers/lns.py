@@ -434,6 +434,9 @@ class _Rounds:
         stats["persistent"] = self.persistent
         self.adaptive = adaptive
         self.weights = dict.fromkeys(kinds, 1.0)
+        self.whole_again = None  # phase B again (returns whether it improved), set by solve()
+        self.whole_again_after = stall
+        self.whole_from = inc.obj  # the incumbent's objective when the whole model last ran
 
     def run(self) -> None:
         """Rounds until a stop rule: draw, sub-solve, adapt the size, accept, polish."""
@@ -466,6 +469,14 @@ class _Rounds:
             self._score(kind, improved)
             self.since_improved = 0 if improved else self.since_improved + 1
             self.overhead = max(self.overhead, time.perf_counter() - t_round - sub.wall_time_s)
+            if self.whole_again is not None and self.since_improved >= self.whole_again_after \
+                    and self.inc.obj < self.whole_from - self.inc.margin():
+                # Neighbourhoods improved the incumbent since the whole model last ran, then stalled:
+                # the whole model again, started from the better incumbent.
+                self.whole_from = self.inc.obj
+                stats["whole_again"] = stats.get("whole_again", 0) + 1
+                if self.whole_again():
+                    self.since_improved = 0
             if len(free) == inst.n_tables and list(regions) == whole_regions and not improved and _proved(sub):
                 stats["proof"] = True  # the whole instance was the neighbourhood
                 self.bound = self.inc.obj
@@ -577,7 +588,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
           local_max_tables: int = 5000, max_affected: int = 400, full_saturation: int = 37,
           full_secants: int = 64, kinds: str = DEFAULT_KINDS,
           hill_climb_options: dict | None = None, persistent_max_cells: int = 2400,
-          adaptive: bool = False) -> SolveResult:
+          adaptive: bool = False, whole_again_after: int = 8, whole_again_share: float = 0.5) -> SolveResult:
     """MIP-based LNS from the hill-climbing placement (see the module docstring).
 
     Parameters
@@ -633,6 +644,11 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         Up to this many ``tables x regions``, every neighbourhood is solved on one
         persistent model (:class:`models.tetris_persistent.PersistentTetris`, built
         once); beyond it (or 0), a sub-model is built per neighbourhood.
+    whole_again_after, whole_again_share : int, float
+        When phase B ran and the neighbourhoods have improved the incumbent since, then gone
+        ``whole_again_after`` rounds without improvement (0: never), the whole model runs
+        again, started from the better incumbent (HiGHS gets it as its first incumbent),
+        for ``whole_again_share`` of the remaining time; its bound joins the result's.
     adaptive : bool
         Draw the neighbourhood kind by adaptive weights (ALNS: an exponential
         average of each kind's recent improvements, ``ADAPTIVE_RATE``, floored at
@@ -677,6 +693,22 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
                      polish=polish, local_max_tables=local_max_tables, max_affected=max_affected,
                      kinds=use_kinds, hill_climb_options=hco, persistent_max_cells=persistent_max_cells,
                      adaptive=adaptive)
+    if whole_again_after > 0 and "full" in stats:
+        def whole_again() -> bool:
+            nonlocal bound
+            before, first = inc.obj, stats["full"]
+            b = _whole_model(inst, inc, stats, deadline, share=whole_again_share, max_cells=full_max_cells,
+                             node_limit=full_node_limit, saturation=full_saturation, secants=full_secants)
+            if stats["full"] is not first:
+                stats.setdefault("full_again", []).append(stats["full"])
+                stats["full"] = first
+            if b is not None:
+                bound = b if bound is None else max(bound, b)
+            if stats["proof"]:
+                rounds.bound = inc.obj
+            return inc.obj < before
+
+        rounds.whole_again, rounds.whole_again_after = whole_again, whole_again_after
     t_c = time.perf_counter()
     rounds.run()
     stats["rounds_s"] = time.perf_counter() - t_c

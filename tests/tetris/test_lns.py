@@ -141,3 +141,29 @@ def test_absorb_frees_the_jobs_of_the_most_overloaded_region_and_gpu_type():
     tables = set(A.job_tab[np.isin(A.entry_job, jobs)].tolist())
     assert 0 < len(free) <= 8 and set(free.tolist()) <= tables
     assert r0 in regions and set(home[free].tolist()) <= set(regions)
+
+
+@settings(max_examples=10)
+@given(small, st.integers(0, 3))
+def test_whole_model_again_keeps_bound_and_objective_honest(inst, seed):
+    """Phase B cut to one node, then run again after every round without improvement: feasible, >= the
+    optimum, its bounds below it, a proof only at the optimum."""
+    res = lns.solve(inst, seed=seed, full_node_limit=1, whole_again_after=1, **OPTS)
+    best, _ = brute_force(inst)
+    assert not violations(inst, res.solution)
+    assert res.objective == evaluate(inst, res.solution).objective
+    assert res.objective >= best - 1e-9 * max(1.0, abs(best))
+    if res.bound is not None:
+        assert res.bound <= best + 1e-9 * max(1.0, abs(best))
+    if res.stats["proof"]:
+        assert abs(res.objective - best) <= 1e-6 * max(1.0, abs(best))
+
+
+def test_whole_model_again_runs_from_the_improved_incumbent_deterministically():
+    inst = generate_tetris(20, 40, 4, seed=5)
+    kw = dict(seed=1, time_limit=None, iterations=12, sub_time_limit=600.0, full_node_limit=1, whole_again_after=1)
+    a = lns.solve(inst, **kw)
+    b = lns.solve(inst, **kw)
+    assert a.stats["whole_again"] >= 1
+    assert np.array_equal(a.solution.home, b.solution.home) and a.objective == b.objective
+    assert a.objective <= a.stats["start_objective"]
