@@ -387,7 +387,8 @@ def staged_folder(out: Path):
     """Write a command's outputs into a temporary sibling of ``out``, moved into place at the end.
 
     On success every file moves into ``out`` (created if missing: the whole folder is renamed
-    in one step; else file by file, each replace atomic). On an error or an interrupt the
+    in one step; else entry by entry, each replace atomic, a sub-folder replacing the earlier
+    one of that name as a whole). On an error or an interrupt the
     temporary folder is removed and ``out`` is left as it was.
     """
     import shutil
@@ -401,7 +402,15 @@ def staged_folder(out: Path):
             os.rename(tmp, out)
             return
         for entry in sorted(os.listdir(tmp)):
-            os.replace(tmp / entry, out / entry)
+            src, dst = tmp / entry, out / entry
+            if src.is_dir() and dst.is_dir() and not dst.is_symlink():
+                # a sub-folder (logs/, figures/) replaces the earlier run's as a whole
+                old = out / f".{entry[:80]}.{os.getpid()}.old"
+                os.rename(dst, old)
+                os.rename(src, dst)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(src, dst)
         tmp.rmdir()
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

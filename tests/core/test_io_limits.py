@@ -135,3 +135,21 @@ def test_check_output_path_read_only_folder(tmp_path):
     os.chmod(ro, 0o555)
     with pytest.raises(InstanceError, match="cannot write"):
         check_output_path(ro / "x.json")
+
+
+def test_staged_folder_replaces_sub_folders_of_an_earlier_run(tmp_path):
+    # an output folder left by an earlier (or killed) run: files and non-empty sub-folders
+    from placement.io import staged_folder
+
+    out = tmp_path / "out"
+    (out / "logs" / "old-run").mkdir(parents=True)
+    (out / "logs" / "old-run" / "log.json").write_text("{}")
+    (out / "report.md").write_text("old")
+    (out / "keep.txt").write_text("not ours")
+    with staged_folder(out) as tmp:
+        (tmp / "logs" / "new-run").mkdir(parents=True)
+        (tmp / "logs" / "new-run" / "log.json").write_text("[]")
+        (tmp / "report.md").write_text("new")
+    assert sorted(p.name for p in (out / "logs").iterdir()) == ["new-run"]
+    assert (out / "report.md").read_text() == "new" and (out / "keep.txt").read_text() == "not ours"
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt", "logs", "report.md"]   # nothing left behind
