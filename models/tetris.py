@@ -27,7 +27,12 @@ R(job), analytics jobs (majority)
     make ``z = f(n)`` exact there. Domains up to ``FULL_SECANTS`` integers get all
     secants up front; larger ones get a few and then secants are added lazily at
     the incumbent's values until no cut is violated (outer approximation:
-    every round's bound stays valid, the loop is finite).
+    every round's bound stays valid, the loop is finite). Each round restarts
+    HiGHS's branch and bound, so rounds are what a proof costs: the best
+    placement known so far (the caller's ``start``, then each round's verified
+    incumbent) gets its secants and is handed to HiGHS as its first incumbent,
+    and the loop also ends as soon as that placement's reference value is within
+    the gap of the best round bound (a proof whatever cuts other points lack).
 (8) sigmoid overload factor
     The overload ``max(0, D[r,g] - S[r,g])`` is a non-negative integer and
     ``sigmoid(l)`` rounds to exactly 1.0 in double precision for ``l >= 37``, so a

@@ -16,7 +16,11 @@ B. **Whole model.** When the instance is small (``tables x regions <=
    with the LP of the whole problem; its verified bound becomes the result's
    ``bound``, and when it proves optimality the search stops
    (``stats["proof"] = True``, ``bound == objective``; the status stays
-   ``feasible``, the heuristics' contract).
+   ``feasible``, the heuristics' contract). The incumbent is HiGHS's first
+   incumbent (:func:`models.tetris.solve`'s ``start``). When the neighbourhoods
+   of phase C improve the incumbent and then stall for ``whole_again_after``
+   rounds, phase B runs again from the better incumbent (``whole_again_share``
+   of the remaining time).
 C. **Neighbourhoods.** Repeatedly
 
 1. chooses a *neighbourhood*: a set of free tables and the regions they may take,
