@@ -72,25 +72,27 @@ def run_snapshots(ctx: Context) -> None:
     each other) and every job at one common period of 180 ms (the same shapes, phase-locked)."""
     lines = ["| snapshot | jobs | paper: score, Themis / Th+CASSINI | reading | our score | ours: Themis / "
              "Th+CASSINI (over seeds) | our shifts (ms, first seed) |", "|---|---|---|---|---|---|---|"]
-    by: dict[tuple[str, float], list[float]] = {}
+    by: dict[tuple[str, float], list[list[float]]] = {}   # (reading, paper score) -> per snapshot, per seed
     for k, (models, p_cas, p_th, p_score) in enumerate(SNAPSHOTS, start=1):
         paper_gain = float(np.mean(p_th) / np.mean(p_cas))
         for reading, period in READINGS:
             runs = [snapshot(models, seed, period=period) for seed in ctx.seeds]
             gains = [float(np.mean(r["themis"]) / np.mean(r["cassini"])) for r in runs]
-            by.setdefault((reading, p_score), []).extend(gains)
+            by.setdefault((reading, p_score), []).append(gains)
             ctx.row(run=f"snapshot-{k}-{reading}", policy="table2", jobs=len(models), score=runs[0]["score"],
                     gain_median=float(np.median(gains)), paper_gain=paper_gain)
             lines.append(f"| {k} | {', '.join(models)} | {p_score}, {paper_gain:.2f}x | {reading} | "
                          f"{runs[0]['score']:.2f} | {fmt_spread(gains, 'x')} | "
                          f"{', '.join(f'{x:.0f}' for x in runs[0]['shifts'])} |")
     for reading, _ in READINGS:
-        high, low = float(np.median(by[(reading, 1.0)])), float(np.median(by[(reading, 0.6)]))
+        high = np.mean(by[(reading, 1.0)], axis=0)      # per seed: mean gain of the score-1.0 snapshots
+        low = np.asarray(by[(reading, 0.6)][0])         # per seed: the score-0.6 snapshot's gain
+        ratio = [float(h / lo) for h, lo in zip(high, low, strict=True)]
         ctx.claim(claim=f"Fully compatible snapshots (score 1.0) gain more than the partially compatible one "
-                  f"(score 0.6) ({reading} reading)", source="Table 2, §5.5",
-                  paper="1.32-1.41x at 1.0; 1.00x at 0.6", ours=[high, low], unit="x", holds=high > low + 0.02,
-                  rule="holds when ours' median gain at score 1.0 exceeds ours' at 0.6 by more than 0.02 "
-                       "(ours lists both medians)",
+                  f"(score 0.6): their mean gain over its gain ({reading} reading)", source="Table 2, §5.5",
+                  paper="1.34x (1.32-1.41x at 1.0 over 1.00x at 0.6)", ours=ratio, unit="x",
+                  holds=float(np.median(ratio)) > 1.02,
+                  rule="holds when ours' median is above 1.02x",
                   difference="synthetic profiles (one per model, no batch sizes); fluid model, no congestion "
                              "loss, no drift re-adjustment; Themis as random phases (mean of 8 draws)")
     ctx.section("Table 2: snapshots of jobs sharing one link", "\n".join(lines) + "\n\n"
