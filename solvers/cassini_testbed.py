@@ -1,7 +1,8 @@
 """Themis and Th+CASSINI on the §5.1 testbed, with links shared over time (CASSINI §4.2, §5).
 
-This is its own event-driven simulation, not a policy of ``placement simulate``: that engine
-places GPUs but has no links a job's iterations share over time. Here the scheduler's
+This is its own event-driven simulation, not a policy of ``placement simulate`` (whose engine
+shares links the same way, :mod:`placement.sim.links`, with CASSINI as a plug-in,
+:mod:`solvers.online.cassini`; it does not count drift adjustments). Here the scheduler's
 decisions happen at *scheduling events* (arrivals, departures, lease expiries) and between two
 events the placement is fixed; that interval (an *epoch*) is run in the fluid link model of
 :mod:`placement.cassini.fluid` for a measurement window, which gives each running job its iteration time in the

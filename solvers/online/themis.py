@@ -1,7 +1,8 @@
 """Themis: finish-time fairness auctions over leased GPUs (as CASSINI §4.2 and §5.1 run it).
 
-GPU-level policy for ``placement simulate`` (the simulator's engine has no links shared over
-time; the link-aware Themis / Th+CASSINI experiment is :mod:`solvers.cassini_testbed`).
+A policy of ``placement simulate``: on a cluster with a network its jobs share links over time
+(:mod:`placement.sim.links`) and ``themis+cassini`` (:mod:`solvers.online.cassini`) plugs
+CASSINI in; the epoch-by-epoch testbed experiment is :mod:`solvers.cassini_testbed`.
 
 Every lease lasts ``lease`` seconds (10 minutes, §5.1). At each scheduling call the GPUs that
 are free or whose lease expired are auctioned: bidders (pending jobs and running jobs whose

@@ -2,7 +2,7 @@
 
 Runs the testbed simulation of :mod:`solvers.cassini_testbed` (its own event-driven
 simulation: the links jobs share over time are run in the fluid model of
-:mod:`placement.cassini.fluid`, which ``placement simulate``'s engine does not host):
+:mod:`placement.cassini.fluid`, epoch by epoch, with drift adjustments counted):
 
 - Fig. 11, the Poisson trace: data-parallel jobs (synthetic profiles of the paper's models)
   arriving at ~100% load on the 24-server testbed, 1-12 workers each; iteration time mean and
