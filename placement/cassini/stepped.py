@@ -3,11 +3,14 @@
 It shares no code with :func:`.fluid.simulate` except the max-min allocation of one instant
 (:func:`.fluid.max_min_rates`, tested on its own): time advances in fixed steps ``dt`` and
 each job's phase work is drained at the rate of the step, so its error is O(dt) per phase
-boundary. The replay checks of the testbed simulation and of the simulator's link model
+boundary. Runs of steps in which nothing changes (no job begins, no phase ends) are taken
+together, which gives the same result as taking them one by one, faster. The replay checks of the testbed simulation and of the simulator's link model
 recompute iteration times with it.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -34,7 +37,8 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
     ends: list[list[float]] = [[] for _ in jobs]
     alloc: dict[tuple, dict[int, float]] = {}
     steps = int(round(horizon / dt))
-    for i in range(steps):
+    i = 0
+    while i < steps:
         t = i * dt
         for f, (p, ls, s) in enumerate(jobs):
             if not begun[f] and t >= s - 1e-12:
@@ -52,20 +56,30 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
                 if loss > 0:
                     eff = np.where(inc[:, list(comm)] @ dem > caps + 1e-9, caps * (1 - loss), caps)
                 rate = alloc[key] = dict(zip(comm, max_min_rates(inc[:, list(comm)], eff, dem).tolist(), strict=True))
+        # Steps until the next step in which something changes (a job begins, a phase ends):
+        # the steps in between drain every phase at the same rate, so they are taken at once.
+        k = steps - i
+        for f, (_, _, s) in enumerate(jobs):
+            if begun[f]:
+                speed = rate[f] if f in rate else 1.0
+                k = min(k, max(1, math.ceil((left[f] - 1e-9) / (speed * dt))))
+            else:
+                k = min(k, max(1, math.ceil((s - 1e-12) / dt) - i))
         for f, (p, ls, _) in enumerate(jobs):
             if not begun[f]:
                 continue
             speed = rate[f] if f in rate else 1.0
-            left[f] -= speed * dt
+            left[f] -= speed * dt * k
             while left[f] <= 1e-9:
                 over = -left[f] / speed  # time overshot past the phase end
                 phase[f] += 1
                 if phase[f] == len(p.phases):
                     phase[f] = 0
-                    ends[f].append(t + dt)
+                    ends[f].append((i + k) * dt)
                 d, b = p.phases[phase[f]]
                 speed = b if (b > 0 and ls) else 1.0
                 left[f] = (d * b if (b > 0 and ls) else d) - over * speed
+        i += k
     return [np.array(e) for e in ends]
 
 
