@@ -12,7 +12,9 @@ base's options stay ``--option`` settable). On a cluster with a network
    Our generator: a job takes a uniformly drawn group of its tier with enough free GPUs, and
    inside it the machines with the most free GPUs first (ties at random); a draw at another
    tier, or one already seen, is dropped.
-2. **Ranking** (Algorithm 2): every candidate, with the jobs already running, is an instance
+2. **Ranking** (Algorithm 2): every candidate, with the running jobs that share links with a
+   starting job in some candidate (directly or through other jobs; the rest keep their
+   shifts), is an instance
    of :mod:`placement.cassini.instance` (the jobs' synthetic profiles of
    :mod:`placement.cassini.catalogue`), ranked by :func:`solvers.affinity.rank_candidates`
    (per-link rotation search, Affinity-graph BFS, ``precision`` degrees). The top candidate's
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from placement.cassini.catalogue import CATALOGUE, profile_of
@@ -135,7 +138,7 @@ class CassiniPlugin:
     # ------------------------------------------------------------------ steps 2-3: rank, shifts
     def _rank(self, view, running: dict, cands: list[dict]) -> tuple[dict, dict, float | None]:
         links = view.links
-        names = sorted(j for j in set(running) | set(cands[0]) if view.job(j).model in CATALOGUE)
+        names = self._affected(view, running, cands)
         if not names:
             return cands[0], {}, None
         profiles = [profile_of(view.job(j).model, j) for j in names]
@@ -145,6 +148,23 @@ class CassiniPlugin:
         top = rank_candidates(inst, seed=self._seed)[0]
         chosen = cands[int(top["candidate"][1:])]
         return chosen, {j: float(v) for j, v in (top["shifts"] or {}).items()}, top["score"]
+
+    @staticmethod
+    def _affected(view, running: dict, cands: list[dict]) -> list[str]:
+        """Jobs (with a profile) that share links, in any candidate, with a job starting now,
+        directly or through other jobs: the others' shifts and scores cannot change."""
+        links = view.links
+        g = nx.Graph()
+        for c in cands:
+            for j, gpus in {**running, **c}.items():
+                if view.job(j).model in CATALOGUE:
+                    g.add_node(("job", j))
+                    g.add_edges_from((("job", j), ("link", lk)) for lk in links.links(gpus))
+        keep: set[str] = set()
+        for j in cands[0]:
+            if ("job", j) in g:
+                keep.update(n[1] for n in nx.node_connected_component(g, ("job", j)) if n[0] == "job")
+        return sorted(keep)
 
     def stats(self) -> dict[str, Any]:
         c = self._cassini
