@@ -36,7 +36,7 @@ def network_from_doc(doc: Any, where: str = "network") -> Topology:
     """The :class:`Topology` of a ``network`` spec section (module docstring)."""
     d = v.obj(doc, where)
     kind = d.get("kind", "tree")
-    if kind not in _KEYS:
+    if not isinstance(kind, str) or kind not in _KEYS:
         from ..errors import InstanceError
 
         raise InstanceError(f"{where}.kind", f"must be 'tree' or 'clos', not {kind!r}")

@@ -97,7 +97,29 @@ def test_cluster_specs_never_raise(tmp_path_factory, capsys, doc, field, value):
 
 
 @FUZZ
-@given(kind=st.sampled_from(["batch", "poisson", "dally-batch", "dally-poisson"]),
+@given(spec=st.sampled_from(["cassini-testbed.json", "cassini-testbed-clos.json"]),
+       field=st.sampled_from(["kind", "racks", "servers_per_rack", "gpus_per_server", "server_capacity",
+                              "oversubscription", "racks_per_pod", "uplinks_per_rack", "cores", "link_capacity",
+                              "bogus"]),
+       value=st.one_of(JSON, st.sampled_from(["tree", "clos", 3, 1, 0, 10**9])),
+       policy=st.sampled_from(["themis", "themis+cassini", "tiresias+cassini"]))
+def test_network_sections_never_raise(tmp_path_factory, capsys, spec, field, value, policy):
+    from pathlib import Path
+
+    d = tmp_path_factory.mktemp("fn")
+    doc = json.loads((Path(__file__).resolve().parents[2] / "instances" / "clusters" / spec).read_text())
+    doc["network"][field] = value
+    (d / "c.json").write_text(json.dumps(doc))
+    trace = ("# placement-trace v1\nid,submit,gpus,duration,tenant,priority,gpu_type,model\n"
+             "a,0,3,60,t,0,,VGG16\nb,0,3,60,t,0,,VGG16\nc,5,6,30,t,0,,DLRM\n")
+    (d / "t.csv").write_text(trace)
+    rc = _run(capsys, ["simulate", str(d / "t.csv"), "--cluster", str(d / "c.json"), "--policy", policy,
+                       "-o", str(d / "o")])
+    assert (rc == 2) == (not (d / "o").exists())
+
+
+@FUZZ
+@given(kind=st.sampled_from(["batch", "poisson", "dally-batch", "dally-poisson", "cassini"]),
        flag=st.sampled_from(["--jobs", "--tenants", "--max-gpus", "--jobs-per-hour", "--seed"]),
        value=st.one_of(st.integers(-3, 10**25).map(str), st.sampled_from(["0", "1e400", "nan", "abc", "9" * 5000])))
 def test_generate_trace_never_raises(tmp_path_factory, capsys, kind, flag, value):
