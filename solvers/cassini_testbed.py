@@ -61,7 +61,7 @@ from placement.cassini.catalogue import CATALOGUE, profile_of
 from placement.cassini.instance import Candidate, build_instance
 from placement.cassini.stepped import stepped_iteration_times, stepped_mean_iteration_times
 from placement.cassini.topology import Topology, testbed_topology
-from placement.sim.links import weighted_quantile
+from placement.sim.link_metrics import weighted_quantile
 from placement.sim.network import fluid_window, mean_iterations
 from solvers.affinity import rank_candidates
 

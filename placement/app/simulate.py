@@ -121,7 +121,9 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     HiveD run's sharing-safety check needs its VC assignment); ``built``, when given, receives the
     policy object (its statistics and classes of jobs beyond the log)."""
     from ..sim.engine import simulate
-    from ..sim.links import LinkSharing, iteration_summary, link_factor_check
+    from ..sim.link_check import link_factor_check
+    from ..sim.link_metrics import iteration_summary
+    from ..sim.links import LinkSharing
     from ..sim.metrics import per_job, summary
     from ..sim.replay import replay_check
     from .policy_data import build_policy

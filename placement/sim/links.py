@@ -37,10 +37,8 @@ large components
 ``loss``
     The fluid model's labelled congestion-loss factor (default 0, off).
 
-:func:`link_factor_check` is the independent recomputation for
-:func:`placement.sim.replay.replay_check`: it rebuilds running sets and phases from the log
-alone and recomputes every logged factor with the time-stepped integration of
-:mod:`placement.cassini.stepped`.
+The independent recomputation of every logged factor is :mod:`placement.sim.link_check`;
+iteration-time and link-utilisation measures from a log are :mod:`placement.sim.link_metrics`.
 """
 
 from __future__ import annotations
@@ -52,13 +50,11 @@ import networkx as nx
 import numpy as np
 
 from ..cassini.catalogue import CATALOGUE, profile_of
-from ..cassini.stepped import stepped_mean_iteration_times
 from .log import EventLog, extra_value
 from .network import shared_links
 from .trace import Job, Trace
 
-__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "link_factor_check", "iteration_time_samples", "iteration_summary",
-           "weighted_quantile", "running_intervals", "link_utilisation_series"]
+__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -183,7 +179,7 @@ def average_load(jobs: list[tuple[str, tuple[str, ...]]], capacity: Mapping[str,
     return factors, {lk: min(1.0, v / capacity[lk]) for lk, v in offered.items()}
 
 
-def _instants(trace: Trace, log: EventLog):
+def instants(trace: Trace, log: EventLog):
     """After each instant of the log: ``(t, next instant or None, running, factors)``, rebuilt
     from the log alone: ``running`` maps a job id to ``(job, gpus, phase)`` (phase by
     :func:`default_phase`, or the last ``shift`` row's), ``factors`` to its last ``rate`` row's
@@ -213,189 +209,3 @@ def _instants(trace: Trace, log: EventLog):
                 f = extra_value(r.extra, "factor")
                 factor[r.job] = math.nan if f is None else f
         yield t, (rows[i].time if i < len(rows) else None), run, factor
-
-
-def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, limit_checks: int = 2000):
-    """A replay check (``(trace, cluster, log) -> messages``) that recomputes every link factor.
-
-    From the log alone: the running set (start rows open an attempt, preempt / finish close it),
-    each job's phase (its start time by :func:`default_phase`, or the last ``shift`` row's
-    ``phase=``), each job's logged factor (the last ``rate`` row's ``factor=``, 1 after a start).
-    After every instant's rows, each component of jobs sharing links (its own union-find) is
-    recomputed with :func:`placement.cassini.stepped.stepped_mean_iteration_times`; a factor off
-    by more than ``tol`` (relative) is a ``link`` violation. The step is ``dt`` ms, smaller where a
-    profile has many short phases (each phase boundary may be off by one step: the step keeps
-    that under 1% of an iteration). Distinct components are checked up to ``limit_checks`` (each
-    a few hundred ms at ``dt`` = 0.5 ms).
-    """
-    topo = links.topology
-
-    def check(trace: Trace, cluster, log: EventLog) -> list[str]:
-        jobs = {j.id: j for j in trace.jobs}
-        done: dict[tuple, tuple[float, ...]] = {}
-        out: list[str] = []
-        for t, _, run, factor in _instants(trace, log):
-            out += _check_instant(t, {k: v[1:] for k, v in run.items()}, factor, jobs, topo, links.loss,
-                                  links.window_iterations, links.warmup, tol, dt, done, limit_checks)
-        return out
-
-    return check
-
-
-def _components(run, jobs, topo) -> list[list[str]]:
-    """Jobs (with a profile and links) grouped by shared links: a plain union-find."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    owner: dict[str, str] = {}
-    for jid in sorted(run):
-        if jobs[jid].model not in CATALOGUE:
-            continue
-        servers = tuple(f"s{m}" for m in sorted({int(m) for m in topo_machines(run[jid][0], topo)}))
-        for lk in topo.job_links(servers):
-            find(jid)
-            if lk in owner:
-                parent[find(jid)] = find(owner[lk])
-            else:
-                owner[lk] = jid
-    groups: dict[str, list[str]] = {}
-    for jid in parent:
-        groups.setdefault(find(jid), []).append(jid)
-    return [sorted(g) for g in groups.values()]
-
-
-def topo_machines(gpus, topo) -> list[int]:
-    """Machine index of each GPU, from the topology's servers (``s{i}`` has its GPUs in order)."""
-    first, out = [], []
-    acc = 0
-    for _s, n in topo.servers:
-        first.append(acc)
-        acc += n
-    for x in gpus:
-        out.append(int(np.searchsorted(first, int(x), side="right") - 1))
-    return out
-
-
-def _check_instant(t, run, factor, jobs, topo, loss, window_iterations, warmup, tol, dt, done, limit):
-    out = []
-    comps = _components(run, jobs, topo)
-    in_comp = {j for c in comps if len(c) > 1 for j in c}
-    for jid in run:
-        if jid not in in_comp and not (abs(factor.get(jid, 1.0) - 1.0) <= 1e-9):
-            out.append(f"link: job {jid} at {t!r} shares no link but runs at factor {factor.get(jid)!r}")
-    for comp in comps:
-        if len(comp) < 2:
-            continue
-        specs = []
-        for jid in comp:
-            gpus, phase = run[jid]
-            servers = tuple(f"s{m}" for m in sorted(set(topo_machines(gpus, topo))))
-            specs.append((jobs[jid].model, topo.job_links(servers), phase % CATALOGUE[jobs[jid].model][1]))
-        key = tuple((m, ls, round(p, 6)) for m, ls, p in specs)
-        if key not in done and len(comp) > MAX_FLUID_JOBS:
-            done[key] = _average_load_again(specs, topo.capacity)
-        if key not in done:
-            if len(done) >= limit:
-                continue
-            profs = [profile_of(m, jid) for (m, _, _), jid in zip(specs, comp, strict=True)]
-            horizon = window_iterations * max(p.iteration_time for p in profs) + max(p for _, _, p in specs)
-            # every rate change (a phase boundary of any job of the component) may be off by one
-            # step: keep their sum under half a percent of the shortest iteration
-            step = min(dt, 0.005 * min(p.iteration_time for p in profs) / sum(len(p.phases) for p in profs))
-            means = stepped_mean_iteration_times([(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)],
-                                                 topo.capacity, horizon, warmup, loss=loss, dt=step)
-            done[key] = tuple(min(1.0, p.iteration_time / m) for p, m in zip(profs, means, strict=True))
-        for jid, want in zip(comp, done[key], strict=True):
-            got = factor.get(jid, 1.0)
-            if not (abs(got - want) <= tol * want):
-                out.append(f"link: job {jid} at {t!r} runs at factor {got!r}; the link model gives {want:.4f}")
-    return out
-
-
-def _average_load_again(specs, capacity) -> tuple[float, ...]:
-    """The average-load approximation recomputed from the catalogue's shapes, demand vectors
-    summed per link (the check's own arithmetic)."""
-    dem = {}
-    for m, ls, _ in specs:
-        p = profile_of(m, "x")
-        for lk in ls:
-            dem[lk] = dem.get(lk, 0.0) + float(np.mean(p.demand))
-    out = []
-    for m, ls, _ in specs:
-        p = profile_of(m, "x")
-        busy = float(np.count_nonzero(p.demand > 0)) / len(p.demand)
-        worst = max([dem[lk] / capacity[lk] for lk in ls] + [1.0])
-        out.append(1.0 / (1.0 - busy + busy * worst))
-    return tuple(out)
-
-
-def iteration_time_samples(trace: Trace, log: EventLog) -> list[tuple[str, float, float]]:
-    """``(job, iteration ms, iterations)`` per interval of constant factor, from the log alone:
-    a job of catalogue model with ideal iteration ``I`` at factor ``f`` runs iterations of
-    ``I / f`` ms, ``(interval s * 1000) / (I / f)`` of them (so a mean or quantile weighted by
-    the iteration count is over iterations, as CASSINI's Fig. 11(b) plots every iteration)."""
-    jobs = {j.id: j for j in trace.jobs}
-    cur: dict[str, tuple[float, float]] = {}   # id -> (since, factor)
-    out = []
-
-    def close(jid: str, t: float) -> None:
-        since, f = cur.pop(jid)
-        model = jobs[jid].model
-        if t > since and model in CATALOGUE:
-            it = CATALOGUE[model][1] / f
-            out.append((jid, it, (t - since) * 1000.0 / it))
-
-    for r in log:
-        if r.job not in jobs:
-            continue
-        if r.event == "start":
-            cur[r.job] = (r.time, 1.0)
-        elif r.event == "rate" and r.job in cur:
-            close(r.job, r.time)
-            cur[r.job] = (r.time, extra_value(r.extra, "factor") or 1.0)
-        elif r.event in ("preempt", "finish") and r.job in cur:
-            close(r.job, r.time)
-    return out
-
-
-def weighted_quantile(values, weights, q: float) -> float:
-    """The ``q`` quantile of ``values`` each counted ``weights`` times (NaN when empty)."""
-    v = np.asarray(values, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    if len(v) == 0:
-        return math.nan
-    o = np.argsort(v)
-    c = np.cumsum(w[o])
-    return float(v[o][min(len(v) - 1, int(np.searchsorted(c, q * c[-1], side="left")))])
-
-
-def iteration_summary(trace: Trace, log: EventLog) -> dict[str, float | None]:
-    """Iteration time (ms) over all iterations of catalogue jobs: mean and p99, and the mean
-    slowdown against each job's ideal iteration (None without such jobs)."""
-    samples = iteration_time_samples(trace, log)
-    if not samples:
-        return {"iteration_ms_mean": None, "iteration_ms_p99": None, "iteration_slowdown_mean": None}
-    jobs = {j.id: j for j in trace.jobs}
-    it = np.array([s[1] for s in samples])
-    w = np.array([s[2] for s in samples])
-    ideal = np.array([CATALOGUE[jobs[s[0]].model][1] for s in samples], dtype=float)
-    return {"iteration_ms_mean": float(np.average(it, weights=w)),
-            "iteration_ms_p99": weighted_quantile(it, w, 0.99),
-            "iteration_slowdown_mean": float(np.average(it / ideal, weights=w))}
-
-
-def running_intervals(trace: Trace, log: EventLog):
-    """``(t0, t1, {job: (job, gpus, phase)})`` for each interval between log instants with jobs
-    running, from the log alone (phases by :func:`default_phase` and ``shift`` rows)."""
-    return [(t, nxt, dict(run)) for t, nxt, run, _ in _instants(trace, log) if nxt is not None and run]
-
-
-def link_utilisation_series(trace: Trace, log: EventLog, links: LinkSharing) -> list[tuple[float, float, dict]]:
-    """``(t0, t1, {link: utilisation})`` over the run: each interval's links as
-    :meth:`LinkSharing.utilisation` gives them (links carrying nothing are left out)."""
-    return [(t0, t1, links.utilisation(run)) for t0, t1, run in running_intervals(trace, log)]

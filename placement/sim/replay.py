@@ -22,7 +22,7 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
 - ``rate`` / ``shift`` rows (a cluster with a network): of a running job, on its GPUs, with a
   factor in (0, 1] and a work equal to what the job did since its last rate (``work``); the
   job then progresses at its placement's rate times that factor. Whether the factor is the
-  link model's is the check :func:`placement.sim.links.link_factor_check`.
+  link model's is the check :func:`placement.sim.link_check.link_factor_check`.
 
 ``checks``: extra callables ``(trace, cluster, log) -> list[str]`` for policy-specific
 guarantees (HiveD sharing safety, quotas); their messages are appended.

@@ -5,7 +5,9 @@ import pytest
 from placement.cassini.catalogue import CATALOGUE
 from placement.sim.cluster import Cluster
 from placement.sim.engine import simulate
-from placement.sim.links import LinkSharing, iteration_summary, link_factor_check
+from placement.sim.link_check import link_factor_check
+from placement.sim.link_metrics import iteration_summary
+from placement.sim.links import LinkSharing
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
 from placement.sim.replay import replay_check

@@ -5,7 +5,9 @@ import pytest
 from placement.cassini.catalogue import CATALOGUE
 from placement.sim.cluster_io import load_cluster_spec
 from placement.sim.engine import simulate
-from placement.sim.links import LinkSharing, iteration_time_samples, link_factor_check
+from placement.sim.link_check import link_factor_check
+from placement.sim.link_metrics import iteration_time_samples
+from placement.sim.links import LinkSharing
 from placement.sim.log import EventLog, LogRow
 from placement.sim.perf import IdealPerf
 from placement.sim.policy import Policy, PolicyError, Preempt, Shift, Start, Timer
@@ -140,7 +142,7 @@ def test_same_seed_same_log():
 
 
 def test_link_utilisation_over_time_hand_cases():
-    from placement.sim.links import link_utilisation_series
+    from placement.sim.link_metrics import link_utilisation_series
 
     # b starts at 54 s = 300 VGG16 iterations: in phase with a unless shifted
     jobs = [Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 54.0, 2, 100.0, model="VGG16")]

@@ -17,12 +17,12 @@ import numpy as np
 
 from placement.cassini.catalogue import CATALOGUE
 from placement.sim.instance import SimInstance
-from placement.sim.links import (
-    LinkSharing,
+from placement.sim.link_metrics import (
     iteration_time_samples,
     link_utilisation_series,
     weighted_quantile,
 )
+from placement.sim.links import LinkSharing
 from placement.sim.log import EventLog, LogRow
 from solvers.cassini_testbed import sim_trace
 

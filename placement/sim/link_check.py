@@ -1,0 +1,138 @@
+"""The independent recomputation of a run's link factors, for :func:`placement.sim.replay.replay_check`.
+
+It shares no code with the engine's :class:`placement.sim.links.LinkSharing` beyond the log
+walk (:func:`placement.sim.links.instants`) and the topology's routes: components of jobs
+sharing links by its own union-find, iteration times by the time-stepped integration of
+:mod:`placement.cassini.stepped`, large components' approximation from demand vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cassini.catalogue import CATALOGUE, profile_of
+from ..cassini.stepped import stepped_mean_iteration_times
+from .links import MAX_FLUID_JOBS, LinkSharing, instants
+from .log import EventLog
+from .trace import Trace
+
+__all__ = ["link_factor_check", "topo_machines"]
+
+
+def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, limit_checks: int = 2000):
+    """A replay check (``(trace, cluster, log) -> messages``) that recomputes every link factor.
+
+    From the log alone: the running set (start rows open an attempt, preempt / finish close it),
+    each job's phase (its start time by :func:`default_phase`, or the last ``shift`` row's
+    ``phase=``), each job's logged factor (the last ``rate`` row's ``factor=``, 1 after a start).
+    After every instant's rows, each component of jobs sharing links (its own union-find) is
+    recomputed with :func:`placement.cassini.stepped.stepped_mean_iteration_times`; a factor off
+    by more than ``tol`` (relative) is a ``link`` violation. The step is ``dt`` ms, smaller where a
+    profile has many short phases (each phase boundary may be off by one step: the step keeps
+    that under 1% of an iteration). Distinct components are checked up to ``limit_checks`` (each
+    a few hundred ms at ``dt`` = 0.5 ms).
+    """
+    topo = links.topology
+
+    def check(trace: Trace, cluster, log: EventLog) -> list[str]:
+        jobs = {j.id: j for j in trace.jobs}
+        done: dict[tuple, tuple[float, ...]] = {}
+        out: list[str] = []
+        for t, _, run, factor in instants(trace, log):
+            out += _check_instant(t, {k: v[1:] for k, v in run.items()}, factor, jobs, topo, links.loss,
+                                  links.window_iterations, links.warmup, tol, dt, done, limit_checks)
+        return out
+
+    return check
+
+
+def _components(run, jobs, topo) -> list[list[str]]:
+    """Jobs (with a profile and links) grouped by shared links: a plain union-find."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    owner: dict[str, str] = {}
+    for jid in sorted(run):
+        if jobs[jid].model not in CATALOGUE:
+            continue
+        servers = tuple(f"s{m}" for m in sorted({int(m) for m in topo_machines(run[jid][0], topo)}))
+        for lk in topo.job_links(servers):
+            find(jid)
+            if lk in owner:
+                parent[find(jid)] = find(owner[lk])
+            else:
+                owner[lk] = jid
+    groups: dict[str, list[str]] = {}
+    for jid in parent:
+        groups.setdefault(find(jid), []).append(jid)
+    return [sorted(g) for g in groups.values()]
+
+
+def topo_machines(gpus, topo) -> list[int]:
+    """Machine index of each GPU, from the topology's servers (``s{i}`` has its GPUs in order)."""
+    first, out = [], []
+    acc = 0
+    for _s, n in topo.servers:
+        first.append(acc)
+        acc += n
+    for x in gpus:
+        out.append(int(np.searchsorted(first, int(x), side="right") - 1))
+    return out
+
+
+def _check_instant(t, run, factor, jobs, topo, loss, window_iterations, warmup, tol, dt, done, limit):
+    out = []
+    comps = _components(run, jobs, topo)
+    in_comp = {j for c in comps if len(c) > 1 for j in c}
+    for jid in run:
+        if jid not in in_comp and not (abs(factor.get(jid, 1.0) - 1.0) <= 1e-9):
+            out.append(f"link: job {jid} at {t!r} shares no link but runs at factor {factor.get(jid)!r}")
+    for comp in comps:
+        if len(comp) < 2:
+            continue
+        specs = []
+        for jid in comp:
+            gpus, phase = run[jid]
+            servers = tuple(f"s{m}" for m in sorted(set(topo_machines(gpus, topo))))
+            specs.append((jobs[jid].model, topo.job_links(servers), phase % CATALOGUE[jobs[jid].model][1]))
+        key = tuple((m, ls, round(p, 6)) for m, ls, p in specs)
+        if key not in done and len(comp) > MAX_FLUID_JOBS:
+            done[key] = _average_load_again(specs, topo.capacity)
+        if key not in done:
+            if len(done) >= limit:
+                continue
+            profs = [profile_of(m, jid) for (m, _, _), jid in zip(specs, comp, strict=True)]
+            horizon = window_iterations * max(p.iteration_time for p in profs) + max(p for _, _, p in specs)
+            # every rate change (a phase boundary of any job of the component) may be off by one
+            # step: keep their sum under half a percent of the shortest iteration
+            step = min(dt, 0.005 * min(p.iteration_time for p in profs) / sum(len(p.phases) for p in profs))
+            means = stepped_mean_iteration_times([(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)],
+                                                 topo.capacity, horizon, warmup, loss=loss, dt=step)
+            done[key] = tuple(min(1.0, p.iteration_time / m) for p, m in zip(profs, means, strict=True))
+        for jid, want in zip(comp, done[key], strict=True):
+            got = factor.get(jid, 1.0)
+            if not (abs(got - want) <= tol * want):
+                out.append(f"link: job {jid} at {t!r} runs at factor {got!r}; the link model gives {want:.4f}")
+    return out
+
+
+def _average_load_again(specs, capacity) -> tuple[float, ...]:
+    """The average-load approximation recomputed from the catalogue's shapes, demand vectors
+    summed per link (the check's own arithmetic)."""
+    dem = {}
+    for m, ls, _ in specs:
+        p = profile_of(m, "x")
+        for lk in ls:
+            dem[lk] = dem.get(lk, 0.0) + float(np.mean(p.demand))
+    out = []
+    for m, ls, _ in specs:
+        p = profile_of(m, "x")
+        busy = float(np.count_nonzero(p.demand > 0)) / len(p.demand)
+        worst = max([dem[lk] / capacity[lk] for lk in ls] + [1.0])
+        out.append(1.0 / (1.0 - busy + busy * worst))
+    return tuple(out)
