@@ -56,6 +56,9 @@ class CassiniPlugin:
         super().__init__(**base_options)
         if int(candidates) < 1:
             raise ValueError(f"candidates: must be >= 1, got {candidates}")
+        steps = 360.0 / float(precision)
+        if not (float(precision) <= 360.0 and abs(steps - round(steps)) <= 1e-9):
+            raise ValueError(f"precision: must divide 360 degrees into a whole number of angles, got {precision}")
         self._n_candidates, self._precision = int(candidates), float(precision)
         self._cassini = {"rankings": 0, "candidates": 0, "moved": 0, "shifts": 0, "score_sum": 0.0}
 

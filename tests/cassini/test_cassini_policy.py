@@ -73,6 +73,10 @@ def test_base_options_stay_settable():
     assert check_policy_options("themis+cassini", {"lease": 60, "candidates": 4}) == {"lease": 60.0, "candidates": 4}
     with pytest.raises(InstanceError, match="candidates"):
         check_policy_options("themis+cassini", {"candidates": 0})
+    from placement.app.policy_data import build_policy
+
+    with pytest.raises(InstanceError, match="precision"):
+        build_policy("themis+cassini", None, precision=7)
 
 
 def test_cli_generates_the_testbed_trace_and_simulates_themis_cassini(tmp_path, capsys):
