@@ -96,6 +96,8 @@ class LinkSharing:
         servers = self.servers(gpus)
         key = tuple(int(s[1:]) for s in servers)
         if key not in self._links:
+            if len(self._links) >= CACHE_LIMIT:
+                self._links.clear()
             self._links[key] = self.topology.job_links(servers)
         return self._links[key]
 
@@ -150,13 +152,12 @@ class LinkSharing:
             self.stats["approximated"] += 1
             factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity)
             res = (tuple(factors), util)
-            self._cache[key] = res
-            return res
-        self.stats["fluid_runs"] += 1
-        jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
-        times, util = shared_links(self.topology, jobs, window_iterations=self.window_iterations,
-                                   warmup=self.warmup, loss=self.loss)
-        res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs), util)
+        else:
+            self.stats["fluid_runs"] += 1
+            jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
+            times, util = shared_links(self.topology, jobs, window_iterations=self.window_iterations,
+                                       warmup=self.warmup, loss=self.loss)
+            res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs), util)
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = res
