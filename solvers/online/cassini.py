@@ -85,7 +85,10 @@ class CassiniPlugin:
         self._cassini["candidates"] += len(cands)
         self._cassini["moved"] += chosen is not cands[0]
         self._cassini["score_sum"] += score or 0.0
-        out = [Start(d.job_id, chosen[d.job_id]) if isinstance(d, Start) else d for d in out]
+        # preemptions first: a chosen candidate may use GPUs a preemption of this call frees
+        out = ([d for d in out if isinstance(d, Preempt)]
+               + [Start(d.job_id, chosen[d.job_id]) if isinstance(d, Start) else d
+                  for d in out if not isinstance(d, Preempt)])
         now_ms = view.now * 1000.0
         for j, s in sorted(shifts.items()):
             if j in running or j in chosen:

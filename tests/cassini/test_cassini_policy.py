@@ -53,16 +53,17 @@ def test_without_a_network_the_plugin_passes_the_base_through():
     assert [r for r in one.log] == [r for r in two.log]
 
 
-def test_themis_cassini_on_the_poisson_trace_is_valid_and_not_slower():
+@pytest.mark.parametrize("base", ["themis", "tiresias", "dally"])
+def test_plugin_on_the_poisson_trace_is_valid_and_not_slower(base):
     cluster = Cluster.uniform(racks=12, machines=2, gpus_per_machine=1).with_network(
         {"racks": 12, "servers_per_rack": 2, "server_capacity": 50, "oversubscription": 2})
     trace = sim_trace(2, hours=0.75)
-    th, cas = _run("themis", trace, cluster), _run("themis+cassini", trace, cluster)
+    th, cas = _run(base, trace, cluster), _run(f"{base}+cassini", trace, cluster)
     a, b = iteration_summary(trace, th.log), iteration_summary(trace, cas.log)
     assert b["iteration_ms_mean"] <= a["iteration_ms_mean"] * 1.001
     st = cas.policy_stats["cassini"]
     assert st["rankings"] > 0 and st["candidates"] >= st["rankings"]
-    again = _run("themis+cassini", trace, cluster)
+    again = _run(f"{base}+cassini", trace, cluster)
     assert list(again.log) == list(cas.log)
 
 
