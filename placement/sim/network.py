@@ -103,8 +103,10 @@ def shared_links(topo: Topology, jobs: dict, *, window_iterations: int = 16, war
                  loss: float = 0.0) -> tuple[dict[str, float], dict[str, float]]:
     """:func:`iteration_times` and each link's utilisation (carried volume over capacity x the
     fluid run's horizon, warm-up included) for the links the jobs cross."""
+    if not jobs:
+        return {}, {}
     names, r = fluid_window(topo, jobs, window_iterations=window_iterations, loss=loss)
-    return mean_iterations(names, r, jobs, warmup), r.link_utilisation(topo.capacity) if names else {}
+    return mean_iterations(names, r, jobs, warmup), r.link_utilisation(topo.capacity)
 
 
 def fluid_window(topo: Topology, jobs: dict, *, window_iterations: int = 16, loss: float = 0.0):
@@ -125,11 +127,8 @@ def fluid_window(topo: Topology, jobs: dict, *, window_iterations: int = 16, los
 def mean_iterations(names: list[str], r, jobs: dict, warmup: int) -> dict[str, float]:
     """Each job's mean iteration time in a :func:`fluid_window` run after ``warmup`` iterations
     (its profile's when it completes none)."""
-    import numpy as np
-
     out = {}
-    for n, b, e in zip(names, r.begin if names else (), r.ends if names else (), strict=True):
-        it = np.diff(np.concatenate([[b], e]))
+    for n, it in zip(names, r.iteration_times() if names else (), strict=True):
         use = it[warmup:] if len(it) > warmup else it
         out[n] = float(use.mean()) if len(use) else float(jobs[n][0].iteration_time)
     return out
