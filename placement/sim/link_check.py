@@ -16,7 +16,7 @@ from .links import MAX_FLUID_JOBS, LinkSharing, instants
 from .log import EventLog
 from .trace import Trace
 
-__all__ = ["link_factor_check", "topo_machines"]
+__all__ = ["link_factor_check"]
 
 
 def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, limit_checks: int = 2000):
@@ -27,27 +27,36 @@ def link_factor_check(links: LinkSharing, tol: float = 0.02, dt: float = 0.5, li
     ``phase=``), each job's logged factor (the last ``rate`` row's ``factor=``, 1 after a start).
     After every instant's rows, each component of jobs sharing links (its own union-find) is
     recomputed with :func:`placement.cassini.stepped.stepped_mean_iteration_times`; a factor off
-    by more than ``tol`` (relative) is a ``link`` violation. The step is ``dt`` ms, smaller where a
-    profile has many short phases (each phase boundary may be off by one step: the step keeps
-    that under 1% of an iteration). Distinct components are checked up to ``limit_checks`` (each
-    a few hundred ms at ``dt`` = 0.5 ms).
+    by more than ``tol`` (relative) is a ``link`` violation. The step is ``dt`` ms, smaller where the
+    component's jobs have many phases (every rate change may be off by one step: the step keeps
+    their sum under half a percent of the shortest iteration). Distinct components are checked
+    up to ``limit_checks``.
     """
     topo = links.topology
 
     def check(trace: Trace, cluster, log: EventLog) -> list[str]:
         jobs = {j.id: j for j in trace.jobs}
+        first = np.cumsum([0] + [n for _, n in topo.servers])[:-1]   # first GPU id of each server
+        routes: dict[tuple[int, ...], tuple[str, ...]] = {}
         done: dict[tuple, tuple[float, ...]] = {}
         out: list[str] = []
         for t, _, run, factor in instants(trace, log):
-            out += _check_instant(t, {k: v[1:] for k, v in run.items()}, factor, jobs, topo, links.loss,
-                                  links.window_iterations, links.warmup, tol, dt, done, limit_checks)
+            on = {}   # this instant's catalogue jobs: (links, phase)
+            for jid, (job, gpus, phase) in run.items():
+                if job.model in CATALOGUE:
+                    key = tuple(sorted({int(m) for m in np.searchsorted(first, gpus, side="right") - 1}))
+                    if key not in routes:
+                        routes[key] = topo.job_links(tuple(f"s{m}" for m in key))
+                    on[jid] = (routes[key], phase)
+            out += _check_instant(t, on, set(run), factor, jobs, topo, links.loss, links.window_iterations,
+                                  links.warmup, tol, dt, done, limit_checks)
         return out
 
     return check
 
 
-def _components(run, jobs, topo) -> list[list[str]]:
-    """Jobs (with a profile and links) grouped by shared links: a plain union-find."""
+def _components(on: dict[str, tuple]) -> list[list[str]]:
+    """Jobs grouped by shared links (``on``: job -> (links, phase)): a plain union-find."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -57,11 +66,8 @@ def _components(run, jobs, topo) -> list[list[str]]:
         return x
 
     owner: dict[str, str] = {}
-    for jid in sorted(run):
-        if jobs[jid].model not in CATALOGUE:
-            continue
-        servers = tuple(f"s{m}" for m in sorted({int(m) for m in topo_machines(run[jid][0], topo)}))
-        for lk in topo.job_links(servers):
+    for jid in sorted(on):
+        for lk in on[jid][0]:
             find(jid)
             if lk in owner:
                 parent[find(jid)] = find(owner[lk])
@@ -73,33 +79,17 @@ def _components(run, jobs, topo) -> list[list[str]]:
     return [sorted(g) for g in groups.values()]
 
 
-def topo_machines(gpus, topo) -> list[int]:
-    """Machine index of each GPU, from the topology's servers (``s{i}`` has its GPUs in order)."""
-    first, out = [], []
-    acc = 0
-    for _s, n in topo.servers:
-        first.append(acc)
-        acc += n
-    for x in gpus:
-        out.append(int(np.searchsorted(first, int(x), side="right") - 1))
-    return out
-
-
-def _check_instant(t, run, factor, jobs, topo, loss, window_iterations, warmup, tol, dt, done, limit):
+def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, warmup, tol, dt, done, limit):
     out = []
-    comps = _components(run, jobs, topo)
+    comps = _components(on)
     in_comp = {j for c in comps if len(c) > 1 for j in c}
-    for jid in run:
+    for jid in sorted(running):
         if jid not in in_comp and not (abs(factor.get(jid, 1.0) - 1.0) <= 1e-9):
             out.append(f"link: job {jid} at {t!r} shares no link but runs at factor {factor.get(jid)!r}")
     for comp in comps:
         if len(comp) < 2:
             continue
-        specs = []
-        for jid in comp:
-            gpus, phase = run[jid]
-            servers = tuple(f"s{m}" for m in sorted(set(topo_machines(gpus, topo))))
-            specs.append((jobs[jid].model, topo.job_links(servers), phase % CATALOGUE[jobs[jid].model][1]))
+        specs = [(jobs[jid].model, on[jid][0], on[jid][1] % CATALOGUE[jobs[jid].model][1]) for jid in comp]
         key = tuple((m, ls, round(p, 6)) for m, ls, p in specs)
         if key not in done and len(comp) > MAX_FLUID_JOBS:
             done[key] = _average_load_again(specs, topo.capacity)
