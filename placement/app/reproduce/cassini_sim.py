@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from placement.cassini.catalogue import CATALOGUE
 from placement.sim.instance import SimInstance
-from placement.sim.link_metrics import (
-    iteration_time_samples,
-    link_utilisation_series,
-    weighted_quantile,
-)
+from placement.sim.link_metrics import iteration_summary, link_utilisation_series
 from placement.sim.links import LinkSharing
 from placement.sim.log import EventLog, LogRow
 from solvers.cassini_testbed import sim_trace
@@ -48,13 +43,9 @@ def _window(log: EventLog, end: float) -> EventLog:
 
 
 def _measure(trace, log: EventLog, end: float) -> dict:
-    s = iteration_time_samples(trace, _window(log, end))
-    jobs = {j.id: j for j in trace.jobs}
-    it = np.array([x[1] for x in s])
-    w = np.array([x[2] for x in s])
-    ideal = np.array([CATALOGUE[jobs[x[0]].model][1] for x in s], dtype=float)
-    return {"iter_mean": float(np.average(it, weights=w)), "iter_p99": weighted_quantile(it, w, 0.99),
-            "ideal_mean": float(np.average(ideal, weights=w)), "slowdown_mean": float(np.average(it / ideal, weights=w))}
+    s = iteration_summary(trace, _window(log, end))
+    return {"iter_mean": s["iteration_ms_mean"], "iter_p99": s["iteration_ms_p99"],
+            "ideal_mean": s["iteration_ideal_ms_mean"], "slowdown_mean": s["iteration_slowdown_mean"]}
 
 
 def _uplink_series(trace, log: EventLog, links: LinkSharing, end: float) -> list[tuple[float, float, float]]:
