@@ -716,7 +716,11 @@ class _StartedHighs(Highs):
 
     The start is partial (only the ``x`` columns): HiGHS completes it with a small
     sub-MIP (``mip_max_start_nodes``) and keeps it as its first incumbent when the
-    completion is feasible; otherwise the run goes on without it.
+    completion is feasible; otherwise the run goes on without it. Pyomo 6.10's HiGHS interface
+    takes no start, so this reaches into its private ``_solve``, ``_pyomo_var_to_solver_var_map``
+    and ``_solver_model``: valid for the Pyomo version pinned in ``pyproject.toml``, to recheck
+    when the pin moves (a lost start would cost time, not correctness: the tests against brute
+    force would still pass).
     """
 
     start: list | None = None  # (Pyomo variable, value) pairs
