@@ -77,3 +77,25 @@ def test_the_best_bound_closes_the_proof_and_matches_a_cold_solve():
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
     assert warm.stats["closed_by_bound"] >= 1
     assert warm.stats["round_log"][0]["best_reference"] == pytest.approx(cold.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_highs_receives_the_start(seed):
+    """The start reaches HiGHS (through the private hooks of the pinned Pyomo interface): with no
+    branching and no primal heuristics, HiGHS's incumbent is the start, at its reference value (the
+    secants added there make the model exact at it); without the start it has no incumbent at all."""
+    from models.tetris import DEFAULT_HIGHS_OPTIONS, _StartedHighs, _x_start
+
+    inst = generate_tetris(20, 40, 4, seed=seed)
+    home = inst.arrays.home0.copy()
+    incumbents = []
+    for with_start in (True, False):
+        m = build(inst)
+        add_secants_at(m, evaluate(inst, home))
+        opt = _StartedHighs()
+        opt.start = _x_start(m, home) if with_start else None
+        res = opt.solve(m, threads=1, tee=False, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                        solver_options={**DEFAULT_HIGHS_OPTIONS, "mip_max_nodes": 0, "mip_heuristic_effort": 0.0})
+        incumbents.append(res.incumbent_objective)
+    assert incumbents[0] == pytest.approx(evaluate(inst, home).objective, rel=1e-9)
+    assert incumbents[1] is None
