@@ -720,7 +720,8 @@ class _StartedHighs(Highs):
     takes no start, so this reaches into its private ``_solve``, ``_pyomo_var_to_solver_var_map``
     and ``_solver_model``: valid for the Pyomo version pinned in ``pyproject.toml``, to recheck
     when the pin moves (a lost start would cost time, not correctness: the tests against brute
-    force would still pass).
+    force would still pass; ``test_highs_receives_the_start`` in
+    ``tests/tetris/test_tetris_model_start.py`` fails instead).
     """
 
     start: list | None = None  # (Pyomo variable, value) pairs
