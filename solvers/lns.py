@@ -8,16 +8,23 @@ A. **Start.** Hill climbing (:func:`solvers.hill_climb.solve`, passes to
    convergence; its objective is ``stats["start_objective"]`` and the result is
    never worse), then iterated local search from it (``kicks`` perturbations, at
    most ``kick_share_of_time`` of the budget; instances up to
-   ``local_max_tables`` tables).
+   ``local_max_tables`` tables) -- skipped when phase B runs cold (below): its
+   placement would only be a fallback, and hill climbing's already is one.
 B. **Whole model.** When the instance is small (``tables x regions <=
    full_max_cells``), the exact model (:func:`models.tetris.solve`) on the whole
-   instance, warm-started from phase A, for ``full_share`` of the remaining time:
-   the neighbourhood "everything". HiGHS's own primal heuristics work best here
-   with the LP of the whole problem; its verified bound becomes the result's
-   ``bound``, and when it proves optimality the search stops
-   (``stats["proof"] = True``, ``bound == objective``; the status stays
-   ``feasible``, the heuristics' contract). The incumbent is HiGHS's first
-   incumbent (:func:`models.tetris.solve`'s ``start``). Optionally (off by
+   instance for ``full_share`` of the remaining time: the neighbourhood
+   "everything". HiGHS's own primal heuristics work best here with the LP of the
+   whole problem; its verified bound becomes the result's ``bound``, and when it
+   proves optimality the search stops (``stats["proof"] = True``, ``bound ==
+   objective``; the status stays ``feasible``, the heuristics' contract); its
+   placement replaces phase A's when the reference evaluation says it is better.
+   By default it runs cold (``full_start=False``: no start from phase A, whose
+   placement was seen to lead HiGHS away from the optimum -- 30x60x5 seed 9401
+   at 6.5 s: 4.7% and 8.3% from two ILS starts, 0% cold -- while cold runs of
+   the exact model at 10 s were within 0.08% on all 16 fresh instances from
+   30x60x5 to 40x80x5, seeds 9203-9206, 9301-9306, 9401-9406); with
+   ``full_start=True`` phase A's placement is HiGHS's first incumbent
+   (:func:`models.tetris.solve`'s ``start``). Optionally (off by
    default), when the neighbourhoods of phase C improve the incumbent and then
    stall for ``whole_again_after`` rounds, phase B runs again from the better
    incumbent (``whole_again_share`` of the remaining time).
@@ -47,10 +54,18 @@ In the code: phase A is ``_hill_climb_start`` and ``_ils_start``, phase B
 every candidate placement passes ``_Incumbent.accept`` (step 3).
 
 Measured (README "Tetris", bench section "Tetris heuristics vs the exact
-optimum on a generated suite"): the defaults were chosen on generated instances
+optimum on a generated suite"): the defaults were first chosen on generated instances
 with seeds 11-14 from 20x40x4 to 60x120x6; the bench judges them on seeds 100+.
 Without phase B (neighbourhoods only, 10 s) gaps were 0-7%; phase B alone (the
-exact model for 10 s from the ILS start) 0-9.6%; together, 0-2%.
+exact model for 10 s from the ILS start) 0-9.6%; together, 0-2%. Once the exact
+model started each cut round from the best placement known (and proved 40x80x5 in
+~15 s), phase B became the best use of the budget up to ``full_max_cells``: its
+share went from 0.3 to 0.95, it runs cold (``full_start``) and its first-round
+secants went from 64 to 8, chosen on seeds 9201-9206, 9301-9306 and 9401-9406 (LNS
+seeds 3-5 at 10 s; 9101-9105, 9311-9315 and 9411-9415 at 60 s) and judged on seeds
+9501-9506 and 9511-9515 (placement/tetris/README.md). Up to ``full_max_cells`` the
+search is then mostly the exact model with a fallback; the neighbourhoods matter
+beyond it, and when the whole model stops short.
 
 Neighbourhoods (the kind is drawn by the seeded generator, in equal shares; ``adaptive``)
 ------------------------------------------------------------------------------------
@@ -71,6 +86,14 @@ Neighbourhoods (the kind is drawn by the seeded generator, in equal shares; ``ad
 ``moved``
     Re-decides which tables use the move quota: tables away from their current
     home and large tables still there, together.
+``quota``
+    Re-decides the whole move quota at once: every table away from its current
+    home plus the largest tables still there (half as many, at least the size;
+    sizes jittered by a seeded factor in [0.5, 1.5]). Which tables spend a binding
+    quota is a knapsack over all of them, which ``moved`` re-decides only in part.
+    Its size is set by the moved tables, so its sub-solves leave the adaptive size
+    alone. Measured on fresh 40x80x5 instances at 10 s (seeds 9303, 9304, 9306,
+    9206; LNS seeds 3-5): without it the largest gap was 4.9% (9303), with it 2.2%.
 ``gpu_type`` (not in the default ``kinds``)
     Tables read by the ML jobs of one GPU type (drawn by its share of the GPU
     term), by those jobs' GPU-hours. Measured on seeds 11-14: no better than the
@@ -132,8 +155,8 @@ from . import hill_climb
 
 __all__ = ["solve", "KINDS"]
 
-KINDS = ("jobs", "region_pair", "overloaded", "moved", "gpu_type", "absorb")
-DEFAULT_KINDS = "jobs,region_pair,overloaded,moved"
+KINDS = ("jobs", "region_pair", "overloaded", "moved", "quota", "gpu_type", "absorb")
+DEFAULT_KINDS = "jobs,region_pair,overloaded,moved,quota"
 ADAPTIVE_RATE = 0.2  # weight of the latest outcome in a kind's adaptive weight
 ADAPTIVE_FLOOR = 0.1  # no kind's weight falls below this (every kind keeps being tried)
 _REL_EPS = 1e-9  # an accepted move must improve the reference objective by this share
@@ -269,6 +292,23 @@ class _Neighbourhoods:
         extra = list(dict.fromkeys(A.home0[free].tolist() + self._spare_regions(ev)))
         return free, self._regions(home, free, extra)
 
+    def quota(self, home: np.ndarray, ev, size: int):
+        """Re-decide the whole move quota at once: every table away from its current home, and as
+        many of the largest tables still there (sizes jittered by a seeded factor in [0.5, 1.5]) as
+        half that count, at least ``size``. Which tables spend a binding quota is a knapsack over all
+        of them; ``moved`` re-decides only part of it."""
+        A, rng = self.A, self.rng
+        away = np.flatnonzero(home != A.home0)
+        if self.inst.move_quota is None or len(away) == 0:
+            return self.jobs(home, ev, size)
+        rest = np.flatnonzero(home == A.home0)
+        take = min(len(rest), max(size, len(away) // 2))
+        score = A.size[rest] * rng.uniform(0.5, 1.5, size=len(rest))
+        big = rest[np.argsort(-score, kind="stable")[:take]]
+        free = np.union1d(away, big).astype(np.int64)
+        extra = list(dict.fromkeys(A.home0[free].tolist() + self._spare_regions(ev)))
+        return free, self._regions(home, free, extra)
+
     def gpu_type(self, home: np.ndarray, ev, size: int):
         """Tables read by ML jobs of one GPU type (drawn by its share of the GPU term), by their GPU-hours."""
         A, rng = self.A, self.rng
@@ -379,9 +419,14 @@ def _ils_start(inst: TetrisInstance, home: np.ndarray, stats: dict, *, seed: int
     return ils
 
 
+def _whole_eligible(inst: TetrisInstance, share: float, max_cells: int) -> bool:
+    """Whether phase B runs at all: a positive share and ``tables x regions <= max_cells``."""
+    return share > 0 and inst.n_tables * inst.n_regions <= max_cells
+
+
 def _whole_model(inst: TetrisInstance, inc: _Incumbent, stats: dict, deadline: float | None, *,
                  share: float, max_cells: int, node_limit: int, saturation: int,
-                 secants: int) -> float | None:
+                 secants: int, warm: bool = True) -> float | None:
     """Phase B: the exact model on the whole instance, warm-started from the incumbent.
 
     Runs when ``share > 0``, ``tables x regions <= max_cells`` and more than 0.5 s
@@ -389,12 +434,12 @@ def _whole_model(inst: TetrisInstance, inc: _Incumbent, stats: dict, deadline: f
     round without a time limit). Returns HiGHS's verified lower bound (the
     objective when optimality is proven, ``stats["proof"]``), else None.
     """
-    if share <= 0 or inst.n_tables * inst.n_regions > max_cells:
+    if not _whole_eligible(inst, share, max_cells):
         return None
     remaining = None if deadline is None else deadline - time.perf_counter()
     if remaining is not None and remaining <= 0.5:
         return None
-    full = exact.solve(inst, start=inc.home, recover=False, saturation=saturation,
+    full = exact.solve(inst, start=inc.home if warm else None, recover=False, saturation=saturation,
                        initial_secants=secants, highs_options={"mip_pscost_minreliable": 0},
                        time_limit=1e9 if remaining is None else share * remaining,
                        node_limit=node_limit if remaining is None else None)
@@ -465,7 +510,8 @@ class _Rounds:
                 self.since_improved += 1
                 continue
             sub = self._sub_solve(free, regions, remaining)
-            self._resize(sub)
+            if kind != "quota":  # its size is the count of moved tables, not the adaptive size
+                self._resize(sub)
             improved = self.inc.accept(sub)
             if improved:
                 stats["improved"][kind] += 1
@@ -588,11 +634,12 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
           size: int = 6, max_size: int = 24, all_regions: int = 6, node_limit: int = 100,
           sub_time_limit: float = 1.0, sub_gap: float = 1e-6, stall: int = 60, saturation: int = 8,
           kicks: int = 50, kick_share_of_time: float = 0.2, polish: bool = True,
-          full_share: float = 0.3, full_max_cells: int = 600, full_node_limit: int = 5000,
+          full_share: float = 0.95, full_max_cells: int = 600, full_node_limit: int = 5000,
           local_max_tables: int = 5000, max_affected: int = 400, full_saturation: int = 37,
-          full_secants: int = 64, kinds: str = DEFAULT_KINDS,
+          full_secants: int = 8, kinds: str = DEFAULT_KINDS,
           hill_climb_options: dict | None = None, persistent_max_cells: int = 2400,
-          adaptive: bool = False, whole_again_after: int = 0, whole_again_share: float = 0.5) -> SolveResult:
+          adaptive: bool = False, whole_again_after: int = 0, whole_again_share: float = 0.5,
+          full_start: bool = False) -> SolveResult:
     """MIP-based LNS from the hill-climbing placement (see the module docstring).
 
     Parameters
@@ -625,8 +672,11 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
     polish : bool
         Hill climbing from every accepted neighbourhood solution.
     full_share, full_max_cells, full_node_limit, full_saturation : float, int, int, int
-        Phase B: share of the remaining time for the whole model (0 turns it off),
-        the largest ``tables x regions`` it runs on (600: beyond that, building the
+        Phase B: share of the remaining time for the whole model (0 turns it off;
+        0.95, cold: at 10 s, LNS seeds 3 and 4, every one of the 16 instances of
+        ``full_start`` within 0.08%; started from phase A, the hardest three, 9303,
+        9306 and 9206 with LNS seeds 3-5, left 2.2% at 0.5, 1.9% at 0.7, 0.09% at
+        0.85, and 9401 7.2% at 0.85), the largest ``tables x regions`` it runs on (600: beyond that, building the
         model and handing it to HiGHS alone outlasts its share of a 10 s budget --
         measured 2.4 s for a 1 s limit at 300 x 5), its node limit per cut round
         when there is no time limit (deterministic runs), and its overload
@@ -637,9 +687,11 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
     max_affected : int
         Reading jobs per neighbourhood at most.
     full_secants : int
-        Secants per square term in the whole model's first round (64; the
-        default exact model starts with 8: measured on seeds 11-14, the first
-        incumbents within 5 s were better with 64).
+        Secants per square term in the whole model's first round (8, as the exact
+        model; 64 was better on seeds 11-14 before the exact model started each cut
+        round from the best placement known; now no better: 40x80x5 seeds 9205 / 9206 at
+        10 s and share 0.3, LNS seeds 3-5, largest gaps 2.1% / 3.9% with 64, 0.01% / 3.9%
+        with 8).
     kinds : str
         Comma-separated neighbourhood kinds to draw from (see the module docstring).
     hill_climb_options : dict, optional
@@ -648,6 +700,10 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         Up to this many ``tables x regions``, every neighbourhood is solved on one
         persistent model (:class:`models.tetris_persistent.PersistentTetris`, built
         once); beyond it (or 0), a sub-model is built per neighbourhood.
+    full_start : bool
+        Phase B from phase A's placement (HiGHS's first incumbent, after an ILS phase A)
+        or cold (the default: phase A is hill climbing only, phase B's placement replaces
+        it when better; see the module docstring for the measurements).
     whole_again_after, whole_again_share : int, float
         When phase B ran and the neighbourhoods have improved the incumbent since, then gone
         ``whole_again_after`` rounds without improvement, the whole model runs again,
@@ -683,16 +739,18 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
                            wall_time_s=time.perf_counter() - t0, stats=stats,
                            message=f"hill-climbing start: {hc.message}")
     home = hc.solution.home.copy()
-    ils = _ils_start(inst, home, stats, seed=seed, time_limit=time_limit, kicks=kicks,
-                     kick_share_of_time=kick_share_of_time, local_max_tables=local_max_tables,
-                     hill_climb_options=hco)
+    cold_whole = not full_start and _whole_eligible(inst, full_share, full_max_cells)
+    ils = None if cold_whole else _ils_start(inst, home, stats, seed=seed, time_limit=time_limit, kicks=kicks,
+                                             kick_share_of_time=kick_share_of_time,
+                                             local_max_tables=local_max_tables, hill_climb_options=hco)
     stats["ils_s"] = time.perf_counter() - t0 - stats["hill_climb_s"]
     inc = _Incumbent(inst, home)
     if ils is not None:
         inc.accept(ils)
     # B. The whole model.
     bound = _whole_model(inst, inc, stats, deadline, share=full_share, max_cells=full_max_cells,
-                         node_limit=full_node_limit, saturation=full_saturation, secants=full_secants)
+                         node_limit=full_node_limit, saturation=full_saturation, secants=full_secants,
+                         warm=full_start)
     # C. Neighbourhood rounds (each accepted one polished).
     rounds = _Rounds(inst, inc, stats, deadline, seed=seed, iterations=iterations, size=size,
                      max_size=max_size, all_regions=all_regions, node_limit=node_limit,

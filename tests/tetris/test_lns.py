@@ -18,10 +18,11 @@ OPTS = dict(time_limit=None, iterations=8, sub_time_limit=60.0, size=4)
 
 
 @settings(max_examples=10)
-@given(small, st.integers(0, 3), st.sampled_from([0.0, 0.3]))
-def test_lns_feasible_not_below_optimum_not_worse_than_start(inst, seed, full_share):
-    """With and without the whole-model phase: feasible, >= the optimum, <= the start; bound and proof honest."""
-    res = lns.solve(inst, seed=seed, full_share=full_share, **OPTS)
+@given(small, st.integers(0, 3), st.sampled_from([0.0, 0.3]), st.booleans())
+def test_lns_feasible_not_below_optimum_not_worse_than_start(inst, seed, full_share, full_start):
+    """With and without the whole-model phase, cold or started: feasible, >= the optimum, <= the start;
+    bound and proof honest."""
+    res = lns.solve(inst, seed=seed, full_share=full_share, full_start=full_start, **OPTS)
     best, _ = brute_force(inst)
     assert res.status == "feasible"
     if res.bound is not None:
@@ -88,7 +89,7 @@ def test_reader_cap_keeps_popular_tables_out():
 
 
 @settings(max_examples=6)
-@given(small, st.sampled_from(["gpu_type", "jobs,gpu_type", "region_pair", "overloaded,moved", "absorb"]))
+@given(small, st.sampled_from(["gpu_type", "jobs,gpu_type", "region_pair", "overloaded,moved", "absorb", "quota"]))
 def test_every_kind_alone_keeps_the_properties(inst, kinds):
     res = lns.solve(inst, seed=0, kinds=kinds, full_share=0.0, **OPTS)
     best, _ = brute_force(inst)
@@ -167,3 +168,39 @@ def test_whole_model_again_runs_from_the_improved_incumbent_deterministically():
     assert a.stats["whole_again"] >= 1
     assert np.array_equal(a.solution.home, b.solution.home) and a.objective == b.objective
     assert a.objective <= a.stats["start_objective"]
+
+
+def test_quota_frees_every_moved_table_and_the_largest_still_home():
+    """The quota neighbourhood, checked by hand on its definition: every table away from its current
+    home, plus max(size, moved // 2) tables still there, none of which is less than a third of the size
+    of a table left out (sizes jittered by a factor in [0.5, 1.5]); every region allowed at 5 regions."""
+    from placement.tetris import evaluate as ev_of
+
+    inst = generate_tetris(30, 60, 5, seed=8803)
+    A = inst.arrays
+    home = hill_climb.solve(inst, seed=0).solution.home
+    away = np.flatnonzero(home != A.home0)
+    assert inst.move_quota is not None and len(away) >= 2
+    hoods = lns._Neighbourhoods(inst, np.random.default_rng(0), all_regions=6)
+    for size in (1, 4, 12):
+        free, regions = hoods.quota(home, ev_of(inst, home), size)
+        assert set(away.tolist()) <= set(free.tolist())
+        stay = np.setdiff1d(free, away)
+        assert len(stay) == min(int((home == A.home0).sum()), max(size, len(away) // 2))
+        left = np.setdiff1d(np.flatnonzero(home == A.home0), stay)
+        if len(left):
+            assert A.size[stay].min() * 3 >= A.size[left].max()
+        assert list(regions) == list(range(inst.n_regions))
+
+
+def test_cold_whole_model_skips_the_ils_and_a_started_one_runs_it():
+    """Phase B cold (the default) leaves phase A at hill climbing; started from phase A, the ILS runs
+    first. Either way the search proves the brute-force optimum on a small instance."""
+    inst = generate_tetris(6, 8, 3, seed=5)
+    best, _ = brute_force(inst)
+    cold = lns.solve(inst, seed=0, time_limit=None, iterations=5)
+    warm = lns.solve(inst, seed=0, time_limit=None, iterations=5, full_start=True)
+    assert "ils_objective" not in cold.stats and "ils_objective" in warm.stats
+    for res in (cold, warm):
+        assert res.stats["proof"] is True
+        assert abs(res.objective - best) <= 1e-6 * max(1.0, abs(best))
