@@ -93,7 +93,8 @@ Neighbourhoods (the kind is drawn by the seeded generator, in equal shares; ``ad
     quota is a knapsack over all of them, which ``moved`` re-decides only in part.
     Its size is set by the moved tables, so its sub-solves leave the adaptive size
     alone. Measured on fresh 40x80x5 instances at 10 s (seeds 9303, 9304, 9306,
-    9206; LNS seeds 3-5): without it the largest gap was 4.9% (9303), with it 2.2%.
+    9206; LNS seeds 3-5; phase B started, share 0.5): without it the largest gap
+    was 4.9% (9303), with it 2.2%.
 ``gpu_type`` (not in the default ``kinds``)
     Tables read by the ML jobs of one GPU type (drawn by its share of the GPU
     term), by those jobs' GPU-hours. Measured on seeds 11-14: no better than the
@@ -293,10 +294,7 @@ class _Neighbourhoods:
         return free, self._regions(home, free, extra)
 
     def quota(self, home: np.ndarray, ev, size: int):
-        """Re-decide the whole move quota at once: every table away from its current home, and as
-        many of the largest tables still there (sizes jittered by a seeded factor in [0.5, 1.5]) as
-        half that count, at least ``size``. Which tables spend a binding quota is a knapsack over all
-        of them; ``moved`` re-decides only part of it."""
+        """Every table away from its current home, and the largest still there (the module docstring)."""
         A, rng = self.A, self.rng
         away = np.flatnonzero(home != A.home0)
         if self.inst.move_quota is None or len(away) == 0:
@@ -427,7 +425,7 @@ def _whole_eligible(inst: TetrisInstance, share: float, max_cells: int) -> bool:
 def _whole_model(inst: TetrisInstance, inc: _Incumbent, stats: dict, deadline: float | None, *,
                  share: float, max_cells: int, node_limit: int, saturation: int,
                  secants: int, warm: bool = True) -> float | None:
-    """Phase B: the exact model on the whole instance, warm-started from the incumbent.
+    """Phase B: the exact model on the whole instance, started from the incumbent when ``warm``, else cold.
 
     Runs when ``share > 0``, ``tables x regions <= max_cells`` and more than 0.5 s
     remain, for ``share`` of the remaining time (or ``node_limit`` nodes per cut
@@ -673,10 +671,10 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         Hill climbing from every accepted neighbourhood solution.
     full_share, full_max_cells, full_node_limit, full_saturation : float, int, int, int
         Phase B: share of the remaining time for the whole model (0 turns it off;
-        0.95, cold: at 10 s, LNS seeds 3 and 4, every one of the 16 instances of
-        ``full_start`` within 0.08%; started from phase A, the hardest three, 9303,
-        9306 and 9206 with LNS seeds 3-5, left 2.2% at 0.5, 1.9% at 0.7, 0.09% at
-        0.85, and 9401 7.2% at 0.85), the largest ``tables x regions`` it runs on (600: beyond that, building the
+        0.95 cold: at 10 s, LNS seeds 3 and 4, within 0.08% on the 16 fresh instances
+        of the module docstring; started from phase A, 9303, 9306 and 9206 with LNS
+        seeds 3-5 left 2.2% at 0.5, 1.9% at 0.7, 0.09% at 0.85, and 9401 7.2% at
+        0.85), the largest ``tables x regions`` it runs on (600: beyond that, building the
         model and handing it to HiGHS alone outlasts its share of a 10 s budget --
         measured 2.4 s for a 1 s limit at 300 x 5), its node limit per cut round
         when there is no time limit (deterministic runs), and its overload
