@@ -59,7 +59,7 @@ with seeds 11-14 from 20x40x4 to 60x120x6; the bench judges them on seeds 100+.
 Without phase B (neighbourhoods only, 10 s) gaps were 0-7%; phase B alone (the
 exact model for 10 s from the ILS start) 0-9.6%; together, 0-2%. Once the exact
 model started each cut round from the best placement known (and proved 40x80x5 in
-~15 s), phase B became the best use of the budget up to ``full_max_cells``: its
+5-40 s), phase B became the best use of the budget up to ``full_max_cells``: its
 share went from 0.3 to 0.95, it runs cold (``full_start``) and its first-round
 secants went from 64 to 8, chosen on seeds 9201-9206, 9301-9306 and 9401-9406 (LNS
 seeds 3-5 at 10 s; 9101-9105, 9311-9315 and 9411-9415 at 60 s) and judged on seeds
@@ -88,11 +88,12 @@ Neighbourhoods (the kind is drawn by the seeded generator, in equal shares; ``ad
     home and large tables still there, together.
 ``quota``
     Re-decides the whole move quota at once: every table away from its current
-    home plus the largest tables still there (half as many, at least the size;
-    sizes jittered by a seeded factor in [0.5, 1.5]). Which tables spend a binding
-    quota is a knapsack over all of them, which ``moved`` re-decides only in part.
-    Its size is set by the moved tables, so its sub-solves leave the adaptive size
-    alone. Measured on fresh 40x80x5 instances at 10 s (seeds 9303, 9304, 9306,
+    home plus the largest tables still there (half as many, at least the adaptive
+    size; sizes jittered by a seeded factor in [0.5, 1.5]), at most ``2 x
+    max_size`` tables (beyond two thirds of that, a seeded sample of the moved
+    tables by size). Which tables spend a binding quota is a knapsack over all of
+    them, which ``moved`` re-decides only in part. A neighbourhood larger than the
+    adaptive size (this one, mostly) leaves that size alone. Measured on fresh 40x80x5 instances at 10 s (seeds 9303, 9304, 9306,
     9206; LNS seeds 3-5; phase B started, share 0.5): without it the largest gap
     was 4.9% (9303), with it 2.2%.
 ``gpu_type`` (not in the default ``kinds``)
@@ -119,7 +120,9 @@ optimum): 30x60x5 seed 8803 1.8 -> 2.3/s, 0.43 -> 0.30%; 40x80x5 seed 8802
 
 Size and limits: a neighbourhood starts at ``size`` free tables; a sub-solve that
 finishes proven grows the next one by 2 (up to ``max_size``), one stopped by its
-node limit shrinks it by 2 (down to 4) -- a rule on statuses, not on times.
+node limit shrinks it by 2 (down to 4) -- a rule on statuses, not on times. A
+``quota`` neighbourhood may hold up to ``2 x max_size`` tables; one larger than the
+adaptive size leaves it alone.
 
 Determinism: HiGHS runs with one thread; each sub-solve is limited by
 ``node_limit`` branch-and-bound nodes per cut round (deterministic) and by a
@@ -134,8 +137,8 @@ Statuses: ``feasible`` (a placement :func:`violations` accepts, never worse than
 the hill-climbing start), ``infeasible`` (hill climbing found no feasible start;
 not a proof), ``time_limit`` (the budget ended inside hill climbing). Stats:
 rounds, neighbourhoods tried / improved per kind, sub-MIP sizes (free tables,
-binaries) and times, start (hill-climbing), ILS and final objective, phase
-times (``hill_climb_s``, ``ils_s``, ``full``), ``polished``, ``empty``
+binaries) and times, start (hill-climbing), ILS (``ils_objective``, when it ran)
+and final objective, phase times (``hill_climb_s``, ``ils_s``, ``full``), ``polished``, ``empty``
 (neighbourhoods emptied by the reader cap), ``proof``, ``stopped_by``.
 """
 
@@ -166,11 +169,13 @@ _REL_EPS = 1e-9  # an accepted move must improve the reference objective by this
 class _Neighbourhoods:
     """Seeded choice of free tables and regions around the incumbent."""
 
-    def __init__(self, inst: TetrisInstance, rng: np.random.Generator, all_regions: int) -> None:
+    def __init__(self, inst: TetrisInstance, rng: np.random.Generator, all_regions: int,
+                 max_free: int = 48) -> None:
         self.inst, self.rng = inst, rng
         self.A = inst.arrays
         self.R = inst.n_regions
         self.all_regions = all_regions
+        self.max_free = max_free  # the most free tables of a quota neighbourhood
 
     def _regions(self, home: np.ndarray, free: np.ndarray, extra: list[int]) -> list[int]:
         """The free tables' current regions, topped up from ``extra`` to ``all_regions``."""
@@ -299,8 +304,12 @@ class _Neighbourhoods:
         away = np.flatnonzero(home != A.home0)
         if self.inst.move_quota is None or len(away) == 0:
             return self.jobs(home, ev, size)
+        cap = max(2, self.max_free)
+        if len(away) > cap * 2 // 3:  # too many moved tables: a seeded sample, by size, of two thirds of the cap
+            away = np.sort(rng.choice(away, size=cap * 2 // 3, replace=False,
+                                      p=(A.size[away] + 1.0) / (A.size[away] + 1.0).sum()))
         rest = np.flatnonzero(home == A.home0)
-        take = min(len(rest), max(size, len(away) // 2))
+        take = min(len(rest), max(size, len(away) // 2), cap - len(away))
         score = A.size[rest] * rng.uniform(0.5, 1.5, size=len(rest))
         big = rest[np.argsort(-score, kind="stable")[:take]]
         free = np.union1d(away, big).astype(np.int64)
@@ -471,7 +480,7 @@ class _Rounds:
         self.saturation, self.polish, self.local_max_tables = saturation, polish, local_max_tables
         self.max_affected, self.kinds, self.hill_climb_options = max_affected, kinds, hill_climb_options
         self.rng = np.random.default_rng([seed, 7])
-        self.hoods = _Neighbourhoods(inst, self.rng, all_regions)
+        self.hoods = _Neighbourhoods(inst, self.rng, all_regions, max_free=2 * max_size)
         self.cur_size = max(1, min(size, inst.n_tables))
         self.since_improved = 0
         self.overhead = 0.0  # the longest round time spent outside the sub-solve (kept out of its limit)
@@ -508,7 +517,7 @@ class _Rounds:
                 self.since_improved += 1
                 continue
             sub = self._sub_solve(free, regions, remaining)
-            if kind != "quota":  # its size is the count of moved tables, not the adaptive size
+            if len(free) <= self.cur_size:  # a larger one (quota) says nothing about the adaptive size
                 self._resize(sub)
             improved = self.inc.accept(sub)
             if improved:
@@ -672,7 +681,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
     full_share, full_max_cells, full_node_limit, full_saturation : float, int, int, int
         Phase B: share of the remaining time for the whole model (0 turns it off;
         0.95 cold: at 10 s, LNS seeds 3 and 4, within 0.08% on the 16 fresh instances
-        of the module docstring; started from phase A, 9303, 9306 and 9206 with LNS
+        of the module docstring, as the exact model alone; started from phase A, 9303, 9306 and 9206 with LNS
         seeds 3-5 left 2.2% at 0.5, 1.9% at 0.7, 0.09% at 0.85, and 9401 7.2% at
         0.85), the largest ``tables x regions`` it runs on (600: beyond that, building the
         model and handing it to HiGHS alone outlasts its share of a 10 s budget --

@@ -193,6 +193,21 @@ def test_quota_frees_every_moved_table_and_the_largest_still_home():
         assert list(regions) == list(range(inst.n_regions))
 
 
+def test_quota_neighbourhood_is_bounded_on_a_large_placement():
+    """With more moved tables than two thirds of its cap, the quota neighbourhood samples them:
+    never more than ``max_free`` tables, moved ones at most two thirds of it."""
+    from placement.tetris import evaluate as ev_of
+
+    inst = generate_tetris(300, 600, 6, seed=4)
+    A = inst.arrays
+    home = A.home0.copy()
+    home[:200] = (home[:200] + 1) % inst.n_regions  # 200 tables away (a placement for the draw only)
+    hoods = lns._Neighbourhoods(inst, np.random.default_rng(1), all_regions=6, max_free=48)
+    free, _ = hoods.quota(home, ev_of(inst, home), 6)
+    moved = free[home[free] != A.home0[free]]
+    assert len(free) <= 48 and len(moved) == 32 and len(free) - len(moved) == 16
+
+
 def test_cold_whole_model_skips_the_ils_and_a_started_one_runs_it():
     """Phase B cold (the default) leaves phase A at hill climbing; started from phase A, the ILS runs
     first. Either way the search proves the brute-force optimum on a small instance."""
@@ -204,3 +219,19 @@ def test_cold_whole_model_skips_the_ils_and_a_started_one_runs_it():
     for res in (cold, warm):
         assert res.stats["proof"] is True
         assert abs(res.objective - best) <= 1e-6 * max(1.0, abs(best))
+
+
+def test_phase_b_is_cold_by_default_and_started_on_request(monkeypatch):
+    """The whole model gets no start by default and phase A's placement with ``full_start=True``."""
+    starts = []
+    real = lns.exact.solve
+
+    def spy(inst, **kw):
+        starts.append(kw.get("start"))
+        return real(inst, **kw)
+
+    monkeypatch.setattr(lns.exact, "solve", spy)
+    inst = generate_tetris(6, 8, 3, seed=5)
+    lns.solve(inst, seed=0, time_limit=None, iterations=1, full_share=0.3)
+    lns.solve(inst, seed=0, time_limit=None, iterations=1, full_share=0.3, full_start=True)
+    assert starts[0] is None and starts[1] is not None and len(starts) == 2
