@@ -306,8 +306,8 @@ class _Neighbourhoods:
             return self.jobs(home, ev, size)
         cap = max(2, self.max_free)
         if len(away) > cap * 2 // 3:  # too many moved tables: a seeded sample, by size, of two thirds of the cap
-            away = np.sort(rng.choice(away, size=cap * 2 // 3, replace=False,
-                                      p=(A.size[away] + 1.0) / (A.size[away] + 1.0).sum()))
+            w = A.size[away] + 1.0
+            away = np.sort(rng.choice(away, size=cap * 2 // 3, replace=False, p=w / w.sum()))
         rest = np.flatnonzero(home == A.home0)
         take = min(len(rest), max(size, len(away) // 2), cap - len(away))
         score = A.size[rest] * rng.uniform(0.5, 1.5, size=len(rest))
