@@ -120,7 +120,7 @@ def run_reproduction(name: str, out: str | None = None, quick: bool = False, see
     if n > 50:
         raise InstanceError("--seeds", f"must be at most 50, got {n}")
     folder = check_output_folder(out or f"reproduce-{rep.name}", option="--out",
-                                 files=("report.md", "results.csv", "results.parquet"))
+                                 files=("report.md", "results.csv", "results.parquet", "regimes.csv"))
     t0 = time.perf_counter()
     with staged_folder(folder) as stage:
         ctx = Context(rep.name, rep.title, stage, quick=quick, seeds=list(range(n)), echo=echo)

@@ -8,6 +8,9 @@ A paper's module calls, on the :class:`Context` it receives:
 - :meth:`Context.row` for every number a claim is computed from (one row per run and seed;
   they become ``results.parquet`` / ``results.csv``);
 - :meth:`Context.claim` once per claim of the paper, with ours as one value per seed;
+- :meth:`Context.regime` for each point of a regime map (one claim, knob, value and seed; see
+  :mod:`.regimes`), which becomes ``regimes.csv``, one figure per knob and the report's
+  "Regime map" section; :meth:`Context.crossover` says where a claim flips along a knob;
 - :meth:`Context.figure` for a matplotlib figure, :meth:`Context.section` for a free-form
   markdown section (a table of the set-up, a sensitivity), :meth:`Context.note` for a
   set-up line shown at the top.
@@ -30,6 +33,7 @@ from typing import Any
 
 from ...io import write_bytes, write_text
 from ..report import markdown_table
+from .regimes import RegimeRow, check_row, crossover, regime_figures, regime_section, regimes_csv
 
 __all__ = ["Claim", "Context", "spread", "fmt_spread"]
 
@@ -101,6 +105,7 @@ class Context:
     broken: dict[str, list[str]] = field(default_factory=dict)
     logs: int = 0
     last_policy: Any = None
+    regimes: list[RegimeRow] = field(default_factory=list)
 
     # -- recording ---------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -120,6 +125,18 @@ class Context:
         c = Claim(**kw)
         self.claims.append(c)
         return c
+
+    def regime(self, *, claim: str, knob: str, value: float | int | str, seed: int,
+               ours: float | None, paper: float | str | None = None, holds: bool | None = None) -> RegimeRow:
+        """Record one point of a regime map: ``ours`` for ``claim`` at ``knob = value`` on
+        ``seed``, the paper's number and whether the paper's direction holds there."""
+        r = check_row(claim, knob, value, seed, ours, paper, holds)
+        self.regimes.append(r)
+        return r
+
+    def crossover(self, claim: str, knob: str) -> str:
+        """Where ``claim`` holds along ``knob`` and where it flips (from the rows so far)."""
+        return crossover(self.regimes, claim, knob)
 
     def section(self, title: str, markdown: str) -> None:
         self.sections.append((title, markdown))
@@ -160,8 +177,11 @@ class Context:
     # -- writing -----------------------------------------------------------------------------
     def finish(self, elapsed_s: float, command: str) -> None:
         """Write ``report.md``, ``claims.json`` (what the README's fidelity table is generated
-        from), ``results.csv`` and ``results.parquet``."""
+        from), ``results.csv``, ``results.parquet``, ``regimes.csv`` and the regime figures."""
         self._results()
+        write_text(self.out / "regimes.csv", regimes_csv(self.regimes))
+        for fig, name, caption in regime_figures(self.regimes):
+            self.figure(fig, name, caption)
         write_text(self.out / "report.md", self.report_markdown(elapsed_s, command))
         write_text(self.out / "claims.json", json.dumps(self.claims_document(elapsed_s, command), indent=1) + "\n")
 
@@ -172,7 +192,9 @@ class Context:
                 "claims": [{"claim": c.claim, "source": c.source, "paper": c.paper, "ours": c.ours,
                             "ours_text": c.ours_text(), "holds": c.holds, "rule": c.rule,
                             "difference": c.difference, "decided_by": c.decided_by}
-                           for c in self.claims]}
+                           for c in self.claims],
+                "regimes": [{"claim": c, "knob": k, "crossover": crossover(self.regimes, c, k)}
+                            for c, k in dict.fromkeys((r.claim, r.knob) for r in self.regimes)]}
 
     def claims_table(self) -> str:
         rows = [{"claim": c.claim, "paper": f"{c.paper} ({c.source})", "ours": c.ours_text(),
@@ -195,6 +217,8 @@ class Context:
             lines += [f"{i}. {c.claim}: {c.rule}" for i, c in rules] + [""]
         for title, md in self.sections:
             lines += [f"## {title}", "", md.rstrip(), ""]
+        if self.regimes:
+            lines += ["## Regime map", "", regime_section(self.regimes).rstrip(), ""]
         if self.figures:
             lines += ["## Figures", ""]
             lines += [f"![{cap}]({rel})\n\n{cap}\n" for rel, cap in self.figures]
