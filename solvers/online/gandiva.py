@@ -5,42 +5,72 @@ OSDI'18, as the Dally paper characterises it (§5.1.3): "being network-agnostic
 ... it addresses this limitation by migrating jobs to more favorable GPU
 consolidation whenever resources become available". Rule by rule:
 
-Order and admission (Gandiva §3-4; our choice: FIFO with greedy backfill)
+Order and admission (Gandiva §4, reactive mode; our choice: FIFO with greedy backfill)
     Waiting jobs in submit order; every job that fits the free GPUs starts
-    (greedy, no head-of-line blocking). Gandiva's time-slicing and
-    grow-shrink are out of scope (Dally compares placements, not packing).
+    (greedy, no head-of-line blocking) whenever the scheduler is called (an
+    arrival, a completion: Gandiva's reactive events). Gandiva's time-slicing,
+    packing and grow-shrink are out of scope (Dally compares placements, not
+    packing); so is the time-slicing simulator of the Tiresias authors
+    (``gandiva_sim_jobs``: node sets per job size, no locality migration).
 Placement (network-agnostic)
     The lowest-numbered free GPUs, whatever machines or racks they are on.
-Migration (Gandiva §3.3, "migration to improve locality")
-    Whenever GPUs were released this round (a completion, a preemption),
-    running jobs placed at a tier worse than their best possible one are
-    examined in submit order; if a strictly better tier is free now, the job
-    is preempted and restarted there after ``migration_cost`` seconds (the
-    target GPUs are held meanwhile). Migrations go before new starts, so
-    freed GPUs first repair consolidation. The simulator's checkpoint rule
-    adds its own loss (work since the last checkpoint). ``migration_cost``
-    (the checkpoint, the move and the restart) defaults to 60 s, our choice
-    of the order of Gandiva's reported checkpoint-restore times; a job
-    migrates at most once per ``migration_interval`` seconds (default 0: no
-    limit). ``placement reproduce dally`` reports the sensitivity to both.
+Migration, three forms (``migration``)
+    ``"introspective"`` (default; Gandiva §4, introspective mode: migration
+        to improve locality, decided from profiled throughput). The scheduler
+        introspects every ``introspection_interval`` seconds (default 60 s, the
+        time-slicing quantum Gandiva uses; the paper names no separate
+        migration period), after the reactive starts, so GPUs a waiting job can
+        use go to it first. At each tick, a running job placed at a tier worse
+        than its best is a candidate if a strictly better tier is free; its
+        gain is profiled: the time its remaining work would save there,
+        ``remaining x (1/rate_now - 1/rate_there)`` (rate_now its measured
+        progress rate, rate_there its model's rate at that tier, the profile
+        Gandiva measures by mini-batch time). It migrates when the gain exceeds
+        the migration's cost, largest gain first. The cost grows with the
+        checkpoint: ``migration_cost`` (restart, default 60 s) + 2 x checkpoint
+        size / ``checkpoint_gbps`` (save and restore; default 1 GB/s), with the
+        checkpoint = parameters x 12 bytes (fp32 weights and two optimizer
+        moments) from :data:`PARAMETERS` (public model sizes; the bandwidth and
+        the 12 bytes are ours). Gandiva reports migration times that grow with
+        model size; its figure's values are not used here.
+    ``"eager"`` (the rule this module had before, a named variant): whenever the
+        free-GPU count changed this round, every running job at a worse tier is
+        moved at once to a strictly better free tier, before new starts, at
+        ``migration_cost`` (default 60 s), no gain test.
+    ``"none"``: no migration (pure greedy FIFO; also ``migrate=False``); a
+        bound on what migration adds.
+    In every form the migrating job stops for its cost with its target GPUs
+    held, and a job migrates at most once per ``migration_interval`` seconds
+    (default 0: no limit). The simulator's checkpoint rule adds its own loss
+    (work since the last checkpoint).
 
-Statistics: starts per tier, migrations.
+Statistics: starts per tier, migrations, introspection ticks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from placement.options import NonNegFloat
+from placement.options import NonNegFloat, PosFloat
 from placement.sim.placement import MACHINE, RACK, Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
 
-__all__ = ["Gandiva"]
+__all__ = ["Gandiva", "PARAMETERS", "checkpoint_gb"]
 
 _RANK = {"machine": 0, "rack": 1, "network": 2}
+# Parameters per Table 1 model (public model sizes: torchvision's VGG11, AlexNet,
+# MobileNetV3-Large, ResNet-18, ResNet-50; BERT-large 340M); other models count as ResNet-50.
+PARAMETERS = {"VGG11": 132.9e6, "AlexNet": 61.1e6, "MobileNetV3": 5.5e6, "ResNet18": 11.7e6,
+              "ResNet50": 25.6e6, "BERT-large": 340e6}
+_BYTES_PER_PARAMETER = 12.0   # fp32 weights + two optimizer moments (ours)
+
+
+def checkpoint_gb(model: str | None) -> float:
+    """A job's checkpoint size in GB: its model's parameters x 12 bytes (module docstring)."""
+    return PARAMETERS.get(model or "", PARAMETERS["ResNet50"]) * _BYTES_PER_PARAMETER / 1e9
 
 
 class Gandiva(Policy):
@@ -50,27 +80,53 @@ class Gandiva(Policy):
 
     Parameters
     ----------
+    migration : {"introspective", "eager", "none"}
+        When a job migrates (module docstring).
     migration_cost : float
-        Seconds a migrating job stays stopped before restarting on its new GPUs.
+        Seconds a migrating job stays stopped (eager), or the restart part of it
+        (introspective, plus the checkpoint's save and restore).
     migrate : bool
-        Migration on (default) or off (pure greedy FIFO).
+        False is ``migration="none"``.
     migration_interval : float
         Seconds after a job's migration before it may migrate again (0: no limit).
+    introspection_interval : float
+        Seconds between introspections (introspective).
+    checkpoint_gbps : float
+        GB/s at which a checkpoint is saved and restored (introspective).
     """
 
     name = "gandiva"
 
-    def __init__(self, migration_cost: NonNegFloat = 60.0, migrate: bool = True,
-                 migration_interval: NonNegFloat = 0.0):
+    def __init__(self, migration: Literal["introspective", "eager", "none"] = "introspective",
+                 migration_cost: NonNegFloat = 60.0, migrate: bool = True,
+                 migration_interval: NonNegFloat = 0.0, introspection_interval: PosFloat = 60.0,
+                 checkpoint_gbps: PosFloat = 1.0):
+        from placement.errors import InstanceError
+
+        if migration not in ("introspective", "eager", "none"):
+            raise InstanceError("migration", f"must be 'introspective', 'eager' or 'none', got {migration!r}")
         self.cost = check_number("migration_cost", migration_cost, 0.0)
         self.interval = check_number("migration_interval", migration_interval, 0.0)
-        self._last_migration: dict[str, float] = {}
+        self.tick = check_number("introspection_interval", introspection_interval, 1e-9)
+        self.gbps = check_number("checkpoint_gbps", checkpoint_gbps, 1e-9)
         self.migrate = check_bool("migrate", migrate)
+        self.mode = migration if self.migrate else "none"
+        self._last_migration: dict[str, float] = {}
         self._shape: Shape | None = None
         self._held: dict[str, tuple[np.ndarray, float]] = {}  # migrating job -> (target GPUs, restart time)
         self._tier: dict[str, str] = {}
         self._prev_free = -1
-        self._stats = {"start_machine": 0, "start_rack": 0, "start_network": 0, "migrations": 0}
+        self._armed: float | None = None     # the next introspection (a Timer is set for it)
+        self._seen: tuple | None = None      # (free GPUs, running jobs) at the last introspection
+        self._stats = {"start_machine": 0, "start_rack": 0, "start_network": 0, "migrations": 0,
+                       "introspections": 0, "migrations_declined_by_gain": 0}
+
+    def migration_seconds(self, job) -> float:
+        """What one migration of ``job`` costs (module docstring): eager, ``migration_cost``;
+        introspective, plus the checkpoint saved and restored at ``checkpoint_gbps``."""
+        if self.mode == "eager":
+            return self.cost
+        return self.cost + 2.0 * checkpoint_gb(job.model) / self.gbps
 
     def schedule(self, view, events) -> list:
         if self._shape is None:
@@ -91,27 +147,8 @@ class Gandiva(Policy):
         for gpus, _at in self._held.values():
             free[gpus] = False
         n_free = int(free.sum())
-        if self.migrate and n_free > 0 and n_free != self._prev_free:
-            for jid, r in sorted(view.running.items(), key=lambda kv: (view.job(kv[0]).submit, kv[0])):
-                job = view.job(jid)
-                tier = self._tier.get(jid) or sh.tier_of(r.gpus)
-                best = sh.best_tier(job.gpus)
-                if _RANK[tier] <= _RANK[best]:
-                    continue
-                if self.interval > 0 and now - self._last_migration.get(jid, -np.inf) < self.interval:
-                    continue
-                for better in (MACHINE, RACK):
-                    if _RANK[better] >= _RANK[tier]:
-                        break
-                    target = choose_gpus(usable_mask(view.cluster, free, job.gpu_type), sh.machine, sh.rack,
-                                         job.gpus, better)
-                    if target is not None:
-                        free[target] = False
-                        self._held[jid] = (target, now + self.cost)
-                        self._last_migration[jid] = now
-                        self._stats["migrations"] += 1
-                        decisions += [Preempt(jid), Timer(now + self.cost, ("migrate", jid))]
-                        break
+        if self.mode == "eager" and n_free > 0 and n_free != self._prev_free:
+            decisions += self._migrate(view, free, now, gain_test=False)
         for job in view.pending:
             if job.id in self._held or job.id in started:
                 continue
@@ -124,8 +161,74 @@ class Gandiva(Policy):
             self._tier[job.id] = tier
             self._stats[f"start_{tier}"] += 1
             decisions.append(Start(job.id, tuple(int(g) for g in gpus)))
+        if self.mode == "introspective":
+            decisions += self._introspect(view, free, now)
         self._prev_free = int(free.sum())
         return decisions
+
+    def _introspect(self, view, free: np.ndarray, now: float) -> list:
+        """Introspective mode's clock: introspect when the armed tick is due; arm the next tick
+        on the grid of ``introspection_interval`` when a job sits at a worse tier, GPUs are free
+        and the state changed since the last introspection (between events nothing changes, so
+        a tick that would find the same state is skipped)."""
+        out: list = []
+        if self._armed is not None and now + 1e-9 >= self._armed:
+            self._armed = None
+            self._stats["introspections"] += 1
+            out += self._migrate(view, free, now, gain_test=True)
+            self._seen = (int(free.sum()), frozenset(view.running), len(self._held))
+        state = (int(free.sum()), frozenset(view.running), len(self._held))
+        if (self._armed is None and state != self._seen and int(free.sum()) > 0
+                and any(self._worse(view, jid, r) for jid, r in view.running.items())):
+            self._armed = float((np.floor(now / self.tick + 1e-9) + 1) * self.tick)
+            out.append(Timer(self._armed, "gandiva-introspect"))
+        return out
+
+    def _worse(self, view, jid: str, r) -> bool:
+        tier = self._tier.get(jid) or self._shape.tier_of(r.gpus)
+        return _RANK[tier] > _RANK[self._shape.best_tier(view.job(jid).gpus)]
+
+    def _migrate(self, view, free: np.ndarray, now: float, gain_test: bool) -> list:
+        """Move running jobs at a worse tier than their best to a strictly better free tier: in
+        submit order (eager), or largest profiled gain first when it exceeds the cost
+        (introspective). ``free`` is updated with the held targets."""
+        sh = self._shape
+        cands = []
+        for jid, r in sorted(view.running.items(), key=lambda kv: (view.job(kv[0]).submit, kv[0])):
+            if not self._worse(view, jid, r):
+                continue
+            if self.interval > 0 and now - self._last_migration.get(jid, -np.inf) < self.interval:
+                continue
+            job = view.job(jid)
+            tier = self._tier.get(jid) or sh.tier_of(r.gpus)
+            gain = 0.0
+            if gain_test:
+                best_rate = max(view.perf.rate(job, t) for t in (MACHINE, RACK) if _RANK[t] < _RANK[tier])
+                gain = r.remaining * (1.0 / max(r.rate, 1e-12) - 1.0 / max(best_rate, 1e-12))
+            cands.append((-gain if gain_test else 0.0, jid, job, tier, r))
+        cands.sort(key=lambda c: c[0])   # stable: submit order among equals
+        out: list = []
+        for _neg_gain, jid, job, tier, r in cands:
+            cost = self.migration_seconds(job)
+            for better in (MACHINE, RACK):
+                if _RANK[better] >= _RANK[tier]:
+                    break
+                target = choose_gpus(usable_mask(view.cluster, free, job.gpu_type), sh.machine, sh.rack,
+                                     job.gpus, better)
+                if target is None:
+                    continue
+                if gain_test:
+                    gain = r.remaining * (1.0 / max(r.rate, 1e-12) - 1.0 / max(view.rate(job, target), 1e-12))
+                    if gain <= cost:
+                        self._stats["migrations_declined_by_gain"] += 1
+                        break
+                free[target] = False
+                self._held[jid] = (target, now + cost)
+                self._last_migration[jid] = now
+                self._stats["migrations"] += 1
+                out += [Preempt(jid), Timer(now + cost, ("migrate", jid))]
+                break
+        return out
 
     def stats(self) -> dict[str, Any]:
         return dict(self._stats)

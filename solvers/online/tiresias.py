@@ -49,6 +49,18 @@ Placement (Tiresias §4.3, skew-based consolidation; Dally §3.2)
     models take GPUs wherever they are free, the most consolidated tier
     available right now (one machine, else one rack, else the network),
     without waiting.
+Strict consolidation (``consolidation="wait"``; the Dally paper's reading, §3.4 (ii): "restricting
+    the job placement to ... the fewest machines possible (for high skewed models) may lead to
+    high queueing delays in case the former is not available")
+    A high-skew job takes only GPUs that are free: it never preempts lower-priority jobs to
+    build its consolidated placement, and waits (without holding GPUs; later jobs may start)
+    until a consolidated placement is free. Other jobs preempt as by default. Default
+    ``"preempt"``: a chosen job may take GPUs of running jobs outside the chosen set. The
+    authors' simulator has this rule only in a commented-out block of ``dlas_sim_jobs`` (every
+    round, jobs re-placed in queue order with ``ms_yarn_placement``, a job that does not fit
+    skipped); its active ``dlas-gpu`` path counts GPUs (``--scheme=count``), so neither
+    option's placement can be checked against a run of it; tests check the rule on hand
+    schedules.
 
 Statistics: demotions, promotions, preemptions, skew waits, starts per tier.
 """
@@ -93,13 +105,17 @@ class Tiresias(Policy):
     placement : {"rack", "anywhere"}
         Where a consolidated job's machines may lie: under one rack switch when the
         job fits a rack (the authors' simulator), or anywhere (see the module docstring).
+    consolidation : {"preempt", "wait"}
+        Whether a high-skew job may preempt for its consolidated placement, or waits for
+        one to be free (strict consolidation; module docstring).
     """
 
     name = "tiresias"
 
     def __init__(self, queue_limits: tuple[PosFloat, ...] = QUEUE_LIMITS, gpu_time: bool = True,
                  promote_knob: NonNegFloat = 0.0, high_skew: frozenset[str] = HIGH_SKEW,
-                 placement: Literal["rack", "anywhere"] = "rack"):
+                 placement: Literal["rack", "anywhere"] = "rack",
+                 consolidation: Literal["preempt", "wait"] = "preempt"):
         from placement.errors import InstanceError
 
         if not isinstance(queue_limits, (list, tuple)):
@@ -116,6 +132,9 @@ class Tiresias(Policy):
         if placement not in ("rack", "anywhere"):
             raise InstanceError("placement", f"must be 'rack' or 'anywhere', got {placement!r}")
         self.placement = placement
+        if consolidation not in ("preempt", "wait"):
+            raise InstanceError("consolidation", f"must be 'preempt' or 'wait', got {consolidation!r}")
+        self.strict = consolidation == "wait"
         self._shape: Shape | None = None
         self._rack_machines: list[np.ndarray] = []
         self._executed: dict[str, float] = {}   # executed time (s) counted for the queue, finished attempts
@@ -234,7 +253,7 @@ class Tiresias(Policy):
             if j.id in running:
                 continue
             # within the chosen set first, then backfill on genuinely free GPUs
-            chosen = j.id in should
+            chosen = j.id in should and not (self.strict and _norm(j.model) in self.high_skew)
             if j.gpus > (n_avail if chosen else n_free):
                 continue   # cannot fit whatever the placement: skip the placement search
             pool = avail if chosen else avail & free

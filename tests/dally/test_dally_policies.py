@@ -159,7 +159,7 @@ def test_gandiva_places_agnostically_then_migrates_with_its_cost():
     cluster = Cluster.uniform(racks=1, machines=3, gpus_per_machine=4)
     jobs = [Job("a", 0.0, 3, 1 * H, model="VGG11"), Job("c", 1.0, 4, 10 * H, model="ResNet18")]
     trace = _trace(jobs)
-    res = simulate(trace, cluster, make_policy("gandiva", migration_cost=60.0))
+    res = simulate(trace, cluster, make_policy("gandiva", migration="eager", migration_cost=60.0))
     starts = [r for r in res.log if r.event == "start" and r.job == "c"]
     assert starts[0].gpus == (3, 4, 5, 6) and "tier=rack" in starts[0].extra
     pre = [r for r in res.log if r.event == "preempt"]
