@@ -23,13 +23,18 @@ invariant (2)
     (Theorem 1), so a legal request never fails.
 
 Preferences (never at the price of safety)
-    A guaranteed request takes a clean free cell at its level; else, if a clean
-    cell exists higher up and splitting it keeps invariant (2) (an O(levels)
-    check), it splits that one; else it takes the free cell with the fewest
-    faulty, then low-priority GPUs (Algorithm 1's own choice, always safe), and
+    A guaranteed request takes a cell at the lowest level with a free cell
+    (Algorithm 1; the reference's ``getLowestFreeCellLevel``), there the one with
+    the fewest faulty, then low-priority GPUs (clean cells first), split down the
+    same way; a faulty choice gives way to a healthy clean cell higher up when
+    splitting it keeps invariant (2) (an O(levels) check). In the LP-view mode it
     preempts the low-priority jobs inside the cell. A faulty cell is bound when
     a VC has no other choice, so its own scheduler sees it (§4).
-    A low-priority request takes a healthy free LP-view cell whose parent holds
+    With ``scavenging=True`` (HiveD's reference scheduler) low-priority work is not allocated
+    here: the caller records the GPUs it runs on (:meth:`BuddyAllocator.occupy_low`), any GPU no
+    job uses, bound cells included; the G view counts them and binding preempts nobody.
+    Without it (the paper's §3.3 LP view):
+    a low-priority request takes a healthy free LP-view cell whose parent holds
     no guaranteed GPU (not a buddy of a guaranteed cell), at the lowest such
     level; else the free cell whose ancestors hold the smallest shares of
     guaranteed GPUs (far from guaranteed cells).
@@ -215,39 +220,36 @@ class _Chain:
         return out
 
     def g_take_level(self, k: int) -> int | None:
-        """Choose a G-free level-``k`` cell and remove it from the G view (Algorithm 1)."""
+        """Choose a G-free level-``k`` cell and remove it from the G view (Algorithm 1).
+
+        As the reference scheduler does it (``hivedscheduler``, ``cell_allocation.go``:
+        ``getLowestFreeCellLevel``, ``buddyAlloc``, ``getUsablePhysicalCells``): the lowest
+        level ``m >= k`` with a free cell, the free cell there with the fewest faulty, then
+        low-priority GPUs, split down taking at each level the child with the fewest. When the
+        best cell at that level holds a faulty GPU and a healthy clean cell higher up can be
+        split without breaking invariant (2), that one is split instead (the reference's
+        ``safeRelaxedBuddyAlloc``, which skips bad cells).
+        """
         gclean, gdirty = self.gclean, self.gdirty
-        if gclean[k]:
-            i = next(reversed(gclean[k]))
-            self._gremove(k, i)
-            return i
-        src = None
-        clean_src = next((m for m in range(k + 1, self.K + 1) if gclean[m]), None)
-        if gdirty[k]:
-            if clean_src is None or not self._split_is_safe(clean_src, k):
-                i = self._best_dirty(k)
-                self._gremove(k, i)
-                return i
-            src = clean_src
+        m = next((m for m in range(k, self.K + 1) if gclean[m] or gdirty[m]), None)
+        if m is None:
+            return None
+        if gclean[m]:
+            j = next(reversed(gclean[m]))
         else:
-            any_src = next((m for m in range(k + 1, self.K + 1) if gclean[m] or gdirty[m]), None)
-            if any_src is None:
-                return None
-            if gclean[any_src] or (clean_src is not None and self._split_is_safe(clean_src, k)):
-                src = any_src if gclean[any_src] else clean_src
-        if src is not None:
-            j = next(reversed(gclean[src]))
-        else:
-            src = next(m for m in range(k + 1, self.K + 1) if gdirty[m])
-            j = self._best_dirty(src)
-        self._gremove(src, j)
+            j = self._best_dirty(m)
+            if self.bad is not None and self.bad[m][j] > 0:
+                clean_src = next((s for s in range(m + 1, self.K + 1) if gclean[s]), None)
+                if clean_src is not None and self._split_is_safe(clean_src, k):
+                    m, j = clean_src, next(reversed(gclean[clean_src]))
+        self._gremove(m, j)
         key = self._key
-        for m in range(src, k, -1):  # split: buddies go to level m-1, one of them goes on down
-            kids = range(j * self.split[m - 1], (j + 1) * self.split[m - 1])
-            nxt = min(kids, key=lambda x, m=m: key(m - 1, x))
+        for lv in range(m, k, -1):  # split: buddies go to level lv-1, one of them goes on down
+            kids = range(j * self.split[lv - 1], (j + 1) * self.split[lv - 1])
+            nxt = min(kids, key=lambda x, lv=lv: key(lv - 1, x))
             for x in kids:
                 if x != nxt:
-                    self._gadd(m - 1, x)
+                    self._gadd(lv - 1, x)
             j = nxt
         return j
 
@@ -364,13 +366,15 @@ class BuddyAllocator:
     is left (the request cannot be served).
     """
 
-    def __init__(self, inst: HivedInstance):
+    def __init__(self, inst: HivedInstance, scavenging: bool = False):
         self.inst = inst
+        self.scavenging = scavenging
         self.chains = [_Chain(inst, c) for c in range(len(inst.chains))]
         self.r = [{key: n for key, n in v.reserved.items()} for v in inst.vcs]
         self.a: list[dict[tuple[int, int], int]] = [{} for _ in inst.vcs]
         self.pins_taken: dict[str, tuple[int, int, int]] = {}
         self.low: dict[object, tuple[int, int, int]] = {}
+        self.scavengers: dict[object, tuple[int, tuple[int, ...]]] = {}  # job -> (chain, GPUs)
         for pid in inst.used_pins:
             p = inst.pinned[pid]
             self.chains[p.chain].g_carve(p.level, p.index)
@@ -402,7 +406,7 @@ class BuddyAllocator:
     def _bind(self, vc: int, c: int, k: int, i: int, pinned: str | None) -> Allocation:
         st = self.chains[c]
         preempted = []
-        for m, j in st.lp_inside(k, i):
+        for m, j in ([] if self.scavenging else st.lp_inside(k, i)):
             job = st.lowner[(m, j)]
             preempted.append(job)
             self.release_low(job)
@@ -429,7 +433,10 @@ class BuddyAllocator:
 
     # ------------------------------------------------------------------ low priority
     def allocate_low(self, job: object, chain: int, level: int) -> tuple[int, int, int] | None:
-        """Place a preemptible job on a fully idle level-``level`` cell, or ``None`` if none is idle."""
+        """Place a preemptible job on a fully idle level-``level`` cell, or ``None`` if none is idle
+        (the paper's LP view, §3.3; not with ``scavenging=True``, see :meth:`occupy_low`)."""
+        if self.scavenging:
+            raise IllegalRequest("allocate_low is the LP view's; with scavenging=True use occupy_low")
         if job in self.low:
             raise IllegalRequest(f"low-priority job {job!r} is already placed")
         st = self.chains[chain]
@@ -446,12 +453,39 @@ class BuddyAllocator:
         return (chain, level, i)
 
     def release_low(self, job: object) -> None:
+        if job in self.scavengers:
+            c, gpus = self.scavengers.pop(job)
+            st = self.chains[c]
+            for g in gpus:
+                st._count(st.lcnt, 1, g, -1)
+                st._rebucket(1, g)
+            return
         c, k, i = self.low.pop(job)
         st = self.chains[c]
         del st.lowner[(k, i)]
         st._count(st.lcnt, k, i, -st.gpus[k])
         st._rebucket(k, i)
         st.l_put(k, i)
+
+    # ------------------------------------------------------------------ scavenging
+    def occupy_low(self, job: object, chain: int, gpus) -> None:
+        """Scavenging as the reference scheduler does it (``hivedscheduler``,
+        ``topology_aware_scheduler.go``: an opportunistic pod may use any leaf cell no pod uses,
+        bound or not): record that low-priority ``job`` runs on ``gpus`` of ``chain``, which the
+        caller chose among the GPUs no job uses. Only the G view's counters change (cells with
+        fewer low-priority GPUs are bound first); binding a cell preempts nobody here: the
+        caller preempts the low-priority jobs on the GPUs a guaranteed job is given
+        (``collectPreemptionVictims``). Needs ``scavenging=True``."""
+        if not self.scavenging:
+            raise IllegalRequest("occupy_low needs BuddyAllocator(scavenging=True)")
+        if job in self.scavengers:
+            raise IllegalRequest(f"low-priority job {job!r} is already placed")
+        gpus = tuple(int(g) for g in gpus)
+        st = self.chains[chain]
+        for g in gpus:
+            st._count(st.lcnt, 1, g, 1)
+            st._rebucket(1, g)
+        self.scavengers[job] = (chain, gpus)
 
     # ------------------------------------------------------------------ inspection
     def invariant(self, chain: int) -> list[tuple[int, int, int]]:

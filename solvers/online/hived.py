@@ -15,12 +15,23 @@ Guaranteed jobs
     (HiveD Algorithm 1; dynamic binding: an emptied logical cell is released). Static binding
     (``binding="static"``, §5.3's baseline): every reserved cell is bound once at the start and
     never released.
-Low-priority jobs (§3.3 "Allocating low-priority cells")
-    A job its VC cannot host runs as a preemptible low-priority job (§5.1: "otherwise the job
-    will be scheduled as a low-priority one"). Dynamic binding: cells from the allocator's LP
-    view (idle cells far from guaranteed ones); a guaranteed binding over them preempts them
-    (the allocator names them). Static binding: any idle GPUs (all cells are bound; the GPUs a
-    guaranteed job needs are taken back by preemption).
+Low-priority jobs (§3.3 "Allocating low-priority cells"; as the reference scheduler runs them)
+    A job its VC cannot host runs as a preemptible low-priority (opportunistic) job (§5.1:
+    "otherwise the job will be scheduled as a low-priority one"). As in HiveD's own scheduler
+    (``hivedscheduler``, ``topology_aware_scheduler.go``), it may use any GPU no job uses, in a
+    cell bound to a VC or not (:func:`scavenge_place`: nodes with the most low-priority GPUs
+    first, then the fewest guaranteed GPUs; best affinity inside the node), under dynamic and
+    static binding alike, so that §5.3's comparison differs in the binding only. Binding a cell
+    preempts nobody; a guaranteed job preempts the low-priority jobs on the GPUs it is given
+    (``collectPreemptionVictims``). Inside a bound cell a VC's logical sub-cells are bound to the
+    physical sub-cells with the fewest low-priority GPUs (:meth:`HiveD._map`), and new cells are
+    bound to the free cells with the fewest (:class:`solvers.buddy.BuddyAllocator`,
+    ``scavenging=True``). Difference: the paper's §3.3 describes a second buddy view of idle
+    cells for low-priority work (kept in :class:`~solvers.buddy.BuddyAllocator` without
+    ``scavenging``); the reference code, which we follow, places opportunistic pods on the
+    physical cluster's free GPUs instead. The reference's weighted max-min fairness across
+    tenants' low-priority jobs is not modelled: the VCs' queues are visited by their oldest
+    waiting job.
 Sharing safety
     :func:`sharing_safety_check` (a ``replay_check`` hook) rebuilds every VC's logical state
     from the log alone and reports each time a waiting job of a VC could have had a free
@@ -33,7 +44,6 @@ from __future__ import annotations
 import numpy as np
 
 from models import hived_vc as hv
-from placement.sim.placement import first_fit_consolidated
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from solvers.buddy import BuddyAllocator
 from solvers.online.tenants import (
@@ -128,6 +138,58 @@ class VCLogical:
         return closed
 
 
+def scavenge_place(free: np.ndarray, low: np.ndarray, guaranteed: np.ndarray, gpus: int
+                   ) -> list[int] | None:
+    """GPUs for an opportunistic (low-priority) job as HiveD's reference scheduler places it
+    (``hivedscheduler``, ``topology_aware_scheduler.go``, ``Schedule`` at opportunistic priority
+    with ``crossPriorityPack=false``), on 8-GPU nodes of GPU / PCIe switch / socket cells.
+
+    Any GPU no job uses counts as free, bound to a VC or not. The job is split into pods of at
+    most a node (``ceil(g/8)`` pods, smallest first); nodes are taken in the order: most GPUs
+    used by low-priority jobs first (pack the opportunistic work), then fewest GPUs used by
+    guaranteed jobs (stay away from them), then node index (``findNodesForPods``: the first
+    node in that order with room for the pod; a node may take several pods). Inside a node the
+    pod takes the lowest cell (PCIe switch, socket, node) with enough free GPUs, the first one
+    in index order, its lowest free GPUs (``findLeafCellsInNode``: best affinity). ``None``
+    when the pods do not fit.
+    """
+    n_nodes = free.size // G[hv.K]
+    fr = free.reshape(n_nodes, G[hv.K])
+    n_free = fr.sum(axis=1)
+    if int(n_free.sum()) < gpus:
+        return None
+    same = low.reshape(n_nodes, G[hv.K]).sum(axis=1)
+    higher = guaranteed.reshape(n_nodes, G[hv.K]).sum(axis=1)
+    order = np.lexsort((np.arange(n_nodes), higher, -same))
+    m = hv.request_cells(gpus)
+    pods = sorted(min(G[hv.K], gpus - G[hv.K] * p) for p in range(m))
+    picked: list[int] = []
+    taken = np.zeros(n_nodes, dtype=np.int64)
+    pos = 0
+    for need in pods:
+        while pos < n_nodes and n_free[order[pos]] - taken[order[pos]] < need:
+            pos += 1
+            if pos < n_nodes:
+                taken[order[pos]] = 0
+        if pos == n_nodes:
+            return None
+        node = int(order[pos])
+        avail = fr[node].copy()
+        for g in picked:
+            if g // G[hv.K] == node:
+                avail[g % G[hv.K]] = False
+        for k in range(hv.request_level(need), hv.K + 1):
+            sizes = avail.reshape(-1, G[k]).sum(axis=1)
+            ok = np.flatnonzero(sizes >= need)
+            if ok.size:
+                cell = int(ok[0])
+                ids = np.flatnonzero(avail[cell * G[k]:(cell + 1) * G[k]])[:need] + cell * G[k]
+                picked.extend(int(node * G[hv.K] + x) for x in ids)
+                break
+        taken[node] += need
+    return sorted(picked)
+
+
 class HiveD(Policy):
     """HiveD: virtual clusters of multi-level cells, buddy allocation with dynamic binding.
 
@@ -144,7 +206,7 @@ class HiveD(Policy):
     def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
         self.assignment_arg, self.order = assignment, check_order(order)
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
-                  "binds": 0, "releases": 0, "calls": 0}
+                  "binds": 0, "releases": 0, "calls": 0, "low_starts_in_bound_cells": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant
         self.guaranteed_ever: set[str] = set()  # jobs started guaranteed (for fragmentation measures)
         self.queues = Queues()
@@ -156,12 +218,16 @@ class HiveD(Policy):
         self.assign = a
         self.inst = hv.to_instance(a)
         self.vc_of = {v.name: i for i, v in enumerate(self.inst.vcs)}
-        self.alloc = BuddyAllocator(self.inst)
+        self.alloc = BuddyAllocator(self.inst, scavenging=True)
         self.logical = {t: VCLogical(c) for t, c in a.cells.items()}
         self.phys: dict[tuple[str, tuple[int, int]], int] = {}  # (tenant, logical key) -> physical index
         self.pool: dict[str, list[list[int]]] = {}  # static: tenant -> free bound cells per level
         self.low: dict[str, tuple[int, ...]] = {}  # low job -> GPUs
         self.low_owner = np.full(view.cluster.n_gpus, -1, dtype=np.int64)
+        self.g_mask = np.zeros(view.cluster.n_gpus, dtype=bool)  # GPUs of running guaranteed jobs
+        self.g_gpus: dict[str, list[int]] = {}
+        self.sub: dict = {}        # (tenant, logical key) -> {(level, logical sub-cell): [physical, uses]}
+        self.sub_taken: dict = {}  # (tenant, logical key) -> {(level, physical sub-cell)} mapped
         self.low_ids: list[str] = []
         self.low_index: dict[str, int] = {}
         if self.binding == "static":
@@ -184,13 +250,53 @@ class HiveD(Policy):
                 raise RuntimeError("buddy allocation failed under a feasible assignment")
             i = al.cell[2]
             self.n["binds"] += 1
-            for lowkey in al.preempted:
-                preempt.add(lowkey[0])
         self.phys[(tenant, key)] = i
         return i
 
+    def _map(self, tenant: str, key: tuple[int, int], i: int, off: int, n: int) -> list[int]:
+        """Physical GPUs for logical GPUs ``off..off+n-1`` of the VC's open cell ``key`` (bound to
+        physical cell ``i``). As the reference maps a VC's cells below a bound cell
+        (``mapVirtualCellsToPhysical``): a logical sub-cell is bound, when it gets its first job,
+        to a physical child of its parent's physical cell that no other logical sub-cell holds,
+        the one with the fewest GPUs of low-priority jobs (then the lowest index), and released
+        when its last job ends. The binding keeps the logical topology, so a job that fits the
+        logical cell fits the physical one; it avoids preempting scavengers where idle GPUs of
+        the bound cell suffice."""
+        sub = self.sub.setdefault((tenant, key), {})
+        taken = self.sub_taken.setdefault((tenant, key), set())
+        top = key[0]
+        out = []
+        busy_low = self.low_owner >= 0
+        for x in range(off, off + n):
+            parent = i  # physical index of the level-(m+1) cell on the path
+            for m in range(top - 1, 0, -1):
+                lid = x // G[m]
+                got = sub.get((m, lid))
+                if got is None:
+                    h = G[m + 1] // G[m]
+                    kids = [c for c in range(parent * h, parent * h + h) if (m, c) not in taken]
+                    c = min(kids, key=lambda c, m=m: (int(busy_low[c * G[m]:(c + 1) * G[m]].sum()), c))
+                    got = sub[(m, lid)] = [c, 0]
+                    taken.add((m, c))
+                got[1] += 1
+                parent = got[0]
+            out.append(parent if top > 1 else i)
+        return out
+
+    def _unmap(self, tenant: str, key: tuple[int, int], off: int, n: int) -> None:
+        sub, taken = self.sub[(tenant, key)], self.sub_taken[(tenant, key)]
+        for x in range(off, off + n):
+            for m in range(key[0] - 1, 0, -1):
+                got = sub[(m, x // G[m])]
+                got[1] -= 1
+                if got[1] == 0:
+                    del sub[(m, x // G[m])]
+                    taken.discard((m, got[0]))
+
     def _release_cells(self, tenant: str, closed):
         for key in closed:
+            if self.sub.pop((tenant, key), None) or self.sub_taken.pop((tenant, key), None):
+                raise RuntimeError("a closed logical cell still maps GPUs")
             i = self.phys.pop((tenant, key))
             if self.binding == "static":
                 self.pool[tenant][key[0] - 1].append(i)
@@ -202,36 +308,30 @@ class HiveD(Policy):
     def _drop_low(self, jid: str):
         gpus = self.low.pop(jid)
         self.low_owner[list(gpus)] = -1
-        if self.binding == "dynamic":
-            for c in range(hv.request_cells(len(gpus))):
-                if (jid, c) in self.alloc.low:  # the allocator already released preempted cells
-                    self.alloc.release_low((jid, c))
+        self.alloc.release_low(jid)
 
     def _start_low(self, view, job, free) -> tuple[int, ...] | None:
-        if self.binding == "dynamic":
-            k, m = hv.request_level(job.gpus), hv.request_cells(job.gpus)
-            cells = []
-            for c in range(m):
-                cell = self.alloc.allocate_low((job.id, c), 0, k)
-                if cell is None:
-                    for cc in range(c):
-                        self.alloc.release_low((job.id, cc))
-                    return None
-                cells.append(cell)
-            gpus: list[int] = []
-            for _, lv, i in cells:
-                gpus.extend(range(i * G[lv], i * G[lv] + G[lv]))
-            gpus = gpus[:job.gpus]
-            if not free[gpus].all():  # an idle LP cell is idle physically
-                raise RuntimeError("low-priority cell overlaps busy GPUs")
-        else:
-            got = first_fit_consolidated(view.cluster, free, job.gpus, None)
-            if got is None:
-                return None
-            gpus = list(got)
+        """The reference scheduler's opportunistic placement (:func:`scavenge_place`), the same
+        rule for dynamic and static binding; recorded in the allocator (its G view binds cells
+        with fewer low-priority GPUs first)."""
+        gpus = scavenge_place(free, self.low_owner >= 0, self.g_mask, job.gpus)
+        if gpus is None:
+            return None
+        if self._in_bound_cell(gpus):
+            self.n["low_starts_in_bound_cells"] += 1
+        self.alloc.occupy_low(job.id, 0, gpus)
         self.low[job.id] = tuple(gpus)
-        self.low_owner[gpus] = self._low_idx(job.id)
+        self.low_owner[list(gpus)] = self._low_idx(job.id)
         return tuple(gpus)
+
+    def _in_bound_cell(self, gpus) -> bool:
+        """Whether any of ``gpus`` lies in a physical cell bound to a VC now."""
+        st = self.alloc.chains[0]
+        for g in gpus:
+            for k in range(1, hv.K + 1):
+                if (k, g // G[k]) in st.gowner:
+                    return True
+        return False
 
     def _low_idx(self, jid: str) -> int:
         if jid not in self.low_index:
@@ -270,8 +370,7 @@ class HiveD(Policy):
                     i = self.phys.get((t, key))
                     if i is None:
                         i = self._bind(t, key, preempt)
-                    base = i * G[key[0]]
-                    gpus.extend(range(base + off, base + off + n))
+                    gpus.extend(self._map(t, key, i, off, n))
                 owners = {int(o) for o in self.low_owner[gpus] if o >= 0}
                 preempt |= {self.low_ids[o] for o in owners}
                 for jid in sorted(preempt):
@@ -286,6 +385,8 @@ class HiveD(Policy):
                 if not free[gpus].all():
                     raise RuntimeError("guaranteed cell overlaps busy GPUs")
                 free[gpus] = False
+                self.g_mask[gpus] = True
+                self.g_gpus[job.id] = gpus
                 out.append(Start(job.id, tuple(gpus)))
                 started.append(job)
                 self.n["guaranteed_starts"] += 1
@@ -328,6 +429,9 @@ class HiveD(Policy):
     def _finished(self, jid: str, view):
         t = self.guaranteed.pop(jid, None)
         if t is not None:
+            self.g_mask[self.g_gpus.pop(jid)] = False
+            for key, off, n in self.logical[t].jobs[jid]:
+                self._unmap(t, key, off, n)
             self._release_cells(t, self.logical[t].remove(jid))
         elif jid in self.low:
             self._drop_low(jid)
