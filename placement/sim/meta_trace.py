@@ -31,7 +31,9 @@ import numpy as np
 
 from .trace import PHILLY_LOG_DURATION, Job, Trace
 
-__all__ = ["meta_trace", "imbalance_trace", "PRIORITY_MIX", "GANG_SIZES", "GANG_PROBS", "REGION_COUNT_PROBS", "WARMUP_PREFIX"]
+__all__ = ["meta_trace", "imbalance_trace", "peak_trace", "peak_quotas", "high_priority_ratio", "PRIORITY_MIX",
+           "GANG_SIZES", "GANG_PROBS", "REGION_COUNT_PROBS", "WARMUP_PREFIX", "PAPER_LOG_DURATION", "HIGH_LEVELS",
+           "LOWEST_LEVEL", "UNPRIORITISED"]
 
 PRIORITY_MIX = (0.03, 0.20, 0.16, 0.54, 0.002, 0.005, 0.0002 + 0.06)   # the 6% unspecified -> lowest
 GANG_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -174,3 +176,192 @@ def imbalance_trace(region_gpus: int, *, backlog: float, protected: float = 1.0,
     prov = (f"region-imbalance workload (after MAST §5.6; seed {seed}): 2 regions of {S} GPUs, low-priority "
             f"backlog {backlog:g}x a region in A, {protected:.0%} of B high-priority, {hours:g} h of level-0 arrivals")
     return Trace(f"imbalance-b{backlog:g}-p{protected:g}-s{seed}", tuple(jobs), prov), masks, quotas
+
+
+# §5.3: "For GPU workloads, the 50th, 90th, and 99th percentiles of the duration are 20 minutes,
+# 6.7 hours, and 66 hours": a log-normal through P50 and P90 (its P99 is then 76 h).
+PAPER_LOG_DURATION = (math.log(1200.0), math.log(6.7 * 3600.0 / 1200.0) / 1.2815515655446004)
+HIGH_LEVELS = (0, 1)          # Tetris's high priorities (the 2.63 -> 0.98 measure)
+LOWEST_LEVEL = len(PRIORITY_MIX) - 1
+UNPRIORITISED = "unprio"      # tenant-name prefix of the 6% that "do not specify a priority"
+_LEVEL_SHARES = (0.03, 0.20, 0.16, 0.54, 0.002, 0.005, 0.0002, 0.06)   # §2; the last: unprioritised
+
+
+def _lognormal_clipped_mean(mu: float, sd: float, c: float) -> float:
+    """E[min(D, c)] for D log-normal(mu, sd)."""
+    if c <= 0:
+        return 0.0
+    phi = 0.5 * (1 + math.erf((math.log(c) - mu - sd * sd) / (sd * math.sqrt(2))))
+    tail = 0.5 * (1 - math.erf((math.log(c) - mu) / (sd * math.sqrt(2))))
+    return math.exp(mu + sd * sd / 2) * phi + c * tail
+
+
+def peak_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, low_share: float = 0.5,
+               worst_region: int = -2, peak: float = 1.5, hours: float = 8.0, warm_fill: float = 0.98,
+               tenants: int = 40, seed: int = 0) -> tuple[Trace, dict[str, int], dict[str, int]]:
+    """The Meta-like workload at its high-priority peak (MAST §2, §5.3, §5.6, Fig. 7):
+    (trace, job table -> region bit mask, job -> home region).
+
+    Demand is counted as Tetris counts it (§3.2, the 2.63 -> 0.98 measure): each job has a
+    home region (where its table lives; its other candidate regions hold replicas, drawn per
+    :data:`REGION_COUNT_PROBS` among the regions that fit the gang), and a region's
+    high-priority (levels 0-1) demand/supply is the GPU-hours of the high-priority jobs homed
+    there inside the window over its GPU-hours (:func:`high_priority_ratio`). Targets:
+
+    - region ``worst_region`` (an index into ``region_gpus``): ``worst`` (0.98: after
+      Tetris; 2.63: before);
+    - every other region r: ``1 - l_r`` but at most 0.9 x ``worst``, where l_r, the region's
+      share of low-priority (preemptible) capacity, is ``low_share`` x k_r with k_r evenly
+      spaced from 1.8 to 0.2 over those regions in a seeded order, clipped to [0.02, 0.95]:
+      preemptible capacity spread unevenly ("clusters are always fully utilized due to
+      low-priority workloads", §2);
+    - all priorities together: ``peak`` x supply in every region (Tetris balances all-priority
+      demand, (8)), the low-priority part (levels 2-6 and unprioritised) being the rest, at
+      least what fills the region beside its high-priority work.
+
+    Each (region, class) demand is met by a warm-up at time 0 (``WARMUP_PREFIX``; together
+    ``warm_fill`` of the region, the high-priority part ``min(target, 1)`` of it, durations
+    uniform in 0.25-2 x the window) and arrivals over ``hours`` that make up the rest: a
+    Poisson pool offering 3 x the missing GPU-hours (in expectation), visited in a seeded
+    order, each job kept while the GPU-hours it adds inside the window still fit (so the
+    target is met to within a job; the jobs that fit last are small ones: a mild bias
+    against the largest gangs and longest jobs, ours). Gang sizes :data:`GANG_SIZES` up to the home
+    region's size; durations log-normal through §5.3's P50 20 min and P90 6.7 h
+    (:data:`PAPER_LOG_DURATION`), at least 60 s. Levels within a class follow §2's shares
+    (3 / 20 for levels 0 / 1; 16 / 54 / 0.2 / 0.5 / 0.02 / 6 for levels 2-6 and unprioritised);
+    ``tenants`` tenants, at least one per level, each with one level, unprioritised tenants
+    named ``unprio*`` at level 6. Same seed, same trace; every field synthetic."""
+    region_gpus = tuple(int(g) for g in region_gpus)
+    R = len(region_gpus)
+    if R < 2 or min(region_gpus) < 8:
+        raise ValueError("region_gpus: at least 2 regions of at least 8 GPUs")
+    if not (worst > 0 and 0 <= low_share <= 1 and peak > 0 and hours > 0 and 0 < warm_fill <= 1
+            and tenants >= len(_LEVEL_SHARES) and -R <= worst_region < R):
+        raise ValueError("worst > 0, low_share in [0, 1], peak and hours > 0, warm_fill in (0, 1], "
+                         f"tenants >= {len(_LEVEL_SHARES)}, worst_region an index into region_gpus")
+    rng = np.random.default_rng(seed)
+    w = worst_region % R
+    others = [r for r in range(R) if r != w]
+    k = np.linspace(1.8, 0.2, len(others)) if len(others) > 1 else np.ones(1)
+    k = k[rng.permutation(len(others))]
+    high = np.zeros(R)
+    high[w] = worst
+    for r, kr in zip(others, k, strict=True):
+        high[r] = min(1.0 - float(np.clip(low_share * kr, 0.02, 0.95)), 0.9 * worst)
+    S = np.array(region_gpus, dtype=float)
+    low = np.maximum(peak - high, 1.0 - np.minimum(high, 1.0))
+    # tenants: at least one per level (and one unprioritised), the rest by the shares
+    n_cls = len(_LEVEL_SHARES)
+    extra = rng.multinomial(tenants - n_cls, np.array(_LEVEL_SHARES) / sum(_LEVEL_SHARES))
+    names: list[list[str]] = []
+    for c in range(n_cls):
+        pre = UNPRIORITISED if c == n_cls - 1 else "team"
+        base = sum(len(x) for x in names)
+        names.append([f"{pre}{base + i:02d}" for i in range(1 + int(extra[c]))])
+    mu, sd = PAPER_LOG_DURATION
+    H = hours * 3600.0
+    grid = (np.arange(200) + 0.5) / 200 * H        # E over the submit time, uniform in the window
+    clipped = float(np.mean([_lognormal_clipped_mean(mu, sd, H - t) for t in grid]))
+    counts = np.array(sorted(REGION_COUNT_PROBS))
+    cprob = np.array([REGION_COUNT_PROBS[c] for c in counts], dtype=float)
+    cprob, counts = cprob[counts <= R] / cprob[counts <= R].sum(), counts[counts <= R]
+    synthetic = frozenset({"submit", "gpus", "duration", "tenant", "priority", "tables"})
+    jobs: list[Job] = []
+    masks: dict[str, int] = {}
+    homes: dict[str, int] = {}
+    big = np.array(region_gpus)
+
+    def add(jid: str, submit: float, gpus: int, duration: float, home: int, cls: tuple[int, ...]) -> None:
+        shares = np.array([_LEVEL_SHARES[c] for c in cls])
+        c = int(rng.choice(cls, p=shares / shares.sum()))
+        tenant = names[c][int(rng.integers(len(names[c])))]
+        n = int(rng.choice(counts, p=cprob))
+        fit = [r for r in np.flatnonzero(big >= gpus).tolist() if r != home]
+        regs = [home, *rng.choice(fit, size=min(n - 1, len(fit)), replace=False).tolist()] if fit else [home]
+        table = f"t-{jid}"
+        masks[table] = int(sum(1 << int(r) for r in regs))
+        homes[jid] = home
+        jobs.append(Job(jid, float(submit), int(gpus), float(duration), tenant=tenant,
+                        priority=min(c, LOWEST_LEVEL), tables=(table,), synthetic=synthetic))
+
+    for r in range(R):
+        sizes = np.array([g for g in GANG_SIZES if g <= region_gpus[r]])
+        probs = np.array([p for g, p in zip(GANG_SIZES, GANG_PROBS, strict=True) if g <= region_gpus[r]])
+        probs = probs / probs.sum()
+        mean_g = float((sizes * probs).sum())
+        warm_high = min(high[r], 1.0) * warm_fill * S[r]
+        for cls, target, warm_gpus, tag in (((0, 1), high[r], warm_high, "hp"),
+                                             ((2, 3, 4, 5, 6, 7), low[r], warm_fill * S[r] - warm_high, "lp")):
+            filled, inside, i = 0, 0.0, 0
+            while True:
+                g = int(rng.choice(sizes, p=probs))
+                if filled + g > warm_gpus:
+                    fits = sizes[sizes <= warm_gpus - filled]
+                    if not len(fits):
+                        break
+                    g = int(fits.max())
+                u = float(rng.uniform(0.25, 2.0))
+                add(f"{WARMUP_PREFIX}r{r}-{tag}-{i:04d}", 0.0, g, u * H, r, cls)
+                filled += g
+                inside += g * min(u, 1.0) * H
+                i += 1
+            left = target * S[r] * H - inside
+            rate = 3.0 * max(0.0, left) / (mean_g * clipped * H)       # a pool 3x the expected count
+            pool, t = [], 0.0
+            while rate > 0:
+                t += float(rng.exponential(1.0 / rate))
+                if t >= H:
+                    break
+                pool.append((round(t, 3), int(rng.choice(sizes, p=probs)), max(60.0, float(rng.lognormal(mu, sd)))))
+            got = 0.0
+            for idx in rng.permutation(len(pool)).tolist():      # fill the demand in a seeded order
+                sub, g, dur = pool[idx]
+                x = g * min(dur, H - sub)
+                if got + x <= left:
+                    got += x
+                    add(f"job-r{r}-{tag}-{idx:05d}", sub, g, dur, r, cls)
+    jobs.sort(key=lambda j: (j.submit, j.id))
+    prov = (f"Meta-like workload at its high-priority peak (MAST §2, §5.3, §5.6, Fig. 7; seed {seed}): "
+            f"{R} regions of {', '.join(map(str, region_gpus))} GPUs, region {w}'s high-priority demand/supply "
+            f"{worst:g}, low-priority capacity share {low_share:g} spread unevenly, all priorities {peak:g}x "
+            f"supply, {hours:g} h, {tenants} tenants")
+    return Trace(f"peak-w{worst:g}-l{low_share:g}-s{seed}", tuple(jobs), prov), masks, homes
+
+
+def high_priority_ratio(trace: Trace, homes: dict[str, int], region_gpus: tuple[int, ...], hours: float,
+                        levels: tuple[int, ...] = HIGH_LEVELS) -> np.ndarray:
+    """Per region, the high-priority demand/supply of the window (Tetris's measure, §3.2,
+    §5.6): GPU-hours of the jobs at ``levels`` homed in the region, counted inside [0, hours)
+    from their submission (a job that would run past the end counts up to it), over the
+    region's GPUs x ``hours``."""
+    H = hours * 3600.0
+    d = np.zeros(len(region_gpus))
+    for j in trace.jobs:
+        if j.priority in levels and j.submit < H:
+            d[homes[j.id]] += j.gpus * min(j.duration, H - j.submit)
+    return d / (np.array(region_gpus, dtype=float) * H)
+
+
+def peak_quotas(trace: Trace, n_gpus: int, hours: float) -> dict[tuple[str, int], int]:
+    """(tenant, level) -> GPUs for :func:`peak_trace` (ours; §2: quotas per priority level, the
+    maximum GPUs a tenant uses at once). A holder's mean concurrent demand is its jobs'
+    GPU-hours inside the window over its hours. High-priority holders (levels 0-1) get their
+    mean demand rounded up (capacity planned for high priority, scaled down if it exceeded the
+    cluster); levels 2 to the lowest share the remaining GPUs in proportion to their demand,
+    rounded down; unprioritised tenants get none (they run over quota, at the lowest level)."""
+    H = hours * 3600.0
+    d: dict[tuple[str, int], float] = {}
+    for j in trace.jobs:
+        if j.submit < H:
+            d[(j.tenant, j.priority)] = d.get((j.tenant, j.priority), 0.0) + j.gpus * min(j.duration, H - j.submit) / H
+    hi = {h: math.ceil(v) for h, v in d.items() if h[1] in HIGH_LEVELS}
+    tot_hi = sum(hi.values())
+    if tot_hi > n_gpus:
+        hi = {h: int(v * n_gpus / tot_hi) for h, v in hi.items()}
+        tot_hi = sum(hi.values())
+    rest = {h: v for h, v in d.items() if h[1] not in HIGH_LEVELS and not h[0].startswith(UNPRIORITISED)}
+    tot = sum(rest.values())
+    q = dict(hi)
+    q.update({h: int((n_gpus - tot_hi) * v / tot) if tot else 0 for h, v in rest.items()})
+    q.update({h: 0 for h in d if h[0].startswith(UNPRIORITISED)})
+    return q
