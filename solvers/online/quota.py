@@ -1,4 +1,4 @@
-"""Quota sharing (YARN-CS-like, HiveD §5.1's "Quota" baseline) on the simulator.
+"""Quota sharing with HiveD's rule: a within-quota job goes to the node with the fewest low-priority GPUs.
 
 Each tenant has a quota in GPUs (``models.hived_vc.VCAssignment.gpus``; default the node-level
 fit to the Philly trace, the same GPUs per tenant as HiveD's VCs). Per tenant the jobs are taken
@@ -6,13 +6,19 @@ in order (FIFO, or ``order="tiresias"``: least attained GPU-service first).
 
 - A job within its tenant's quota (guaranteed GPUs in use + its GPUs <= quota) is high
   priority and needs GPU affinity: a job of at most 8 GPUs on one machine, a larger one on
-  ``ceil(g/8)`` whole machines. Jobs are packed as close as possible (best fit: the machine with
-  the fewest usable GPUs that suffice). If no machine has enough idle GPUs it may take GPUs of
-  low-priority jobs and preempt them (YARN-CS refined as in §5.1: preempt low-priority jobs for
-  the desired affinity; the machine with the fewest such GPUs). Without affinity it waits: this
-  is where the sharing anomaly comes from (quota left, but the free GPUs are fragmented).
+  ``ceil(g/8)`` whole machines. ``rule="fewest-low"`` (this class, ``quota``; the rule HiveD
+  §3.3 gives its own high-priority cells): the machine with the fewest GPUs of low-priority jobs
+  among those whose idle plus low-priority GPUs suffice, then best fit (fewest such GPUs);
+  the low-priority jobs on the GPUs taken are preempted. ``rule="idle-first"``
+  (:class:`solvers.online.yarn_cs.YarnCS`, ``yarn-cs``, §5.1's baseline): idle GPUs first, best
+  fit (the machine with the fewest idle GPUs that suffice); only when no machine has enough
+  idle GPUs for the affinity does it preempt low-priority jobs: up to a node, the whole jobs
+  of the fewest GPUs (then fewest jobs) that free enough GPUs on one machine; above a node, the
+  fully usable machines with the fewest low-priority GPUs. Without affinity the job waits: this is where the sharing anomaly comes from (quota
+  left, but the free GPUs are fragmented).
 - A job beyond its quota runs as a preemptible low-priority job on idle GPUs (same affinity
-  rule), after all high-priority starts; per tenant the first that fails blocks the rest.
+  rule, best fit), after all high-priority starts; per tenant the first that fails blocks the
+  rest.
 """
 
 from __future__ import annotations
@@ -30,12 +36,13 @@ NODE = hv.LEVEL_GPUS[hv.K]
 
 
 class QuotaSharing(Policy):
-    """Quota sharing (YARN-CS-like): per-tenant GPU quotas, beyond-quota work preemptible.
+    """Quota sharing, within-quota jobs on the node with the fewest low-priority GPUs (HiveD §3.3's rule).
 
     Module doc. Options: ``assignment`` (``placement simulate``
     fits one with node-level cells when it is not given), ``order`` ("fifo" | "tiresias")."""
 
     name = "quota"
+    rule = "fewest-low"
 
     needs = {"assignment": "vc-assignment"}
     fit_levels = "node"
@@ -54,6 +61,44 @@ class QuotaSharing(Policy):
         self.assign, self.quota = quotas(self.assignment_arg, view.cluster)
         self.low_mask = np.zeros(view.cluster.n_gpus, dtype=bool)
         self.owner = np.full(view.cluster.n_gpus, "", dtype=object)
+
+    def _place_high(self, cluster, free, gpus):
+        """GPUs with affinity for a within-quota job under ``self.rule`` (module doc)."""
+        if self.rule == "idle-first":
+            got = affinity_place(cluster, free, gpus)
+            if got is not None or gpus > NODE:
+                return got if got is not None else affinity_place(cluster, free | self.low_mask, gpus,
+                                                                  self.low_mask)
+            return self._fewest_preempted(cluster, free, gpus)
+        return affinity_place(cluster, free | self.low_mask, gpus, self.low_mask)
+
+    def _fewest_preempted(self, cluster, free, gpus):
+        """One machine's GPUs for a job of at most a node, preempting the low-priority jobs
+        (whole jobs) of the fewest GPUs, then the fewest jobs, then the machine with the fewest
+        idle GPUs, then the lowest index (YARN-CS: preempt for the affinity the job needs)."""
+        from itertools import combinations
+
+        first = np.asarray(cluster.machine_first)
+        best = None
+        for m in range(len(first)):
+            lo, hi = int(first[m]), int(first[m]) + NODE
+            idle = np.flatnonzero(free[lo:hi]) + lo
+            if idle.size + int(self.low_mask[lo:hi].sum()) < gpus:
+                continue
+            here = {}
+            for g in range(lo, hi):
+                if self.low_mask[g]:
+                    here.setdefault(self.owner[g], []).append(g)
+            for n in range(1, len(here) + 1):
+                for vs in combinations(sorted(here), n):
+                    taken = sorted(g for v in vs for g in here[v])
+                    if idle.size + len(taken) < gpus:
+                        continue
+                    key = (sum(len(self.low[v]) for v in vs), n, int(idle.size), m)
+                    if best is None or key < best[0]:
+                        # idle GPUs first; every victim of a cheapest set gives at least one GPU
+                        best = (key, tuple(sorted(idle.tolist() + taken[:gpus - idle.size])))
+        return None if best is None else best[1]
 
     def _end(self, jid):
         t = self.high.pop(jid, None)
@@ -84,7 +129,7 @@ class QuotaSharing(Policy):
                     break
                 if job.gpus > left or job.gpus >= fail:
                     continue  # beyond quota (low priority, below) or no affinity for its size
-                gpus = affinity_place(view.cluster, free | self.low_mask, job.gpus, self.low_mask)
+                gpus = self._place_high(view.cluster, free, job.gpus)
                 if gpus is None:
                     self.n["affinity_waits"] += 1
                     fail = job.gpus
@@ -142,4 +187,4 @@ class QuotaSharing(Policy):
         return out
 
     def stats(self):
-        return {**self.n, "order": self.order, "quota": dict(getattr(self, "quota", {}))}
+        return {**self.n, "order": self.order, "rule": self.rule, "quota": dict(getattr(self, "quota", {}))}
