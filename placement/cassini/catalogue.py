@@ -3,8 +3,8 @@
 The paper's measured profiles are not public. Each model gets a kind (data, pipeline, tensor
 or hybrid parallel: :mod:`.profiles`), an iteration time of 120-240 ms (commensurate periods,
 as on the paper's testbed) and the shape's keyword arguments (Up fraction, bandwidth in Gbps).
-Used by the testbed simulation (:mod:`solvers.cassini_testbed`) and by the simulator's link
-model (:mod:`placement.sim.links`), which looks a trace job's ``model`` up here.
+Used by the simulator's link model (:mod:`placement.sim.links`), which looks a trace job's
+``model`` up here, and by §5.1's workload (:mod:`.workload`).
 """
 
 from __future__ import annotations

@@ -21,9 +21,12 @@ __all__ = ["stepped_iteration_times", "stepped_mean_iteration_times"]
 
 
 def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]], capacity: dict[str, float],
-                            horizon: float, loss: float = 0.0, dt: float = 0.05) -> list[np.ndarray]:
+                            horizon: float, loss: float = 0.0, dt: float = 0.05,
+                            shared_goodput: float = 1.0) -> list[np.ndarray]:
     """An independent time-stepped integration of the same link model (max-min fair per step),
-    for the replay check: iteration end times per job up to ``horizon``."""
+    for the replay check: iteration end times per job up to ``horizon``. ``loss`` and
+    ``shared_goodput`` as in :mod:`.fluid` (a link carrying more than one flow in a step
+    delivers ``shared_goodput`` of its capacity), recomputed here by its own arithmetic."""
     links = sorted({lk for _, ls, _ in jobs for lk in ls})
     li = {k: i for i, k in enumerate(links)}
     inc = np.zeros((len(links), len(jobs)))
@@ -52,10 +55,10 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
             rate = alloc.get(key)
             if rate is None:   # the allocation of this set of flows and phases, once
                 dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
-                eff = caps
-                if loss > 0:
-                    eff = np.where(inc[:, list(comm)] @ dem > caps + 1e-9, caps * (1 - loss), caps)
-                rate = alloc[key] = dict(zip(comm, max_min_rates(inc[:, list(comm)], eff, dem).tolist(), strict=True))
+                sub = inc[:, list(comm)]
+                eff = caps * np.where(sub @ dem > caps + 1e-9, 1 - loss, 1.0)
+                eff = eff * np.where(np.count_nonzero(sub, axis=1) >= 2, shared_goodput, 1.0)
+                rate = alloc[key] = dict(zip(comm, max_min_rates(sub, eff, dem).tolist(), strict=True))
         # Steps until the next step in which something changes (a job begins, a phase ends):
         # the steps in between drain every phase at the same rate, so they are taken at once.
         k = steps - i
@@ -85,11 +88,11 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
 
 def stepped_mean_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]],
                                  capacity: dict[str, float], horizon: float, warmup: int,
-                                 loss: float = 0.0, dt: float = 0.5) -> list[float]:
+                                 loss: float = 0.0, dt: float = 0.5, shared_goodput: float = 1.0) -> list[float]:
     """Each job's mean iteration time over ``horizon`` after ``warmup`` iterations (its profile's
     iteration time when it completes none)."""
     out = []
-    for (p, _, s), en in zip(jobs, stepped_iteration_times(jobs, capacity, horizon, loss, dt), strict=True):
+    for (p, _, s), en in zip(jobs, stepped_iteration_times(jobs, capacity, horizon, loss, dt, shared_goodput), strict=True):
         it = np.diff(np.concatenate([[s], en]))
         use = it[warmup:] if len(it) > warmup else it
         out.append(float(use.mean()) if len(use) else float(p.iteration_time))

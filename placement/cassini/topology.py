@@ -55,6 +55,9 @@ class Topology:
     servers: tuple[tuple[str, int], ...]
     switches: tuple[str, ...]
     links: tuple[Link, ...]
+    #: deliverable share of a link's capacity while it carries more than one flow (the transport's
+    #: goodput factor, :mod:`.fluid`); 1 is plain max-min sharing
+    shared_goodput: float = 1.0
 
     @cached_property
     def graph(self) -> nx.Graph:

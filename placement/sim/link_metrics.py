@@ -1,5 +1,7 @@
 """Measures of a run on links shared over time, from its log alone: iteration times (CASSINI
-§5's metric, over iterations) and link utilisation over time (:mod:`placement.sim.links`)."""
+§5's metric, over iterations), link utilisation over time (:mod:`placement.sim.links`), the
+time-shift adjustments of §5.7 (Fig. 17) and the most any shift could gain on the run's
+placements (:func:`shift_ceiling`)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,13 @@ import math
 
 import numpy as np
 
-from ..cassini.catalogue import CATALOGUE
+from ..cassini.catalogue import CATALOGUE, profile_of
 from .links import LinkSharing, instants
 from .log import EventLog, extra_value
 from .trace import Trace
 
 __all__ = ["iteration_time_samples", "iteration_summary", "weighted_quantile", "running_intervals",
-           "link_utilisation_series"]
+           "link_utilisation_series", "shift_adjustments", "shift_ceiling"]
 
 
 def iteration_time_samples(trace: Trace, log: EventLog) -> list[tuple[str, float, float]]:
@@ -84,3 +86,85 @@ def link_utilisation_series(trace: Trace, log: EventLog, links: LinkSharing) -> 
     """``(t0, t1, {link: utilisation})`` over the run: each interval's links as
     :meth:`LinkSharing.utilisation` gives them (links carrying nothing are left out)."""
     return [(t0, t1, links.utilisation(run)) for t0, t1, run in running_intervals(trace, log)]
+
+
+def _clipped_intervals(trace: Trace, log: EventLog, start: float, end: float):
+    for t0, t1, run, factor in instants(trace, log):
+        if t1 is None or not run or t1 <= start or t0 >= end:
+            continue
+        yield max(t0, start), min(t1, end), run, factor
+
+
+def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: float = -math.inf,
+                      end: float = math.inf) -> dict[str, float]:
+    """CASSINI §5.7's time-shift adjustments over ``[start, end]`` of a run, from its log and the
+    link model's drift counts (:meth:`LinkSharing.adjustment_rates`, per interval of constant
+    running set): ``total`` (every job sharing links), ``per_minute`` (cluster-wide, over the
+    window's minutes with jobs running) and ``per_job_minute`` (over the jobs CASSINI shifted,
+    i.e. with a ``shift`` row in their current attempt, per minute each ran sharing links; NaN
+    when none did), which is what Fig. 17 plots (fewer than two per minute)."""
+    starts: dict[str, list[float]] = {}
+    shifts: dict[str, list[float]] = {}
+    for r in log:
+        if r.event == "start":
+            starts.setdefault(r.job, []).append(r.time)
+        elif r.event == "shift":
+            shifts.setdefault(r.job, []).append(r.time)
+
+    def shifted(jid: str, t: float) -> bool:
+        s0 = max((x for x in starts.get(jid, ()) if x <= t), default=None)
+        return s0 is not None and any(s0 <= x <= t for x in shifts.get(jid, ()))
+
+    total = shifted_adj = shifted_min = busy = jobs_time = 0.0
+    for t0, t1, run, _ in _clipped_intervals(trace, log, start, end):
+        rates = links.adjustment_rates(run)
+        busy += t1 - t0
+        jobs_time += len(run) * (t1 - t0)
+        for jid, r in rates.items():
+            total += r * (t1 - t0)
+            if shifted(jid, t0):
+                shifted_adj += r * (t1 - t0)
+                shifted_min += (t1 - t0) / 60.0
+    return {"total": total, "per_minute": total / (busy / 60.0) if busy else 0.0,
+            "per_job_minute": shifted_adj / shifted_min if shifted_min else math.nan,
+            "jobs_running_mean": jobs_time / busy if busy else 0.0}
+
+
+def shift_ceiling(trace: Trace, log: EventLog, links: LinkSharing, start: float = -math.inf,
+                  end: float = math.inf, only=None) -> dict[str, float]:
+    """The most any time shift could gain on a run's placements (the report's ceiling), from its
+    log: each interval's job iteration cannot be shorter than its ideal one, nor shorter than
+    ``ideal * L`` with ``L`` the largest offered mean load over capacity of its links (a link
+    cannot carry more than its capacity on average; equal stretching assumed). Over the run's
+    own iterations in ``[start, end]`` (weights: iterations run at the logged factor):
+    ``iteration_ms_mean``, ``bound_ms_mean``, ``ideal_ms_mean``; ``ceiling`` = run / bound and
+    ``over_ideal`` = run / ideal. ``only`` (job ids) restricts the iterations measured (every
+    running job still loads the links)."""
+    cap = links.topology.capacity
+    sw = sit = sb = sid = 0.0
+    for t0, t1, run, factor in _clipped_intervals(trace, log, start, end):
+        load: dict[str, float] = {}
+        on = {}
+        for jid, (job, gpus, _) in run.items():
+            if job.model in CATALOGUE:
+                on[jid] = links.links(gpus)
+                bw = profile_of(job.model, jid).mean_bandwidth
+                for lk in on[jid]:
+                    load[lk] = load.get(lk, 0.0) + bw
+        for jid, lks in on.items():
+            if only is not None and jid not in only:
+                continue
+            ideal = CATALOGUE[run[jid][0].model][1]
+            f = factor.get(jid, 1.0)
+            it = ideal / f
+            w = (t1 - t0) * 1000.0 / it
+            bound = ideal * max([1.0] + [load[lk] / cap[lk] for lk in lks])
+            sw += w
+            sit += w * it
+            sb += w * min(bound, it)
+            sid += w * ideal
+    if not sw:
+        return {"iteration_ms_mean": math.nan, "bound_ms_mean": math.nan, "ideal_ms_mean": math.nan,
+                "ceiling": math.nan, "over_ideal": math.nan}
+    return {"iteration_ms_mean": sit / sw, "bound_ms_mean": sb / sw, "ideal_ms_mean": sid / sw,
+            "ceiling": sit / sb, "over_ideal": sit / sid}

@@ -23,8 +23,8 @@ sharing
     fluid model (:func:`placement.sim.network.iteration_times`: max-min sharing per link, a
     stretched phase delays later iterations) run from the jobs' phases for ``window_iterations``
     of the slowest iteration, skipping ``warmup`` iterations. That is the job's steady state:
-    the engine does not follow phases drifting within one interval (the testbed simulation of
-    :mod:`solvers.cassini_testbed` counts CASSINI's drift adjustments), and a factor holds until
+    the engine does not follow phases drifting within one interval (it counts the re-alignments
+    they would trigger, below), and a factor holds until
     the next change of the running set or of a phase. Components are cached by their content.
 large components
     A component of more than :data:`MAX_FLUID_JOBS` jobs is not run in the fluid model (its
@@ -36,6 +36,18 @@ large components
     ``stats["approximated"]``).
 ``loss``
     The fluid model's labelled congestion-loss factor (default 0, off).
+goodput factor
+    The network section's ``goodput`` (:mod:`.network`; the topology's ``shared_goodput``):
+    while a link carries more than one flow it delivers that share of its capacity
+    (:mod:`placement.cassini.fluid`; 0.88 reproduces CASSINI §2.2's 22 + 22 of 50 Gbps). 1 (the
+    default) is plain max-min sharing.
+time-shift adjustments (CASSINI §4.2 step 3, §5.7)
+    A component's fluid run also counts, per job, how often an agent would re-align it: an
+    adjustment each time an iteration boundary deviates by more than 5% of the ideal iteration
+    from where the last adjustment put it (the paper's trigger), over the iterations after the
+    warm-up; :meth:`LinkSharing.adjustment_rates` gives them per second of run time and
+    :func:`placement.sim.link_metrics.shift_adjustments` sums them over a log. A job alone on
+    its links never drifts (0). The large-component approximation counts none.
 
 The independent recomputation of every logged factor is :mod:`placement.sim.link_check`;
 iteration-time and link-utilisation measures from a log are :mod:`placement.sim.link_metrics`.
@@ -51,10 +63,10 @@ import numpy as np
 
 from ..cassini.catalogue import CATALOGUE, profile_of
 from .log import EventLog, extra_value
-from .network import shared_links
+from .network import fluid_window, mean_iterations
 from .trace import Job, Trace
 
-__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants"]
+__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants", "drift_adjustments"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -110,9 +122,15 @@ class LinkSharing:
         a component's from its fluid run, a job alone's its profile's mean bandwidth."""
         return self._solve(running)[1]
 
-    def _solve(self, running) -> tuple[dict[str, float], dict[str, float]]:
+    def adjustment_rates(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]) -> dict[str, float]:
+        """Time-shift adjustments per second of each job in a component of ``running`` (module
+        docstring); jobs alone on their links are left out (0)."""
+        return self._solve(running)[2]
+
+    def _solve(self, running) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
         out = {jid: 1.0 for jid in running}
         util: dict[str, float] = {}
+        adjust: dict[str, float] = {}
         g = nx.Graph()
         for jid, (job, gpus, _) in running.items():
             if job.model not in CATALOGUE:
@@ -132,12 +150,13 @@ class LinkSharing:
                 util.update({lk: bw / cap[lk] for lk in self.links(gpus)})
                 continue
             self.stats["components"] += 1
-            factors, u = self._component(members, running)
+            factors, u, adj = self._component(members, running)
             out.update(zip(members, factors, strict=True))
+            adjust.update(zip(members, adj, strict=True))
             util.update(u)
-        return out, util
+        return out, util, adjust
 
-    def _component(self, members: list[str], running) -> tuple[tuple[float, ...], dict[str, float]]:
+    def _component(self, members: list[str], running) -> tuple[tuple[float, ...], dict[str, float], tuple]:
         specs = []
         for jid in members:
             job, gpus, phase = running[jid]
@@ -150,28 +169,53 @@ class LinkSharing:
             return hit
         if len(members) > MAX_FLUID_JOBS:
             self.stats["approximated"] += 1
-            factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity)
-            res = (tuple(factors), util)
+            factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity,
+                                         self.topology.shared_goodput)
+            res = (tuple(factors), util, (0.0,) * len(specs))
         else:
             self.stats["fluid_runs"] += 1
             jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
-            times, util = shared_links(self.topology, jobs, window_iterations=self.window_iterations,
-                                       warmup=self.warmup, loss=self.loss)
-            res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs), util)
+            names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
+            times = mean_iterations(names, r, jobs, self.warmup)
+            adj = {n: drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup)
+                   for n, b, e in zip(names, r.begin, r.ends, strict=True)}
+            res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs),
+                   r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs))
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = res
         return res
 
 
-def average_load(jobs: list[tuple[str, tuple[str, ...]]], capacity: Mapping[str, float]):
+def drift_adjustments(begin: float, ends, ideal: float, warmup: int = 0) -> float:
+    """Adjustments per second (CASSINI §5.7's trigger): over the iterations after ``warmup``, one
+    each time an iteration boundary deviates by more than 5% of the ``ideal`` iteration (ms) from
+    where the last adjustment (or the first counted boundary) put it on the ideal grid."""
+    ends = np.asarray(ends, dtype=float)
+    if len(ends) <= warmup + 1:
+        return 0.0
+    ref = float(ends[warmup - 1]) if warmup else float(begin)
+    k0, n = 0, 0
+    for k, e in enumerate(ends[warmup:], start=1):
+        if abs(e - (ref + (k - k0) * ideal)) > 0.05 * ideal:
+            n += 1
+            ref, k0 = float(e), k
+    span = float(ends[-1]) - (float(ends[warmup - 1]) if warmup else float(begin))
+    return n / span * 1000.0 if span > 0 else 0.0
+
+
+def average_load(jobs: list[tuple[str, tuple[str, ...]]], capacity: Mapping[str, float], goodput: float = 1.0):
     """The average-load approximation of a large component (module docstring): ``jobs`` are
-    ``(catalogue model, link ids)``; returns (factor per job, utilisation per link)."""
+    ``(catalogue model, link ids)``; returns (factor per job, utilisation per link). A link that
+    more than one job crosses offers ``goodput`` of its capacity."""
     profs = [profile_of(m, f"j{i}") for i, (m, _) in enumerate(jobs)]
     offered: dict[str, float] = {}
+    count: dict[str, int] = {}
     for p, (_, links) in zip(profs, jobs, strict=True):
         for lk in links:
             offered[lk] = offered.get(lk, 0.0) + p.mean_bandwidth
+            count[lk] = count.get(lk, 0) + 1
+    capacity = {lk: capacity[lk] * (goodput if count[lk] > 1 else 1.0) for lk in offered}
     factors = []
     for p, (_, links) in zip(profs, jobs, strict=True):
         c = sum(d for d, b in p.phases if b > 0) / p.iteration_time

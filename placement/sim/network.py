@@ -13,13 +13,17 @@ paper's 2:1 testbed, Figure 10; :func:`placement.cassini.topology.tree_topology`
 (:func:`placement.cassini.topology.clos_topology`) groups racks in pods of ``racks_per_pod``,
 gives each rack ``uplinks_per_rack`` uplinks of ``link_capacity`` to its pod's aggregation
 switches and joins every aggregation switch to each of ``cores`` core switches; flows take
-one of the equal-cost paths by a deterministic hash (ECMP). Errors name the field
+one of the equal-cost paths by a deterministic hash (ECMP). ``goodput`` (optional, in (0, 1],
+default 1) is the share of a link's capacity delivered while more than one flow crosses it
+(:data:`placement.cassini.fluid.SECTION_2_2_GOODPUT` = 0.88 reproduces CASSINI §2.2's 22 + 22 of
+50 Gbps under DCQCN; 1 is plain max-min sharing). Errors name the field
 (``network.server_capacity``). The engine shares these links over time through
 :mod:`placement.sim.links`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .. import validate as v
@@ -27,7 +31,7 @@ from ..cassini.topology import Topology, clos_topology, tree_topology
 
 __all__ = ["iteration_times", "shared_links", "fluid_window", "mean_iterations", "network_from_doc", "network_matches"]
 
-_COMMON = {"kind", "racks", "servers_per_rack", "gpus_per_server", "server_capacity"}
+_COMMON = {"kind", "racks", "servers_per_rack", "gpus_per_server", "server_capacity", "goodput"}
 _KEYS = {"tree": _COMMON | {"oversubscription"},
          "clos": _COMMON | {"racks_per_pod", "uplinks_per_rack", "cores", "link_capacity"}}
 
@@ -46,6 +50,15 @@ def network_from_doc(doc: Any, where: str = "network") -> Topology:
     per = v.integer(d["servers_per_rack"], f"{where}.servers_per_rack", 1, 10_000)
     gpus = v.integer(d.get("gpus_per_server", 1), f"{where}.gpus_per_server", 1, 64)
     cap = v.number(d["server_capacity"], f"{where}.server_capacity", positive=True)
+    good = v.number(d.get("goodput", 1.0), f"{where}.goodput", positive=True)
+    if good > 1.0:
+        from ..errors import InstanceError
+
+        raise InstanceError(f"{where}.goodput", f"must be in (0, 1], not {good}")
+    return replace(_topology(d, kind, where, racks, per, gpus, cap), shared_goodput=float(good))
+
+
+def _topology(d: dict, kind: str, where: str, racks: int, per: int, gpus: int, cap: float) -> Topology:
     if kind == "tree":
         over = v.number(d.get("oversubscription", 1.0), f"{where}.oversubscription", positive=True)
         return tree_topology(pods=1, tors_per_pod=racks, servers_per_tor=per, gpus_per_server=gpus,
@@ -111,7 +124,8 @@ def shared_links(topo: Topology, jobs: dict, *, window_iterations: int = 16, war
 
 def fluid_window(topo: Topology, jobs: dict, *, window_iterations: int = 16, loss: float = 0.0):
     """``(names, FluidResult)``: the fluid model run on ``jobs`` (as :func:`iteration_times`) for
-    ``window_iterations`` of the slowest ideal iteration plus the largest shift."""
+    ``window_iterations`` of the slowest ideal iteration plus the largest shift, with the
+    topology's ``shared_goodput``."""
     from ..cassini.fluid import FluidJob, simulate
 
     names = sorted(jobs)
@@ -121,7 +135,8 @@ def fluid_window(topo: Topology, jobs: dict, *, window_iterations: int = 16, los
     shifts = [float(jobs[n][2]) for n in names]
     fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9)
           for n, s in zip(names, shifts, strict=True)]
-    return names, simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts))
+    return names, simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts),
+                           shared_goodput=topo.shared_goodput)
 
 
 def mean_iterations(names: list[str], r, jobs: dict, warmup: int) -> dict[str, float]:

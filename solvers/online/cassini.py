@@ -5,8 +5,10 @@ Themis, Tiresias and Dally alike (:class:`CassiniPlugin` is a mixin over the bas
 base's options stay ``--option`` settable). On a cluster with a network
 (:mod:`placement.sim.links`), at every call in which the base starts jobs:
 
-1. **Candidates** (§4.2 step 1): the base's own placement is candidate 0; up to
-   ``candidates - 1`` more are drawn (seeded) with the *same fairness outcome*: the same jobs
+1. **Candidates** (§4.2 step 1): the base's own placement is candidate 0; then, as in §4.2's
+   example of two winners that may trade workers, the placements of two starting jobs of the
+   same GPU count (and type) swapped; up to ``candidates`` in all, the rest drawn (seeded) with
+   the *same fairness outcome*: the same jobs
    start, each on GPUs of the same tier (machine / rack / cluster / network) as the base gave
    it, hence at the same performance-model rate, on the GPUs free after the base's preemptions.
    Our generator: a job takes a uniformly drawn group of its tier with enough free GPUs, and
@@ -22,8 +24,9 @@ base's options stay ``--option`` settable). On a cluster with a network
 3. **Shifts** (Algorithm 1): the top candidate's unique time shifts are applied to every running
    job as :class:`~placement.sim.policy.Shift` decisions: a job's phase becomes
    ``(now in ms + shift) mod its iteration time``. The engine models each job's steady state
-   between changes, so the agents' re-adjustments on drift (§4.2 step 3) are not simulated
-   here; :mod:`solvers.cassini_testbed` counts them.
+   between changes, so the agents' re-adjustments on drift (§4.2 step 3) are not simulated;
+   the link model counts the ones its drift would trigger
+   (:func:`placement.sim.link_metrics.shift_adjustments`).
 
 Jobs whose model is not in the catalogue take part in the base's decisions but not in the
 ranking. On a cluster without a network the plug-in passes the base's decisions through.
@@ -104,6 +107,17 @@ class CassiniPlugin:
         groups = {"machine": np.arange(cluster.n_machines), "rack": cluster.machine_rack,
                   "cluster": cluster.dcluster[first], "network": np.zeros(cluster.n_machines, dtype=np.int64)}
         cands, seen = [base], {tuple(sorted(base.items()))}
+        # §4.2's example: jobs winning the same number of workers may trade their placements
+        ids = sorted(base)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                ja, jb = view.job(a), view.job(b)
+                if len(cands) < self._n_candidates and ja.gpus == jb.gpus and ja.gpu_type == jb.gpu_type:
+                    alt = {**base, a: base[b], b: base[a]}
+                    key = tuple(sorted(alt.items()))
+                    if key not in seen:
+                        seen.add(key)
+                        cands.append(alt)
         for _ in range(3 * (self._n_candidates - 1)):
             if len(cands) >= self._n_candidates:
                 break

@@ -99,3 +99,35 @@ def test_volume_conserved_and_never_faster_than_alone(specs):
     for lk in ("a", "b"):
         want = sum(3 * sum(t * b for t, b in j.profile.phases) for j in jobs if lk in j.links)
         assert r.link_volume.get(lk, 0.0) == pytest.approx(want, rel=1e-6)
+
+
+def test_goodput_factor_reproduces_section_2_2_two_jobs_at_22_gbps_each():
+    # §2.2: two VGG19 jobs started together on one 50 Gbps link each get ~22 Gbps under DCQCN.
+    # With the calibrated factor the link delivers 0.88 * 50 = 44 while both send: 22 + 22; one
+    # flow alone still gets its 48. The Up phase (120 ms at 48 Gbps) stretches to 120 * 48 / 22.
+    import numpy as np
+
+    from placement.cassini.catalogue import profile_of
+    from placement.cassini.fluid import (
+        SECTION_2_2_GOODPUT,
+        FluidJob,
+        effective_capacity,
+        max_min_rates,
+        simulate,
+    )
+    from placement.cassini.stepped import stepped_iteration_times
+
+    inc, caps, dem = np.ones((1, 2)), np.array([50.0]), np.array([48.0, 48.0])
+    eff = effective_capacity(inc, caps, dem, 0.0, SECTION_2_2_GOODPUT)
+    assert max_min_rates(inc, eff, dem).tolist() == pytest.approx([22.0, 22.0])
+    assert max_min_rates(inc, caps, dem).tolist() == pytest.approx([25.0, 25.0])          # max-min alone
+    assert effective_capacity(inc[:, :1], caps, dem[:1], 0.0, SECTION_2_2_GOODPUT).tolist() == [50.0]
+    p = profile_of("VGG19", "a")
+    up = sum(d for d, b in p.phases if b > 0)
+    want = p.iteration_time - up + up * 48 / 22
+    jobs = [FluidJob(profile_of("VGG19", n), ("l",), iterations=4) for n in "ab"]
+    r = simulate(jobs, {"l": 50.0}, shared_goodput=SECTION_2_2_GOODPUT)
+    assert [float(x) for x in r.iteration_times()[0]] == pytest.approx([want] * 4)
+    stepped = stepped_iteration_times([(j.profile, ("l",), 0.0) for j in jobs], {"l": 50.0}, 4 * want + 1,
+                                      dt=0.05, shared_goodput=SECTION_2_2_GOODPUT)
+    assert float(np.diff(np.concatenate([[0.0], stepped[0]]))[-1]) == pytest.approx(want, rel=2e-3)

@@ -3,6 +3,7 @@
 import pytest
 
 from placement.cassini.catalogue import CATALOGUE
+from placement.cassini.workload import poisson_trace
 from placement.sim.cluster import Cluster
 from placement.sim.engine import simulate
 from placement.sim.link_check import link_factor_check
@@ -12,7 +13,6 @@ from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
 from placement.sim.replay import replay_check
 from placement.sim.trace import Job, Trace
-from solvers.cassini_testbed import sim_trace
 
 NET = {"racks": 3, "servers_per_rack": 2, "gpus_per_server": 1, "server_capacity": 50, "oversubscription": 2}
 SHARED = 90 + 90 * 48 / 25   # two VGG16 in phase on a 50 Gbps uplink (tests/sim/test_links.py)
@@ -47,7 +47,7 @@ def test_shifts_remove_the_slowdown_of_two_jobs_that_must_share_an_uplink(base):
 
 
 def test_without_a_network_the_plugin_passes_the_base_through():
-    trace = sim_trace(1, hours=0.5)
+    trace = poisson_trace(1, hours=0.15)
     cluster = Cluster.uniform(racks=12, machines=2, gpus_per_machine=1)
     one, two = _run("themis", trace, cluster), _run("themis+cassini", trace, cluster)
     assert [r for r in one.log] == [r for r in two.log]
@@ -57,7 +57,7 @@ def test_without_a_network_the_plugin_passes_the_base_through():
 def test_plugin_on_the_poisson_trace_is_valid_and_not_slower(base):
     cluster = Cluster.uniform(racks=12, machines=2, gpus_per_machine=1).with_network(
         {"racks": 12, "servers_per_rack": 2, "server_capacity": 50, "oversubscription": 2})
-    trace = sim_trace(2, hours=0.75)
+    trace = poisson_trace(2, hours=0.15)
     th, cas = _run(base, trace, cluster), _run(f"{base}+cassini", trace, cluster)
     a, b = iteration_summary(trace, th.log), iteration_summary(trace, cas.log)
     assert b["iteration_ms_mean"] <= a["iteration_ms_mean"] * 1.001
@@ -90,7 +90,7 @@ def test_cli_generates_the_testbed_trace_and_simulates_themis_cassini(tmp_path, 
     assert main(["generate", "trace", "--kind", "cassini", "--seed", "5", "-o", str(path)]) == 0
     inst = load_instance(json.loads(path.read_text()))
     assert [(j.id, j.gpus, j.duration, j.model) for j in inst.trace.jobs] == \
-        [(j.id, j.gpus, j.duration, j.model) for j in sim_trace(5).jobs]
+        [(j.id, j.gpus, j.duration, j.model) for j in poisson_trace(5).jobs]
     assert inst.cluster.network is not None and inst.cluster.n_gpus == 24
     out = tmp_path / "run"
     assert main(["simulate", str(path), "--policy", "themis+cassini", "--hours", "0.5", "-o", str(out)]) == 0

@@ -1,82 +1,94 @@
 """``placement reproduce cassini`` on a tiny configuration of the same code: every log passes the
-replay check, the rows' iteration-time statistics are recomputed from the logs' epochs, and the
-claims from the rows."""
+replay and link-factor checks, a row's iteration mean is recomputed from its log's rate rows,
+the claims come from the rows, Themis/Ideal and the shift ceiling stand beside the gains, and
+the regime map has its three knobs."""
 
 from __future__ import annotations
 
 import csv
-import json
 
 import numpy as np
 import pytest
 
 from placement.app import reproduce as rp
 from placement.app.reproduce import cassini
+from placement.cassini.catalogue import CATALOGUE
+from placement.cassini.workload import poisson_trace
 from tests.support import run_reproduction_with
 
-TINY = cassini.Config(hours=0.4, mean_minutes=5.0, stress_minutes=2.0, window_iterations=6, check_every=10)
+TINY = cassini.Config(hours=0.08, regime_hours=0.05, snapshots=False)
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "cassini"
-    return run_reproduction_with(rp.configured(cassini.REPRODUCTION, seeds=2, config=TINY), out), out
+    return run_reproduction_with(rp.configured(cassini.REPRODUCTION, seeds=1, config=TINY), out), out
 
 
-def test_logs_replay_and_rows_recompute(run):
+def _rows(out):
+    return {r["run"]: r for r in csv.DictReader(open(out / "results.csv"))}
+
+
+def test_logs_pass_the_checks_and_a_row_is_recomputed_from_its_log(run):
     ctx, out = run
     assert ctx.broken == {}
-    everything = list(csv.DictReader(open(out / "results.csv")))
-    rows = [r for r in everything if r["packing"] in cassini.PACKINGS]
-    assert len(rows) == 2 * 2 * 2 * 3  # seeds x packings x policies x (poisson, stress, poisson+loss)
-    sim = [r for r in everything if r["packing"].startswith("simulator:")]
-    assert len(sim) == 3 * 2 * 2 * 4   # clusters x seeds x (poisson, model-parallel) x 2 bases with and without CASSINI
-    assert all((out / "logs" / r["run"] / "log.csv").exists() for r in sim)
-    assert len([r for r in everything if r["policy"] == "table2"]) == 5 * 2   # snapshots x readings
-    for r in rows:
-        log = json.loads((out / "logs" / r["run"] / "log.json").read_text())
-        # independent: per epoch and job, iterations run = epoch length / iteration time
-        v, w, ideal = [], [], []
-        for e in log["epochs"]:
-            for n, it in e["iteration"].items():
-                model = next(j["model"] for j in log["jobs"] if j["name"] == n)
-                v.append(it)
-                w.append((e["end"] - e["t"]) / it)
-                ideal.append(cassini.tb.CATALOGUE[model][1])
-        assert float(r["iter_mean"]) == pytest.approx(np.average(v, weights=w), rel=1e-9)
-        assert float(r["ideal_mean"]) == pytest.approx(np.average(ideal, weights=w), rel=1e-9)
-        assert float(r["iter_mean"]) >= float(r["ideal_mean"]) - 1e-9
+    rows = _rows(out)
+    r = rows["main-poisson-themis-s0"]
+    trace = poisson_trace(0, hours=TINY.hours)
+    end = max(j.submit for j in trace.jobs)
+    model = {j.id: j.model for j in trace.jobs}
+    # independent: per job, factor intervals from the log's start / rate / finish rows, cut at the
+    # last submission; iterations in an interval = its length / (ideal / factor)
+    since: dict[str, tuple[float, float]] = {}
+    it, w = [], []
+
+    def close(job, t):
+        t0, f = since.pop(job)
+        t = min(t, end)
+        if t > t0:
+            ms = CATALOGUE[model[job]][1] / f
+            it.append(ms)
+            w.append((t - t0) * 1000 / ms)
+
+    for row in csv.DictReader(open(out / "logs" / r["run"] / "log.csv")):
+        t, ev, job = float(row["time"]), row["event"], row["job"]
+        if ev == "start" and t <= end:
+            since[job] = (t, 1.0)
+        elif ev == "rate" and job in since:
+            close(job, t)
+            if t <= end:
+                since[job] = (t, float(row["extra"].split("factor=")[1].split()[0]))
+        elif ev in ("finish", "preempt") and job in since:
+            close(job, t)
+    for job in list(since):
+        close(job, end)
+    assert float(r["iter_mean"]) == pytest.approx(np.average(it, weights=w), rel=1e-9)
+    assert float(r["over_ideal"]) >= 1 - 1e-9 and float(r["ceiling"]) >= 1 - 1e-9
+    assert float(r["ceiling"]) <= float(r["over_ideal"]) + 1e-9     # the load bound is at least the ideal
 
 
-def test_claims_from_rows(run):
+def test_claims_from_rows_with_the_room_beside_each_gain(run):
     ctx, out = run
-    rows = list(csv.DictReader(open(out / "results.csv")))
-
-    def val(exp, packing, pol, key, seed):
-        (r,) = [r for r in rows if r["run"] == f"{exp}-{packing}-{pol}-s{seed}"]
-        return float(r[key])
-
-    c = next(c for c in ctx.claims if "average" in c.claim and "Poisson" in c.claim and "fewest" in c.claim)
-    assert c.ours == pytest.approx([val("poisson", "racks", "themis", "iter_mean", s)
-                                    / val("poisson", "racks", "themis+cassini", "iter_mean", s) for s in (0, 1)])
-    c = next(c for c in ctx.claims if "99th" in c.claim and "stress" in c.claim and "any free" in c.claim)
-    assert c.ours == pytest.approx([val("stress", "anywhere", "themis", "iter_p99", s)
-                                    / val("stress", "anywhere", "themis+cassini", "iter_p99", s) for s in (0, 1)])
+    rows = _rows(out)
+    for exp in ("poisson", "model-parallel", "stress"):
+        c = next(c for c in ctx.claims if c.claim.startswith("Th+CASSINI improves the average") and f"({exp} trace)"
+                 in c.claim)
+        a, b = (float(rows[f"main-{exp}-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
+        assert c.ours == pytest.approx([a / b])
+        assert "Themis/Ideal" in c.difference and "shift ceiling" in c.difference
     report = (out / "report.md").read_text()
-    assert "1.6x" in report and "2.2x" in report and (out / "figures" / "cdf-poisson.png").exists()
+    assert "Gains beside the room they had" in report and "regime map" in report
+    assert (out / "figures" / "cdf-iterations.png").exists()
 
 
-def test_simulator_claims_from_rows(run):
-    ctx, out = run
-    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv")) if r["packing"].startswith("simulator:")}
-    for exp in ("poisson", "model-parallel"):
-        for cl, reading in (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4"),
-                            ("cassini-testbed-clos", "Clos of 48 links")):
-            c = next(c for c in ctx.claims if "average" in c.claim
-                     and f"({exp} trace, in placement simulate, {reading})" in c.claim)
-            assert c.ours == pytest.approx([float(rows[f"sim-{cl}-{exp}-themis-s{s}"]["iter_mean"])
-                                            / float(rows[f"sim-{cl}-{exp}-themis+cassini-s{s}"]["iter_mean"])
-                                            for s in (0, 1)])
-    for r in rows.values():
-        summary = json.loads((out / "logs" / r["run"] / "summary.json").read_text())
-        assert summary["replay_ok"]
+def test_regime_map_has_three_knobs_of_four_values(run):
+    _, out = run
+    reg = list(csv.DictReader(open(out / "regimes.csv")))
+    values = {}
+    for r in reg:
+        values.setdefault(r["knob"], set()).add(r["value"])
+    assert set(values) == set(cassini.KNOBS) and all(len(v) >= 4 for v in values.values())
+    rows = _rows(out)
+    r = next(r for r in reg if r["knob"] == "oversubscription" and float(r["value"]) == 8 and r["claim"].startswith("Th+"))
+    a, b = (float(rows[f"regime-oversubscription-8-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
+    assert float(r["ours"]) == pytest.approx(a / b)

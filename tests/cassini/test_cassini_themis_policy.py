@@ -1,9 +1,13 @@
-"""The simulator's Themis policy (finish-time fairness auctions over 10-minute leases): a hand schedule."""
+"""The simulator's Themis policy (finish-time fairness auctions over 10-minute leases): hand schedules."""
 
 import pytest
 
 from placement.sim import Cluster, IdealPerf, Job, Trace, replay_check, simulate
 from solvers.online.themis import Themis
+
+
+def _events(res):
+    return [(r.time, r.event, r.job, tuple(r.gpus)) for r in res.log if r.event in ("start", "preempt", "finish")]
 
 
 def test_lease_expiry_auction_hands_gpus_to_the_least_fair_job():
@@ -13,12 +17,35 @@ def test_lease_expiry_auction_hands_gpus_to_the_least_fair_job():
     cluster = Cluster.uniform(racks=1, machines=1, gpus_per_machine=4)
     trace = Trace("t", (Job("a", 0.0, 4, 3000.0), Job("b", 10.0, 4, 100.0)))
     res = simulate(trace, cluster, Themis(lease=600.0), perf=IdealPerf())
-    ev = [(r.time, r.event, r.job) for r in res.log if r.event in ("start", "preempt", "finish")]
+    ev = [(t, e, j) for t, e, j, _ in _events(res)]
     assert ev == [(0.0, "start", "a"), (600.0, "preempt", "a"), (600.0, "start", "b"), (700.0, "finish", "b"),
                   (700.0, "start", "a"), (3100.0, "finish", "a")]
     assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
 
 
-def test_lease_must_be_positive():
+def test_a_lease_expiry_moves_a_fragmented_job_onto_a_freed_rack():
+    # 2 racks of 2 single-GPU machines. At 0: x, y, z (1 GPU each) take GPUs 0, 1, 2 (first fit).
+    # x ends at 20; a (2 GPUs) arrives at 30 and only GPUs 0 and 3 are free: it starts across the
+    # two racks. y ends at 500. At 600 z's lease expires: it wins again and keeps GPU 2 (no
+    # placement spans fewer racks). At 630 a's lease expires: its GPUs go back to the auction,
+    # rack 0 (GPUs 0, 1) is free, so a is moved there (preempted and restarted at once, keeping
+    # its 600 s of work): it ends at 630 + 2400.
+    cluster = Cluster.uniform(racks=2, machines=2, gpus_per_machine=1)
+    trace = Trace("t", (Job("x", 0.0, 1, 20.0), Job("y", 0.0, 1, 500.0), Job("z", 0.0, 1, 5000.0),
+                        Job("a", 30.0, 2, 3000.0)))
+    pol = Themis(lease=600.0)
+    res = simulate(trace, cluster, pol, perf=IdealPerf())
+    assert _events(res) == [
+        (0.0, "start", "x", (0,)), (0.0, "start", "y", (1,)), (0.0, "start", "z", (2,)), (20.0, "finish", "x", (0,)),
+        (30.0, "start", "a", (0, 3)), (500.0, "finish", "y", (1,)),
+        (630.0, "preempt", "a", (0, 3)), (630.0, "start", "a", (0, 1)), (3030.0, "finish", "a", (0, 1)),
+        (5000.0, "finish", "z", (2,))]
+    assert pol.moves == 1 and pol.renewals >= 8
+    assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+
+
+def test_lease_and_rack_penalty_must_be_valid():
     with pytest.raises(ValueError, match="lease"):
         Themis(lease=0)
+    with pytest.raises(ValueError, match="rack_penalty"):
+        Themis(rack_penalty=0.5)

@@ -1,33 +1,81 @@
-"""The CASSINI reproduction's simulator part: ``<base>`` vs ``<base>+cassini`` in ``placement simulate``.
+"""The CASSINI reproduction's runs: §5.1's testbed experiments in the simulator's engine, their
+measures, and the regime map.
 
-The same §5.1 Poisson trace as the testbed simulation (:func:`solvers.cassini_testbed.sim_trace`)
-runs in the simulator's engine on the shipped ``cassini-testbed`` cluster (and on
-``cassini-testbed-6x4``, the same 24 servers read as 6 racks of 4, and ``cassini-testbed-clos``,
-the Clos reading with 13 switches and 48 links), whose links are
-shared over time by :mod:`placement.sim.links`, with Themis and Tiresias each alone and with
-the CASSINI plug-in (:mod:`solvers.online.cassini`). Measured inside the window: iterations of
-jobs submitted in the trace's first ``hours`` (every job is, the trace stops arriving then) up
-to the last submission; the drain after it, when fewer jobs share links, is left out. Every log
-passes ``replay_check`` with the link factors recomputed by the time-stepped integration.
+Every experiment is a ``placement simulate`` run (:meth:`Context.simulate`: the engine with a
+policy of :mod:`solvers.online`, ``themis`` or ``themis+cassini``, the log checked by
+``replay_check`` with the link factors recomputed by :mod:`placement.sim.link_check`). The
+testbed is a cluster of 24 single-GPU machines with a ``network`` section (:mod:`placement.sim.network`):
+the Clos reading of Fig. 10 (6 racks of 4, 13 switches, 48 links, 2:1) by default, the tree
+reading (12 racks of 2, 36 links) as a second view; ``goodput`` is the transport factor
+(:data:`placement.cassini.fluid.SECTION_2_2_GOODPUT` = 0.88 by default, 1 = max-min as a
+second view).
+
+Measures of one run (:func:`measure`), inside the measured window (from the first submission to
+the last; for the stress test the two arriving jobs' whole runs): iteration time mean and p99
+over iterations (Fig. 11(b)'s CDF is over every iteration), the same iterations' Ideal (every
+job alone: its profile's iteration, the paper's dedicated-cluster benchmark), the run over
+Ideal, the shift ceiling (:func:`placement.sim.link_metrics.shift_ceiling`: the run's mean over
+the mean that no shift can beat on its placements), the time-shift adjustments of §5.7
+(:func:`placement.sim.link_metrics.shift_adjustments`) and the jobs running at once.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import numpy as np
 
+from placement.cassini.fluid import SECTION_2_2_GOODPUT
+from placement.cassini.workload import ALL_MODELS, MODEL_PARALLEL, poisson_trace, stress_trace
 from placement.sim.instance import SimInstance
-from placement.sim.link_metrics import iteration_summary, link_utilisation_series
+from placement.sim.link_metrics import (
+    iteration_time_samples,
+    shift_adjustments,
+    shift_ceiling,
+    weighted_quantile,
+)
 from placement.sim.links import LinkSharing
 from placement.sim.log import EventLog, LogRow
-from solvers.cassini_testbed import sim_trace
+from placement.sim.trace import Trace
 
 from ..shipped import cluster_arg
-from .context import Context, fmt_spread
+from .context import Context
 
-BASES = ("themis", "tiresias")
+__all__ = ["testbed", "experiment_trace", "measure", "run_pair", "regime_map", "KNOBS", "GAIN_RULE"]
+
+CLOS = ("cassini-testbed-clos", "Clos, 48 links")
+TREE = ("cassini-testbed", "tree, 36 links")
+GAIN_RULE = 1.3            # half of the paper's 1.6x gain over 1x: the rule of every gain claim
 
 
-def _window(log: EventLog, end: float) -> EventLog:
+def testbed(name: str = CLOS[0], goodput: float = SECTION_2_2_GOODPUT, oversubscription: float | None = None):
+    """A shipped testbed cluster with the transport's ``goodput`` factor and, when given, the
+    rack uplinks set for ``oversubscription``:1 (Clos: every switch link at ``100 / k`` Gbps, a
+    rack's 4 x 50 Gbps over its two uplinks; tree: the spec's ``oversubscription``)."""
+    cl = cluster_arg(name)
+    net = dict(cl.network)
+    net["goodput"] = float(goodput)
+    if oversubscription is not None:
+        if net.get("kind") == "clos":
+            net["link_capacity"] = net["servers_per_rack"] * net["server_capacity"] / (
+                net.get("uplinks_per_rack", 1) * oversubscription)
+        else:
+            net["oversubscription"] = float(oversubscription)
+    return replace(cl.with_network(net), name=f"{cl.name}-g{goodput:g}" + (
+        f"-o{oversubscription:g}" if oversubscription is not None else ""))
+
+
+def experiment_trace(exp: str, seed: int, hours: float, load: float = 1.0, workers: tuple[int, int] = (1, 12)) -> Trace:
+    """``poisson`` (all 13 models, Fig. 11), ``model-parallel`` (GPT-1/2/3 and DLRM, Fig. 12) or
+    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13), seeded (:mod:`placement.cassini.workload`)."""
+    if exp == "stress":
+        return stress_trace(seed)
+    models = MODEL_PARALLEL if exp == "model-parallel" else ALL_MODELS
+    return poisson_trace(seed, hours=hours, load=load, models=models, workers=workers)
+
+
+def _cut(log: EventLog, end: float) -> EventLog:
     """The log cut at ``end``: running jobs are closed there by a pseudo-finish (samples only)."""
     rows, running = [], {}
     for r in log:
@@ -42,137 +90,116 @@ def _window(log: EventLog, end: float) -> EventLog:
     return EventLog(rows)
 
 
-def _measure(trace, log: EventLog, end: float) -> dict:
-    s = iteration_summary(trace, _window(log, end))
-    return {"iter_mean": s["iteration_ms_mean"], "iter_p99": s["iteration_ms_p99"],
-            "ideal_mean": s["iteration_ideal_ms_mean"], "slowdown_mean": s["iteration_slowdown_mean"]}
+def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
+    """The run's measures (module docstring), from its log alone."""
+    from placement.cassini.catalogue import CATALOGUE
+
+    if exp == "stress":
+        only = {j.id for j in trace.jobs if j.submit > 0}
+        start, end = -math.inf, math.inf
+    else:
+        only = None
+        start, end = trace.jobs[0].submit, max(j.submit for j in trace.jobs)
+    sub = Trace(trace.name, tuple(j for j in trace.jobs if only is None or j.id in only))
+    samples = iteration_time_samples(sub, _cut(log, end) if math.isfinite(end) else log)
+    it = np.array([s[1] for s in samples])
+    w = np.array([s[2] for s in samples])
+    jobs = {j.id: j for j in trace.jobs}
+    ideal = np.array([CATALOGUE[jobs[s[0]].model][1] for s in samples], dtype=float)
+    ceil = shift_ceiling(trace, log, links, start, end, only=only)
+    adj = shift_adjustments(trace, log, links, start, end)
+    mean = float(np.average(it, weights=w))
+    ideal_mean = float(np.average(ideal, weights=w))
+    return {"iter_mean": mean, "iter_p99": weighted_quantile(it, w, 0.99), "ideal_mean": ideal_mean,
+            "over_ideal": mean / ideal_mean, "ceiling": ceil["ceiling"], "bound_mean": ceil["bound_ms_mean"],
+            "adjust_per_job_min": adj["per_job_minute"], "adjust_per_min": adj["per_minute"],
+            "jobs_at_once": adj["jobs_running_mean"]}
 
 
-def _uplink_series(trace, log: EventLog, links: LinkSharing, end: float) -> list[tuple[float, float, float]]:
-    """``(t0, t1, mean utilisation over the rack uplinks)`` per interval with jobs running, cut at ``end``."""
-    uplinks = [k for k in links.topology.capacity if k.startswith("tor")]   # both directions off a tree
-    return [(t0, min(t1, end), sum(util.get(u, 0.0) for u in uplinks) / len(uplinks))
-            for t0, t1, util in link_utilisation_series(trace, log, links) if t0 < end]
+def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
+             policies=("themis", "themis+cassini"), keep_log: bool = True) -> tuple[dict[str, dict], dict]:
+    """Each policy on ``trace`` over ``cluster`` (one engine run each, checked), measured:
+    ``({policy: measures}, {policy: log})``."""
+    links = LinkSharing(cluster)
+    inst = SimInstance(trace, cluster, "ideal")
+    out, logs = {}, {}
+    for pol in policies:
+        name = f"{tag}-{pol}-s{seed}"
+        res, _rows, summ = ctx.simulate(inst, pol, seed, name, keep_log=keep_log)
+        m = measure(exp, trace, res.log, links)
+        m["jct"] = summ["mean_jct_s"]
+        st = ctx.last_policy.stats()
+        m["moves"] = st.get("moves", 0)
+        ctx.row(run=name, seed=seed, experiment=exp, policy=pol, cluster=cluster.name,
+                goodput=cluster.network.get("goodput", 1.0), jobs=len(trace), **m)
+        out[pol] = m
+        logs[pol] = res.log
+    return out, logs
 
 
-def _time_mean(series: list[tuple[float, float, float]], start: float, end: float) -> float:
-    """Time average over [start, end] (no job running counts as 0)."""
-    return sum((t1 - t0) * u for t0, t1, u in series) / (end - start) if end > start else 0.0
+# ------------------------------------------------------------------------------ the regime map
+# knob -> (label, values, how a value sets up the run); the trace is the Poisson trace of all 13
+# models at load 1 on the Clos with the goodput factor unless the knob changes it
+KNOBS = {
+    "jobs at once": ("jobs running at once (nominal, 24 GPUs / mean workers at load 1; workers 1-W)",
+                     (3.7, 5.3, 9.6, 16.0)),
+    "oversubscription": ("rack-uplink oversubscription k:1 (Clos)", (2.0, 4.0, 6.0, 8.0)),
+    "goodput loss": ("share of a shared link's capacity lost to the transport (1 - goodput)",
+                     (0.0, 0.06, 0.12, 0.24)),
+}
+_WORKERS = {3.7: 12, 5.3: 8, 9.6: 4, 16.0: 2}     # 24 / ((1 + W) / 2)
 
 
-MODEL_PARALLEL = ["GPT-1", "GPT-2", "GPT-3", "DLRM"]
-EXPERIMENTS = (("poisson", None, "Fig. 11(b), §5.2", (1.6, 1.8)),
-               ("model-parallel", MODEL_PARALLEL, "Fig. 12(b), §5.2", (1.2, 1.6)))
-
-
-CLUSTERS = (("cassini-testbed", "12 racks of 2"), ("cassini-testbed-6x4", "6 racks of 4"),
-            ("cassini-testbed-clos", "Clos of 48 links"))
-
-
-def run_simulator(ctx: Context, hours: float, load: float, mean_minutes: float) -> None:
-    """Themis / Tiresias with and without CASSINI on the two readings of the testbed cluster, over
-    ``ctx.seeds``: the Poisson trace of data-parallel models, and the same arrivals with the
-    model-parallel models (GPT-1/2/3, DLRM: Fig. 12's mix)."""
+def regime_map(ctx: Context, hours: float, keep_log: bool = False) -> dict:
+    """Th+CASSINI over Themis (mean iteration time) and Themis over Ideal against each knob of
+    :data:`KNOBS`, per seed, recorded with ``ctx.regime`` (``regimes.csv``)."""
     res: dict = {}
-    series: dict = {}
-    for cl, _ in CLUSTERS:
-        cluster = cluster_arg(cl)
-        links = LinkSharing(cluster)
-        for exp, models, _, _ in EXPERIMENTS:
+    for knob, (_, values) in KNOBS.items():
+        for value in values:
             for seed in ctx.seeds:
-                trace = sim_trace(seed, gpus=cluster.n_gpus, hours=hours, load=load, mean_minutes=mean_minutes,
-                                  models=models)
-                end = max(j.submit for j in trace.jobs)
-                inst = SimInstance(trace, cluster, "ideal")
-                for base in BASES:
-                    for pol in (base, f"{base}+cassini"):
-                        name = f"sim-{cl}-{exp}-{pol}-s{seed}"
-                        r, _rows, summ = ctx.simulate(inst, pol, seed, name)
-                        m = _measure(trace, r.log, end)
-                        m["jct"] = summ["mean_jct_s"]
-                        if base == "themis":
-                            ser = _uplink_series(trace, r.log, links, end)
-                            m["uplink_util"] = _time_mean(ser, trace.jobs[0].submit, end)
-                            if seed == ctx.seeds[0]:
-                                series[(cl, exp, pol)] = ser
-                        res[(cl, exp, pol, seed)] = m
-                        ctx.row(run=name, seed=seed, policy=pol, packing=f"simulator:{cl}", jobs=len(trace), **m)
-
-    def vals(cl: str, exp: str, pol: str, key: str) -> list[float]:
-        return [res[(cl, exp, pol, s)][key] for s in ctx.seeds]
-
-    def gains(cl: str, exp: str, base: str, key: str) -> list[float]:
-        return [a / b for a, b in zip(vals(cl, exp, base, key), vals(cl, exp, f"{base}+cassini", key), strict=True)]
-
-    for cl, reading in CLUSTERS:
-        diff = ("placement simulate's engine: each job's steady-state iteration time per interval between "
-                f"scheduling events (fluid model from the jobs' phases), no drift; synthetic profiles; testbed "
-                f"read as {reading}")
-        for exp, _, source, papers in EXPERIMENTS:
-            for key, paper, what in (("iter_mean", papers[0], "average"), ("iter_p99", papers[1], "99th percentile")):
-                g = gains(cl, exp, "themis", key)
-                ctx.claim(claim=f"Th+CASSINI improves the {what} iteration time vs Themis ({exp} trace, in "
-                          f"placement simulate, {reading})", source=source, paper=f"{paper}x", ours=g, unit="x",
-                          holds=float(np.median(g)) >= 1 + (paper - 1) / 2,
-                          rule=f"holds when ours' median gain is at least half the paper's "
-                               f"({1 + (paper - 1) / 2:.2f}x)", difference=diff)
-        g = gains(cl, "poisson", "tiresias", "iter_mean")
-        ctx.claim(claim="CASSINI is scheduler-agnostic: it also improves another scheduler (Tiresias + CASSINI, "
-                  f"average iteration time, poisson trace, {reading})", source="§4, §6",
-                  paper="> 1x (stated, not measured)", ours=g, unit="x", holds=float(np.median(g)) > 1.0,
-                  rule="holds when ours' median gain is above 1x", difference=diff)
-
-    lines = ["| cluster | trace | base | mean iteration gain | p99 iteration gain | mean JCT gain | base slowdown "
-             "vs Ideal | +CASSINI slowdown vs Ideal | rack-uplink utilisation, base / +CASSINI |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for cl, reading in CLUSTERS:
-        for exp, _, _, _ in EXPERIMENTS:
-            for base in BASES:
-                util = (f"{fmt_spread(vals(cl, exp, base, 'uplink_util'))} / "
-                        f"{fmt_spread(vals(cl, exp, base + '+cassini', 'uplink_util'))}" if base == "themis" else "")
-                lines.append(f"| {reading} | {exp} | {base} | {fmt_spread(gains(cl, exp, base, 'iter_mean'), 'x')} | "
-                             f"{fmt_spread(gains(cl, exp, base, 'iter_p99'), 'x')} | "
-                             f"{fmt_spread(gains(cl, exp, base, 'jct'), 'x')} | "
-                             f"{fmt_spread(vals(cl, exp, base, 'slowdown_mean'), 'x')} | "
-                             f"{fmt_spread(vals(cl, exp, base + '+cassini', 'slowdown_mean'), 'x')} | {util} |")
-    _plot_uplinks(ctx, series)
-    ctx.section("In the simulator: base vs base+CASSINI (median and min-max over seeds)", "\n".join(lines) + "\n\n"
-                "`placement simulate --policy themis+cassini` on the shipped testbed clusters: "
-                "`cassini-testbed` reads the 24 servers as 12 racks of 2 (2:1, 50 Gbps rack uplinks), "
-                "`cassini-testbed-6x4` as 6 racks of 4 (2:1, one 100 Gbps logical uplink per rack standing "
-                "for the paper's two 50 Gbps ECMP uplinks: a fluid pooling, optimistic for the base), "
-                "`cassini-testbed-clos` as the Clos that matches the paper's counts (6 racks of 4, two 50 Gbps "
-                "uplinks per rack to 4 aggregation switches, 3 cores: 13 switches, 48 links; each flow hashed "
-                "onto one equal-cost path, each link direction its own capacity). The "
-                "plug-in ranks equal-fairness candidates by Algorithm 2 and sets Algorithm 1's shifts as job "
-                "phases; without it a job's phase is where its start time puts it. Iteration times are "
-                "measured up to the last submission (the drain is left out). Gain = base / base+CASSINI. "
-                "The model-parallel trace has the Poisson trace's arrivals with GPT-1/2/3 and DLRM jobs. "
-                "Slowdown vs Ideal = iteration time over the job's profile (every job alone), averaged over "
-                "iterations: the base's slowdown bounds what any interleaving can gain. Rack-uplink "
-                "utilisation = carried over capacity, mean over the rack uplinks, time-averaged up to the last "
-                "submission (the fluid model's, per interval).")
+                workers, cluster = (1, 12), testbed()
+                if knob == "jobs at once":
+                    workers = (1, _WORKERS[value])
+                elif knob == "oversubscription":
+                    cluster = testbed(oversubscription=value)
+                else:
+                    cluster = testbed(goodput=1.0 - value)
+                trace = experiment_trace("poisson", 1000 + seed, hours, workers=workers)
+                r, _ = run_pair(ctx, "poisson", cluster, trace, seed, f"regime-{knob.replace(' ', '_')}-{value:g}",
+                             keep_log=keep_log)
+                gain = r["themis"]["iter_mean"] / r["themis+cassini"]["iter_mean"]
+                room = r["themis"]["over_ideal"]
+                res[(knob, value, seed)] = (gain, room, r["themis"]["jobs_at_once"])
+                _regime(ctx, claim="Th+CASSINI / Themis, mean iteration time (Fig. 11(b): 1.6x)", knob=knob,
+                        value=value, seed=seed, ours=gain, paper=1.6, holds=gain >= GAIN_RULE)
+                _regime(ctx, claim="Themis / Ideal, mean iteration time (the room any interleaving has)", knob=knob,
+                        value=value, seed=seed, ours=room, paper=1.6, holds=room >= GAIN_RULE)
+    return res
 
 
-def _plot_uplinks(ctx: Context, series: dict) -> None:
-    import matplotlib
+_FALLBACK: dict[int, list[dict]] = {}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    cl = CLUSTERS[0][0]
-    fig, axes = plt.subplots(1, len(EXPERIMENTS), figsize=(10, 3.4), sharey=True)
-    for ax, (exp, _, _, _) in zip(np.atleast_1d(axes), EXPERIMENTS, strict=True):
-        for pol, label in (("themis", "Themis"), ("themis+cassini", "Th+CASSINI")):
-            if (cl, exp, pol) in series:
-                xs, ys = [], []
-                for t0, t1, u in series[(cl, exp, pol)]:
-                    xs += [t0 / 60, t1 / 60]
-                    ys += [u, u]
-                ax.plot(xs, ys, label=label, lw=1)
-        ax.set_title(f"{exp} trace, {cl}, seed {ctx.seeds[0]}")
-        ax.set_xlabel("minutes")
-        ax.legend(fontsize=8)
-    np.atleast_1d(axes)[0].set_ylabel("mean rack-uplink utilisation")
-    ctx.figure(fig, "uplink-utilisation", "Link utilisation over time in placement simulate (mean over the "
-               "rack uplinks of the testbed cluster)")
+def _regime(ctx: Context, **row) -> None:
+    """``ctx.regime`` (the shared regime-map API); until the context has it, the rows are kept
+    here and :func:`write_regimes_fallback` writes ``regimes.csv``."""
+    if hasattr(ctx, "regime"):
+        ctx.regime(**row)
+    else:
+        _FALLBACK.setdefault(id(ctx), []).append(row)
+
+
+def write_regimes_fallback(ctx: Context) -> None:
+    import csv
+    import io
+
+    from ...io import write_text
+
+    rows = _FALLBACK.pop(id(ctx), [])
+    if not rows:
+        return
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=["claim", "knob", "value", "seed", "ours", "paper", "holds"], lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_text(ctx.out / "regimes.csv", buf.getvalue())
