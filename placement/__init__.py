@@ -4,10 +4,34 @@ Core contract (README.md, "The contract every problem follows"): every problem f
 loaded with validation (:class:`InstanceError`), a reference evaluation, exact
 models in ``models/``, heuristics in ``solvers/``, and every solver returns a
 :class:`SolveResult`.
+
+The Python face (README.md, "Python"): :func:`simulate` (a policy on a trace, a :class:`Run`
+with pandas DataFrames), :func:`solve` (any family's solver by name), :func:`sweep` and
+:func:`reproduce` (a :class:`Report`). They live in the app layer
+(:mod:`placement.app.api`) and are the functions the command line runs. The core never imports
+the app, so these names are resolved lazily: the module ``__getattr__`` below loads
+``placement.app.api`` by name the first time one of them is used, and ``import placement``
+alone loads no app, solver or model code (``tests/core/test_imports.py``).
 """
 
 from .errors import InstanceError
 from .result import SolveResult, Status
 
-__all__ = ["InstanceError", "SolveResult", "Status"]
+__all__ = ["InstanceError", "SolveResult", "Status", "simulate", "Run", "solve", "sweep", "reproduce", "Report"]
 __version__ = "0.1.0"
+
+_API = frozenset({"simulate", "Run", "solve", "sweep", "reproduce", "Report"})
+
+
+def __getattr__(name: str):
+    if name in _API:
+        import importlib
+
+        value = getattr(importlib.import_module("placement.app.api"), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'placement' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _API)

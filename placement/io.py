@@ -42,6 +42,7 @@ from typing import Any
 from .errors import InstanceError
 
 __all__ = ["read_document", "parse_document", "write_json", "write_text", "write_bytes", "check_output_path", "check_output_folder", "staged_folder",
+           "commit", "outputs_committed", "reset_commit",
            "max_input_bytes", "max_yaml_bytes", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS"]
 
 DEFAULT_MAX_INPUT_BYTES = 64 * 2**20
@@ -382,14 +383,57 @@ def check_output_folder(path: str | os.PathLike, option: str = "-o", files: tupl
     return p
 
 
+_COMMIT = {"done": False}
+
+
+def outputs_committed() -> bool:
+    """Whether the running command has put all its outputs in place (:func:`commit`): from then
+    on it has succeeded, and an interrupt only cuts what it would still print."""
+    return _COMMIT["done"]
+
+
+def reset_commit() -> None:
+    """Forget an earlier command's commit (the command line calls this when a command starts)."""
+    _COMMIT["done"] = False
+
+
+@contextlib.contextmanager
+def commit():
+    """The block that puts a command's outputs in place, safe from an interrupt.
+
+    ``SIGINT`` is held while the block runs (in the main thread; elsewhere there is no signal
+    to hold), so the outputs land as one set; then the command counts as done
+    (:func:`outputs_committed`) and an interrupt that arrived meanwhile is raised. An error
+    inside the block propagates as it is, and the command is not done.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        _COMMIT["done"] = True
+        return
+    pending: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+        _COMMIT["done"] = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pending:
+        raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
 def staged_folder(out: Path):
     """Write a command's outputs into a temporary sibling of ``out``, moved into place at the end.
 
     On success every file moves into ``out`` (created if missing: the whole folder is renamed
     in one step; else entry by entry, each replace atomic, a sub-folder replacing the earlier
-    one of that name as a whole). On an error or an interrupt the
-    temporary folder is removed and ``out`` is left as it was.
+    one of that name as a whole), inside :func:`commit`: an interrupt during the moves waits
+    for the last one, so ``out`` holds either the earlier state or the whole new set. On an
+    error or an interrupt before the moves the temporary folder is removed and ``out`` is
+    left as it was.
     """
     import shutil
 
@@ -398,23 +442,33 @@ def staged_folder(out: Path):
     try:
         os.chmod(tmp, 0o777 & ~_umask())  # the folder a user gets, not mkdtemp's private one
         yield tmp
-        if not out.exists():
-            os.rename(tmp, out)
-            return
-        for entry in sorted(os.listdir(tmp)):
-            src, dst = tmp / entry, out / entry
-            if src.is_dir() and dst.is_dir() and not dst.is_symlink():
-                # a sub-folder (logs/, figures/) replaces the earlier run's as a whole
-                old = out / f".{entry[:80]}.{os.getpid()}.old"
-                os.rename(dst, old)
-                os.rename(src, dst)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(src, dst)
-        tmp.rmdir()
+        with commit():
+            _move_into(tmp, out)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _move_into(tmp: Path, out: Path) -> None:
+    import shutil
+
+    if not out.exists():
+        os.rename(tmp, out)
+        _fsync_dir(out.parent if str(out.parent) else Path("."))
+        return
+    for entry in sorted(os.listdir(tmp)):
+        src, dst = tmp / entry, out / entry
+        if src.is_dir() and dst.is_dir() and not dst.is_symlink():
+            # a sub-folder (logs/, figures/) replaces the earlier run's as a whole
+            old = out / f".{entry[:80]}.{os.getpid()}.old"
+            os.rename(dst, old)
+            os.rename(src, dst)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(src, dst)
+    tmp.rmdir()
+    _fsync_dir(out)
 
 
 def _umask() -> int:

@@ -4,6 +4,13 @@ Commands: ``generate``, ``solve``, ``evaluate``, ``bench`` (:mod:`.commands`), `
 (:mod:`.sweep`), ``reproduce`` (:mod:`.reproduce`), plus what problem families add through :attr:`ProblemSpec.add_commands`
 (``simulate``, ``check-cells``). Bad input prints one line ``error: <field>: <what is wrong>``
 and exits with code 2; nothing is written.
+
+Interrupts (``Ctrl-C``): every command stages its outputs and puts them in place as one set
+(:func:`placement.io.commit`). An interrupt before that leaves everything as it was and
+exits 130 with the one line ``error: interrupted``; once the outputs are in place the
+command has succeeded: an interrupt then only cuts what it still prints (exit 0, one
+``note:`` line). The command modules are imported inside :func:`main`, so an interrupt
+while they load is handled the same way.
 """
 
 from __future__ import annotations
@@ -14,14 +21,22 @@ import os
 import sys
 
 from ..errors import InstanceError
-from .commands import base_parser, load_instance_file
-from .reproduce import add_parser as add_reproduce
-from .sweep import add_parser as add_sweep
 
 __all__ = ["main", "build_parser", "load_instance_file"]
 
 
+def load_instance_file(path: str):
+    """Load and validate an instance file of any registered family: ``(spec, instance)``."""
+    from .commands import load_instance_file as load
+
+    return load(path)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .commands import base_parser
+    from .reproduce import add_parser as add_reproduce
+    from .sweep import add_parser as add_sweep
+
     parser, sub = base_parser(__doc__.splitlines()[0])
     add_sweep(sub)
     add_reproduce(sub)
@@ -72,19 +87,46 @@ class _PipeSafeStream:
 def main(argv: list[str] | None = None) -> int:
     if not isinstance(sys.stdout, _PipeSafeStream) and sys.stdout is not None:
         sys.stdout = _PipeSafeStream(sys.stdout)
+    from ..io import outputs_committed, reset_commit
+
+    reset_commit()
+    held: list = []
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
-    except InstanceError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            return int(args.func(args) or 0)
+        except InstanceError as exc:
+            print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            held.append(_hold_interrupts())  # one line, not a traceback from a second Ctrl-C
+            if outputs_committed():
+                print("note: interrupted after the outputs were in place; they are complete", file=sys.stderr)
+                return 0
+            print("error: interrupted", file=sys.stderr)
+            return 130
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+    except KeyboardInterrupt:  # a second interrupt while the first was reported
+        return 0 if outputs_committed() else 130
     finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
+        if held and held[0] is not None:  # in-process callers (tests) get their handler back
+            import signal
+
+            signal.signal(signal.SIGINT, held[0])
+
+
+def _hold_interrupts():
+    """Ignore ``SIGINT`` from now on (main thread only); returns the handler it replaced."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            return signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return None
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ import sys
 from typing import Any
 
 from ..errors import InstanceError
-from ..io import check_output_path, read_document, write_json
-from ..registry import call_solver, check_solver_options, get_problem, problem_of_document, problems
+from ..io import check_output_path, commit, read_document, write_json
+from ..registry import get_problem, problem_of_document, problems
 from .options import key_value, nonnegative_int
 
 __all__ = ["base_parser", "load_instance_file", "cmd_generate", "cmd_solve", "cmd_evaluate", "cmd_bench"]
@@ -72,7 +72,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     instance = spec.generate(args)
     doc = spec.instance_to_json(instance)
     if args.output:
-        write_json(args.output, doc)
+        with commit():  # the file lands whole, and from then on the command has succeeded
+            write_json(args.output, doc)
         print(f"wrote {args.output}")
     else:
         json.dump(doc, sys.stdout, indent=2)
@@ -85,20 +86,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     Exit codes: 0 for every status but ``error``; 1 for ``error``; 2 for bad input.
     """
+    from .api import solve_options
+
     if args.output:
         check_output_path(args.output)
     spec, instance = load_instance_file(args.instance)
-    solver = args.solver or spec.exact_solver
-    extra = check_solver_options(spec, solver, dict(args.option or []),
-                                 reserved={"seed": "--seed", "time_limit": "--time-limit"})
-    result = call_solver(spec, solver, instance, time_limit=args.time_limit, seed=args.seed, **extra)
+    result = solve_options(instance, args.solver, args.time_limit, args.seed, dict(args.option or []))
     sol_json = spec.solution_to_json(instance, result.solution) if result.solution is not None else None
     report, broken = ({}, [])
     if result.solution is not None:
         report, broken = spec.evaluate_report(instance, result.solution)
     if args.output:
         out = {"problem": spec.name, **result.to_dict(sol_json), "evaluation": report, "violations": broken}
-        write_json(args.output, out)
+        with commit():
+            write_json(args.output, out)
     print(f"problem   {spec.name}")
     print(f"solver    {result.solver}")
     print(f"status    {result.status}")
@@ -127,6 +128,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                             f"instance: give a {spec.name} solution")
     solution = spec.load_solution(instance, doc)
     terms, broken = spec.evaluate_report(instance, solution)
+    if spec.name == "trace":
+        from .simulate import folder_checks
+
+        broken = broken + folder_checks(args.instance, instance, solution)
     _print_mapping(f"{spec.name}: objective terms and measures", terms)
     if broken:
         print(f"violations ({len(broken)}):")

@@ -24,7 +24,9 @@ from ..io import write_json, write_text
 from .options import key_value, nonnegative_int
 from .report import fmt, save_figure
 
-__all__ = ["add_commands", "cmd_simulate", "run_simulation", "write_outputs", "DEFAULT_CLUSTERS"]
+__all__ = ["add_commands", "cmd_simulate", "run_simulation", "write_outputs", "sim_instance", "provenance",
+           "resolved_options", "option_json", "policy_checks", "summary_document", "run_figures",
+           "command_line", "DEFAULT_CLUSTERS"]
 
 # Default cluster per trace format when --cluster is not given. Philly: 512 GPUs (the trace's
 # mean demand is 374 GPUs: sum of duration x GPUs over its 109 days, measured), 8 per machine.
@@ -33,8 +35,8 @@ DEFAULT_CLUSTERS = {"philly": "1x1x8x8x8", "openb": "openb", "v1": "1x1x4x8x8"}
 
 def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="run a scheduling policy on a trace (trace-driven simulator)")
-    p.add_argument("trace", help="trace file (Philly CSV, openb pod CSV, our CSV v1, or a "
-                   "'trace' instance .json/.yaml) or a shipped name: philly, openb")
+    p.add_argument("trace", nargs="?", default=None, help="trace file (Philly CSV, openb pod CSV, our CSV "
+                   "v1, or a 'trace' instance .json/.yaml) or a shipped name: philly, openb")
     p.add_argument("--policy", default="fifo", help="a registered policy (listed below; default fifo)")
     p.add_argument("--cluster", default=None, help="spec .json/.yaml, openb node .csv, 'openb', or "
                    "RxCxKxMxG[:TYPE] (default: by trace format, philly 1x1x8x8x8, openb its nodes)")
@@ -50,7 +52,10 @@ def add_commands(sub) -> None:
     p.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",
                    help="a policy constructor argument (repeatable)")
     p.add_argument("--bin", type=float, default=None, help="time-series bin, s (default: about 400 bins)")
-    p.add_argument("-o", "--output", required=True, help="output folder (created if missing)")
+    p.add_argument("-o", "--output", default=None, help="output folder (created if missing; required "
+                   "unless --rerun, which writes into its folder by default)")
+    p.add_argument("--rerun", metavar="DIR", default=None, help="re-run the folder of an earlier run: its "
+                   "instance.json and the policy, options and seed its summary.json records")
     p.set_defaults(func=cmd_simulate)
     _list_policies_in_help(p)
 
@@ -83,52 +88,269 @@ def _check_out_dir(path: str) -> Path:
 
 
 def load_inputs(args: argparse.Namespace):
-    """(SimInstance, trace format) from the command-line arguments; all validation here."""
-    from ..io import read_document
-    from ..sim.instance import SimInstance, load_instance
-    from ..sim.trace import window
-    from .shipped import cluster_arg, load_trace_arg
+    """(SimInstance, trace format) from the command-line arguments (:func:`sim_instance`)."""
+    return sim_instance(args.trace, args.cluster, perf=args.perf, start=args.start, hours=args.hours,
+                        sample=args.sample, seed=args.seed, checkpoint=args.checkpoint, scan=args.scan,
+                        bin_s=getattr(args, "bin", None))
 
-    for name in ("start", "hours", "checkpoint", "scan", "bin"):
-        v = getattr(args, name, None)
-        if v is not None and (not math.isfinite(v) or v < 0 or (v == 0 and name != "start")):
+
+def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float = 0.0,
+                 hours: float | None = None, sample: int | None = None, seed: int = 0,
+                 checkpoint: float | None = None, scan: float | None = None, bin_s: float | None = None):
+    """(SimInstance, trace format) for ``placement simulate`` and :func:`placement.simulate`; all
+    validation here, errors naming the command-line option.
+
+    ``trace``: a shipped name (``philly``, ``openb``), a trace file, a ``"trace"`` instance
+    document (``.json``/``.yaml``: trace, cluster and perf model), a
+    :class:`~placement.sim.trace.Trace` or a :class:`~placement.sim.instance.SimInstance`.
+    ``cluster``: a ``--cluster`` value (shorthand, spec file, shipped name) or a
+    :class:`~placement.sim.cluster.Cluster`; ``None`` takes the instance's own or the
+    trace format's default (:data:`DEFAULT_CLUSTERS`). The cluster must be one that
+    ``placement evaluate`` reads back from ``instance.json`` (one set of limits for both).
+    """
+    from ..io import read_document
+    from ..sim.cluster import Cluster
+    from ..sim.instance import SimInstance, load_instance
+    from ..sim.trace import Trace, window
+    from .shipped import load_trace_arg
+
+    for name, v in (("start", start), ("hours", hours), ("checkpoint", checkpoint), ("scan", scan),
+                    ("bin", bin_s)):
+        if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v)
+                              or v < 0 or (v == 0 and name != "start")):
             raise InstanceError(f"--{name}", "must be a positive finite number")
-    if args.scan is not None and args.scan < 1.0:
+    if scan is not None and scan < 1.0:
         raise InstanceError("--scan", "must be at least 1 s (a scan runs the policy over the whole queue)")
-    if args.sample is not None and args.sample < 1:
+    if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 1):
         raise InstanceError("--sample", "must be a positive number of jobs")
-    win = {"start": args.start * 3600.0, "hours": args.hours, "sample": args.sample, "seed": args.seed}
-    src = str(args.trace)
-    if src.lower().endswith((".json", ".yaml", ".yml")):
-        inst = load_instance(read_document(src))
-        jobs = window(inst.trace.jobs, **win)
-        trace = type(inst.trace)(inst.trace.name, tuple(jobs), inst.trace.provenance)
-        cluster = cluster_arg(args.cluster) if args.cluster else inst.cluster
-        return SimInstance(trace, cluster, args.perf or inst.perf,
-                           args.checkpoint or inst.checkpoint_interval,
-                           args.scan or inst.scan_interval), "json"
-    trace, fmt_ = load_trace_arg(src, **win)
-    cluster = cluster_arg(args.cluster or DEFAULT_CLUSTERS[fmt_])
-    # a real trace's durations are what the jobs took: no slowdown model unless asked for
-    return SimInstance(trace, cluster, args.perf or "ideal", args.checkpoint, args.scan), fmt_
+    if perf is not None and perf not in ("dally", "dally-machine", "ideal"):
+        raise InstanceError("--perf", f"must be one of dally, dally-machine, ideal, got {perf!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise InstanceError("--seed", f"must be a non-negative integer, got {seed!r}")
+    win = {"start": float(start) * 3600.0, "hours": hours, "sample": sample, "seed": seed}
+    base = None
+    if isinstance(trace, SimInstance):
+        base, fmt_ = trace, "instance"
+    elif isinstance(trace, Trace):
+        base, fmt_ = None, "trace"
+    elif isinstance(trace, str | Path):
+        src = str(trace)
+        if src.lower().endswith((".json", ".yaml", ".yml")):
+            base, fmt_ = load_instance(read_document(src)), "json"
+    else:
+        raise InstanceError("trace", "must be a shipped trace name, a file, a Trace or a SimInstance, "
+                            f"got {type(trace).__name__}")
+    if base is not None:
+        jobs = window(base.trace.jobs, **win)
+        tr = type(base.trace)(base.trace.name, tuple(jobs), base.trace.provenance)
+        cl = _cluster(cluster) if cluster is not None else base.cluster
+        inst = SimInstance(tr, cl, perf or base.perf, checkpoint or base.checkpoint_interval,
+                           scan or base.scan_interval)
+    else:
+        if isinstance(trace, Trace):
+            tr = Trace(trace.name, tuple(window(trace.jobs, **win)), trace.provenance)
+            default = DEFAULT_CLUSTERS["v1"]
+        else:
+            tr, fmt_ = load_trace_arg(str(trace), **win)
+            default = DEFAULT_CLUSTERS[fmt_]
+        cl = cluster if isinstance(cluster, Cluster) else _cluster(cluster or default)
+        # a real trace's durations are what the jobs took: no slowdown model unless asked for
+        inst = SimInstance(tr, cl, perf or "ideal", checkpoint, scan)
+    _readable_back(inst.cluster)
+    return inst, fmt_
+
+
+def _cluster(value):
+    from ..sim.cluster import Cluster
+    from .shipped import cluster_arg
+
+    if isinstance(value, Cluster):
+        return value
+    if not isinstance(value, str | Path):
+        raise InstanceError("--cluster", f"must be a cluster shorthand, a spec file or a Cluster, "
+                            f"got {type(value).__name__}")
+    return cluster_arg(str(value))
+
+
+def _readable_back(cluster) -> None:
+    """What ``simulate`` accepts, ``evaluate`` reads: the cluster goes through the spec loader
+    that reads ``instance.json`` back (:func:`placement.sim.cluster_io.cluster_from_doc`), so
+    the limits are that loader's, once (a shorthand of 1,025 GPUs per machine is refused here,
+    not after the run)."""
+    from ..sim.cluster_io import cluster_from_doc, cluster_to_doc
+
+    try:
+        cluster_from_doc(cluster_to_doc(cluster), "cluster")
+    except InstanceError as exc:
+        raise InstanceError("--cluster", f"{exc.field}: {exc.message}") from None
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("placement")
+    except PackageNotFoundError:  # a source tree without an install
+        return "0+unknown"
+
+
+# What the data providers of policy_data.py take when an option is not given (their defaults,
+# read there: ``levels`` is the class's ``fit_levels``).
+_PROVIDER_DEFAULTS = {"data-placement": {"data_seed": 0, "n_tables": 200, "n_data_jobs": 400}}
+_MAX_OPTION_JSON = 200_000
+
+
+def option_json(value: Any) -> Any:
+    """A policy option as JSON: numbers, strings, lists and objects as they are; numpy values and
+    arrays as numbers and lists; a dataclass as the object of its fields; anything else as
+    ``{"object": its class}``. What ``--option`` takes round-trips."""
+    import dataclasses
+    import enum
+
+    import numpy as np
+
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, np.generic):
+        return option_json(value.item())
+    if isinstance(value, np.ndarray):
+        return option_json(value.tolist())
+    if isinstance(value, enum.Enum):
+        return option_json(value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: option_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): option_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [option_json(v) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [option_json(v) for v in value]
+        return sorted(items, key=lambda x: json.dumps(x, sort_keys=True))
+    return {"object": f"{type(value).__module__}.{type(value).__qualname__}"}
+
+
+def resolved_options(policy: str, options: dict[str, Any] | None) -> dict[str, Any]:
+    """Every constructor option of the registered ``policy``: the given ones, the defaults of the
+    rest, and the options its data providers take (``needs``), as JSON (:func:`option_json`).
+    A value whose JSON exceeds 200,000 characters is recorded as its class and length."""
+    import inspect
+
+    from ..sim.policies import policy_class
+
+    cls = policy_class(policy)
+    given = dict(options or {})
+    out: dict[str, Any] = {}
+    for p in inspect.signature(cls).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        out[p.name] = given.pop(p.name) if p.name in given else (
+            None if p.default is inspect.Parameter.empty else p.default)
+    for _option, kind in getattr(cls, "needs", {}).items():
+        if kind == "vc-assignment":
+            out["levels"] = given.pop("levels", getattr(cls, "fit_levels", "multi"))
+        for k, v in _PROVIDER_DEFAULTS.get(kind, {}).items():
+            out[k] = given.pop(k, v)
+    out.update(given)  # anything else the caller passed (refused by the checker before a run)
+    recorded = {}
+    for k, v in out.items():
+        j = option_json(v)
+        text = json.dumps(j)
+        recorded[k] = j if len(text) <= _MAX_OPTION_JSON else {
+            "object": f"{type(v).__module__}.{type(v).__qualname__}", "json_chars": len(text)}
+    return recorded
+
+
+def provenance(inst, policy: str, options: dict | None, seed: int, command: str | None = None,
+               bin_s: float | None = None) -> dict[str, Any]:
+    """What made a run (``summary.json``'s ``run``): the policy, the options as given and resolved
+    (defaults included), the seed, the perf model and intervals, the package version and the
+    command line. ``placement simulate --rerun DIR`` reads it back."""
+    given = {k: option_json(v) for k, v in (options or {}).items()}
+    return {"policy": policy, "options": given, "resolved_options": resolved_options(policy, options),
+            "seed": seed, "perf": inst.perf, "checkpoint_interval": inst.checkpoint_interval,
+            "scan_interval": inst.scan_interval, "bin_s": bin_s, "version": package_version(),
+            "command": command}
+
+
+def policy_checks(policy: str, pol, cluster, links=None) -> list:
+    """The replay checks a run of ``policy`` must pass beyond the common ones: each link's factor
+    over time when the cluster has a network (``links``: the engine's
+    :class:`~placement.sim.links.LinkSharing`, or a fresh one), and HiveD's sharing safety
+    (§3.2: guaranteed cells within the VC assignment) for the ``hived`` policies."""
+    from ..sim.link_check import link_factor_check
+    from ..sim.links import LinkSharing
+
+    out = []
+    if cluster.network is not None:
+        out.append(link_factor_check(links if links else LinkSharing(cluster)))
+    if policy.startswith("hived") and getattr(pol, "assign", None) is not None:
+        from solvers.online.hived import sharing_safety_check
+
+        out.append(sharing_safety_check(pol.assign))
+    return out
+
+
+def folder_checks(instance_path: str, inst, log) -> list[str]:
+    """The policy's own replay checks for ``placement evaluate DIR/instance.json DIR/log.json``:
+    when ``DIR/summary.json`` records the run (:func:`provenance`), the policy is rebuilt from
+    the options it records and :func:`policy_checks` runs on the log (link factors, HiveD's
+    sharing safety), so the replay judges the run by the options it ran with, not by guessed
+    defaults. Without such a record: no extra check."""
+    from ..io import read_document
+    from ..sim.policies import policy_names
+    from .policy_data import build_policy
+
+    path = Path(instance_path).parent / "summary.json"
+    if not path.is_file():
+        return []
+    try:
+        run = read_document(path).get("run")
+    except (InstanceError, AttributeError):
+        return []
+    if not isinstance(run, dict) or run.get("policy") not in policy_names() or not isinstance(run.get("options"), dict):
+        return []
+    try:
+        pol = build_policy(run["policy"], inst.cluster, **run["options"])
+    except InstanceError as exc:
+        return [f"{path}: the recorded options do not build policy {run['policy']!r} ({exc})"]
+    out: list[str] = []
+    for check in policy_checks(run["policy"], pol, inst.cluster):
+        out += check(inst.trace, inst.cluster, log)
+    return out
 
 
 def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None, progress=None,
-                   checks=None, built: list | None = None):
+                   checks=None, built: list | None = None, record: dict | None = None):
     """Simulate; returns (SimResult, per-job rows, summary dict, violations).
 
     ``checks(policy)``, when given, returns extra replay checks built from the policy object (a
-    HiveD run's sharing-safety check needs its VC assignment); ``built``, when given, receives the
-    policy object (its statistics and classes of jobs beyond the log)."""
+    HiveD run's sharing-safety check needs its VC assignment); without it, :func:`policy_checks`.
+    ``built``, when given, receives the policy object (its statistics and classes of jobs beyond
+    the log); ``record``, when given, receives the run's :func:`provenance`."""
     from ..sim.engine import simulate
-    from ..sim.link_check import link_factor_check
     from ..sim.link_metrics import iteration_summary
     from ..sim.links import LinkSharing
     from ..sim.metrics import per_job, summary
     from ..sim.replay import replay_check
     from .policy_data import build_policy
 
-    pol = build_policy(policy, inst.cluster, **(options or {}))
+    if isinstance(policy, str):
+        if record is not None:
+            record.update(provenance(inst, policy, options, seed, command=record.get("command")))
+        pol = build_policy(policy, inst.cluster, **(options or {}))
+    else:  # a policy object built by a Python caller: its class is what can be recorded
+        if options:
+            raise InstanceError("options", "apply to a policy given by name; this one is already built")
+        pol = policy
+        policy = f"{type(pol).__module__}.{type(pol).__qualname__}"
+        if record is not None:
+            record.update({**provenance(inst, "fifo", None, seed, command=record.get("command")),
+                           "policy": policy, "options": {},
+                           "resolved_options": None})
     if built is not None:
         built.append(pol)
     perf = inst.perf_model()
@@ -136,9 +358,12 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     res = simulate(inst.trace, inst.cluster, pol, perf=perf, seed=seed, scan_interval=inst.scan_interval,
                    checkpoint_interval=inst.checkpoint_interval, progress=progress, links=links)
     t0 = time.perf_counter()
-    extra = list(checks(pol)) if checks else []
-    if links:
-        extra.append(link_factor_check(links))
+    if checks is not None:
+        from ..sim.link_check import link_factor_check
+
+        extra = list(checks(pol)) + ([link_factor_check(links)] if links else [])
+    else:
+        extra = policy_checks(policy, pol, inst.cluster, links)
     broken = replay_check(inst.trace, inst.cluster, res.log, perf=perf, checks=extra)
     replay_s = time.perf_counter() - t0
     rows = per_job(res.log, inst.trace)
@@ -160,11 +385,9 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def plot_run(out: Path, ts: list[dict[str, Any]], rows: list[dict[str, Any]], title: str) -> list[str]:
-    """Utilization/queue, SLO violation rate per priority over time, JCT CDF."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+def run_figures(ts: list[dict[str, Any]], rows: list[dict[str, Any]], title: str) -> list[tuple[str, Any]]:
+    """(file name, matplotlib figure): utilization and queue, SLO violation rate per priority over
+    time, JCT CDF. The backend is the caller's (a notebook's inline one, Agg on the command line)."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -182,7 +405,7 @@ def plot_run(out: Path, ts: list[dict[str, Any]], rows: list[dict[str, Any]], ti
         fig.legend(loc="upper right", fontsize=8)
         ax1.set_title(f"{title}: utilization and queue")
         fig.tight_layout()
-        figs.append(save_figure(fig, out, "utilization_queue.png"))
+        figs.append(("utilization_queue.png", fig))
         keys = [k for k in ts[0] if k.startswith("slo_violation_rate_p")]
         fig, ax = plt.subplots(figsize=(8, 3.5))
         for k in keys:
@@ -193,7 +416,7 @@ def plot_run(out: Path, ts: list[dict[str, Any]], rows: list[dict[str, Any]], ti
         ax.set_title(f"{title}: scheduling-latency SLO violations per priority")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        figs.append(save_figure(fig, out, "slo_violations.png"))
+        figs.append(("slo_violations.png", fig))
     jct = sorted(r["jct"] for r in rows if r["jct"] is not None)
     if jct:
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -203,11 +426,31 @@ def plot_run(out: Path, ts: list[dict[str, Any]], rows: list[dict[str, Any]], ti
         ax.set_ylabel("fraction of jobs")
         ax.set_title(f"{title}: JCT CDF")
         fig.tight_layout()
-        figs.append(save_figure(fig, out, "jct_cdf.png"))
+        figs.append(("jct_cdf.png", fig))
     return figs
 
 
-def write_outputs(out: Path, inst, res, rows, summ, broken, bin_s=None, plots=True) -> list[str]:
+def plot_run(out: Path, ts: list[dict[str, Any]], rows: list[dict[str, Any]], title: str) -> list[str]:
+    """:func:`run_figures` written as PNG files into ``out`` (and closed); their names."""
+    return [save_figure(fig, out, name) for name, fig in run_figures(ts, rows, title)]
+
+
+def summary_document(inst, res, summ, broken, run: dict | None = None) -> dict[str, Any]:
+    """``summary.json``: the inputs, ``run`` (what made the run: :func:`provenance`), metrics,
+    engine and policy statistics and replay_check's verdict."""
+    return {
+        "trace": inst.trace.name, "provenance": inst.trace.provenance, "jobs": len(inst.trace),
+        "cluster": inst.cluster.name, "gpus": inst.cluster.n_gpus, "gpu_types": inst.cluster.type_count,
+        "policy": res.policy, "perf": inst.perf, "checkpoint_interval": inst.checkpoint_interval,
+        "scan_interval": inst.scan_interval, "run": run, "metrics": summ, "engine": res.stats,
+        "policy_stats": res.policy_stats, "replay_violations": broken[:100],
+        "replay_ok": not broken,
+        "synthetic_fields": sorted(set().union(*(j.synthetic for j in inst.trace.jobs))) if len(inst.trace) else []}
+
+
+def write_outputs(out: Path, inst, res, rows, summ, broken, bin_s=None, plots=True, run: dict | None = None
+                  ) -> list[str]:
+    """The files of module docstring into ``out`` (a staging folder: callers move it into place)."""
     from ..sim.instance import instance_to_json, solution_to_json
     from ..sim.metrics import time_series
 
@@ -218,46 +461,105 @@ def write_outputs(out: Path, inst, res, rows, summ, broken, bin_s=None, plots=Tr
     res.log.write_csv(out / "log.csv")
     write_text(out / "jobs.csv", _csv(rows))
     write_text(out / "timeseries.csv", _csv(ts))
-    write_json(out / "summary.json", {
-        "trace": inst.trace.name, "provenance": inst.trace.provenance, "jobs": len(inst.trace),
-        "cluster": inst.cluster.name, "gpus": inst.cluster.n_gpus, "gpu_types": inst.cluster.type_count,
-        "policy": res.policy, "perf": inst.perf, "checkpoint_interval": inst.checkpoint_interval,
-        "scan_interval": inst.scan_interval, "metrics": summ, "engine": res.stats,
-        "policy_stats": res.policy_stats, "replay_violations": broken[:100],
-        "replay_ok": not broken,
-        "synthetic_fields": sorted(set().union(*(j.synthetic for j in inst.trace.jobs))) if len(inst.trace) else []})
+    write_json(out / "summary.json", summary_document(inst, res, summ, broken, run))
     return plot_run(out, ts, rows, f"{inst.trace.name} / {res.policy}") if plots else []
 
 
+def command_line(trace, cluster=None, policy: str = "fifo", options: dict | None = None, seed: int = 0,
+                 perf: str | None = None, start: float = 0.0, hours: float | None = None,
+                 sample: int | None = None, checkpoint: float | None = None, scan: float | None = None,
+                 bin_s: float | None = None) -> str | None:
+    """The ``placement simulate`` command line (without ``-o``) that makes a run, in one canonical
+    form whether it ran from the command line or from :func:`placement.simulate`; ``None`` when
+    the trace, the cluster or an option is a Python object with no command-line form."""
+    import shlex
+
+    if not isinstance(trace, str | Path) or not (cluster is None or isinstance(cluster, str | Path)):
+        return None
+    words = ["placement", "simulate", str(trace), "--policy", str(policy)]
+    if cluster is not None:
+        words += ["--cluster", str(cluster)]
+    for flag, v in (("--seed", seed), ("--start", start), ("--hours", hours), ("--sample", sample),
+                    ("--perf", perf), ("--checkpoint", checkpoint), ("--scan", scan), ("--bin", bin_s)):
+        if v is not None and not (flag in ("--seed", "--start") and v == 0):
+            words += [flag, str(int(v)) if isinstance(v, float) and v.is_integer() else
+                      repr(v) if isinstance(v, float) else str(v)]
+    for k, v in (options or {}).items():
+        j = option_json(v)
+        if isinstance(j, dict) and "object" in j:
+            return None
+        words += ["--option", f"{k}={j if isinstance(j, str) else json.dumps(j, separators=(',', ':'))}"]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _rerun_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``--rerun DIR``: the run's inputs from ``DIR/instance.json`` (trace, cluster, perf model and
+    intervals exactly as run) and ``DIR/summary.json``'s ``run`` (policy, options as given, seed,
+    time-series bin)."""
+    from ..io import read_document
+
+    folder = Path(args.rerun)
+    given = [f"--{k}" for k in ("cluster", "perf", "checkpoint", "scan", "bin", "sample", "hours")
+             if getattr(args, k, None) is not None] + (["--option"] if args.option else []) + (
+             ["a trace"] if args.trace else [])
+    if given:
+        raise InstanceError("--rerun", f"takes everything from the folder; do not give {given[0]}")
+    if not (folder / "instance.json").is_file() or not (folder / "summary.json").is_file():
+        raise InstanceError("--rerun", f"{str(folder)!r} must be a folder written by placement simulate "
+                            "(instance.json and summary.json)")
+    summ = read_document(folder / "summary.json")
+    run = summ.get("run") if isinstance(summ, dict) else None
+    if not isinstance(run, dict) or not isinstance(run.get("policy"), str) or not isinstance(
+            run.get("options"), dict) or not isinstance(run.get("seed"), int):
+        raise InstanceError(f"{folder / 'summary.json'}: run", "must record the policy, its options and "
+                            "the seed (a folder written before provenance was recorded cannot be re-run)")
+    if run.get("version") != package_version():
+        print(f"note: {folder} was written by placement {run.get('version')}, this is "
+              f"{package_version()}; the re-run may differ", file=sys.stderr)
+    return {"trace": str(folder / "instance.json"), "cluster": None, "policy": run["policy"],
+            "options": run["options"], "seed": run["seed"], "perf": None, "start": 0.0, "hours": None,
+            "sample": None, "checkpoint": None, "scan": None, "bin_s": run.get("bin_s")}
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from ..sim.policies import policy_class
+    from .api import simulate
 
-    out = _check_out_dir(args.output)
-    policy_class(args.policy)
-    inst, fmt_ = load_inputs(args)
+    if args.rerun is not None:
+        kw = _rerun_args(args)
+        out = _check_out_dir(args.output or args.rerun)
+    else:
+        if args.trace is None:
+            raise InstanceError("trace", "is required (or --rerun DIR)")
+        if args.output is None:
+            raise InstanceError("-o", "is required: the output folder")
+        out = _check_out_dir(args.output)
+        kw = {"trace": args.trace, "cluster": args.cluster, "policy": args.policy,
+              "options": dict(args.option or []), "seed": args.seed, "perf": args.perf, "start": args.start,
+              "hours": args.hours, "sample": args.sample, "checkpoint": args.checkpoint, "scan": args.scan,
+              "bin_s": args.bin}
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 120)
-    console.print(f"{inst.trace.name}: {len(inst.trace)} jobs ({fmt_}) on {inst.cluster.name} "
-                  f"({inst.cluster.n_gpus} GPUs), policy {args.policy}, perf {inst.perf}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as prog:
-        task = prog.add_task("simulating", total=max(1, len(inst.trace)))
+        task = prog.add_task("simulating", total=None)
 
         def progress(done, total, now):
-            prog.update(task, completed=done, description=f"simulating (t = {now / 3600:.1f} h)")
+            prog.update(task, completed=done, total=max(1, total),
+                        description=f"simulating (t = {now / 3600:.1f} h)")
 
         t0 = time.perf_counter()
-        res, rows, summ, broken = run_simulation(inst, args.policy, args.seed, dict(args.option or []),
-                                                 progress=progress)
+        run = simulate(**kw, progress=progress,
+                       announce=lambda text: console.print(text, markup=False, highlight=False))
         elapsed = time.perf_counter() - t0
-    from ..io import staged_folder
-
-    with staged_folder(out) as stage:  # an error or an interrupt leaves the folder as it was
-        figs = write_outputs(stage, inst, res, rows, summ, broken, bin_s=args.bin)
-    table = Table(title=f"{inst.trace.name} / {args.policy}")
+    figs = run.save(out, checked=True)
+    summ, res, broken = run.metrics, run.result, run.violations
+    table = Table(title=f"{run.instance.trace.name} / {run.policy}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k, v in summ.items():

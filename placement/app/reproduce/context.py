@@ -165,12 +165,14 @@ class Context:
 
         self.say(f"  {name}: {policy} on {len(inst.trace)} jobs, {inst.cluster.n_gpus} GPUs, seed {seed}")
         built: list = []
-        res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built)
+        record: dict[str, Any] = {"command": f"placement reproduce {self.paper}: run {name}"}
+        res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built,
+                                                 record=record)
         self.last_policy = built[0]
         if broken:
             self.broken[name] = broken[:20]
-        if keep_log:
-            write_outputs(self.out / "logs" / name, inst, res, rows, summ, broken, plots=False)
+        if keep_log:  # summary.json's `run`: the policy's options as given and resolved, seed, version
+            write_outputs(self.out / "logs" / name, inst, res, rows, summ, broken, plots=False, run=record)
             self.logs += 1
         return res, rows, summ
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InstanceError
-from ...io import write_json
+from ...io import staged_folder, write_json
 from .report import _attach_gaps, write_results
 from .spec import _argv, _package_version, _parse, _sim_args, cell_key, expand_cells, validate_cells
 
@@ -137,7 +137,8 @@ def run_sweep(spec: dict[str, Any], out: Path, *, workers: int = 2, scheduler: s
         rec = json.loads((store / f"{key}.json").read_text())
         rows.append(rec["row"])
     _attach_gaps(rows)
-    stats["files"] = write_results(out, spec, rows)
+    with staged_folder(out) as stage:  # the result files land as one set, or not at all
+        stats["files"] = write_results(stage, spec, rows)
     stats["rows"] = rows
     return stats
 

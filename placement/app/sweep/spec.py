@@ -66,9 +66,10 @@ def _seq(doc: dict, key: str, *, required: bool = True) -> list:
     return v
 
 
-def load_spec(path: str | Path) -> dict[str, Any]:
-    """Read and validate a sweep spec; returns it normalized. Raises :class:`InstanceError`."""
-    doc = read_document(path)
+def load_spec(path: str | Path | dict) -> dict[str, Any]:
+    """Read (a file) and validate a sweep spec; returns it normalized. A mapping is validated as
+    it is (a spec written in Python). Raises :class:`InstanceError`."""
+    doc = read_document(path) if isinstance(path, str | Path) else path
     if not isinstance(doc, dict):
         raise InstanceError("spec", "must be a mapping with a 'kind'")
     kind = doc.get("kind", "solve")
