@@ -115,18 +115,20 @@ def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: fl
         s0 = max((x for x in starts.get(jid, ()) if x <= t), default=None)
         return s0 is not None and any(s0 <= x <= t for x in shifts.get(jid, ()))
 
-    total = shifted_adj = shifted_min = busy = jobs_time = 0.0
+    total = shifted_adj = shifted_steady = shifted_min = busy = jobs_time = 0.0
     for t0, t1, run, _ in _clipped_intervals(trace, log, start, end):
         rates = links.adjustment_rates(run)
         busy += t1 - t0
         jobs_time += len(run) * (t1 - t0)
-        for jid, r in rates.items():
+        for jid, (r, r_steady) in rates.items():
             total += r * (t1 - t0)
             if shifted(jid, t0):
                 shifted_adj += r * (t1 - t0)
+                shifted_steady += r_steady * (t1 - t0)
                 shifted_min += (t1 - t0) / 60.0
     return {"total": total, "per_minute": total / (busy / 60.0) if busy else 0.0,
             "per_job_minute": shifted_adj / shifted_min if shifted_min else math.nan,
+            "per_job_minute_steady": shifted_steady / shifted_min if shifted_min else math.nan,
             "jobs_running_mean": jobs_time / busy if busy else 0.0}
 
 

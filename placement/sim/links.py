@@ -45,7 +45,8 @@ time-shift adjustments (CASSINI §4.2 step 3, §5.7)
     A component's fluid run also counts, per job, how often an agent would re-align it: an
     adjustment each time an iteration boundary deviates by more than 5% of the ideal iteration
     from where the last adjustment put it (the paper's trigger), over the iterations after the
-    warm-up; :meth:`LinkSharing.adjustment_rates` gives them per second of run time and
+    warm-up, in two readings of "where it should be": on the ideal iteration's grid, and on the
+    job's own mean iteration in the window (phase drift only); :meth:`LinkSharing.adjustment_rates` gives them per second of run time and
     :func:`placement.sim.link_metrics.shift_adjustments` sums them over a log. A job alone on
     its links never drifts (0). The large-component approximation counts none.
 
@@ -122,12 +123,14 @@ class LinkSharing:
         a component's from its fluid run, a job alone's its profile's mean bandwidth."""
         return self._solve(running)[1]
 
-    def adjustment_rates(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]) -> dict[str, float]:
+    def adjustment_rates(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]
+                         ) -> dict[str, tuple[float, float]]:
         """Time-shift adjustments per second of each job in a component of ``running`` (module
-        docstring); jobs alone on their links are left out (0)."""
+        docstring), on the ideal grid and on the job's own mean iteration
+        (:func:`drift_adjustments`); jobs alone on their links are left out (0)."""
         return self._solve(running)[2]
 
-    def _solve(self, running) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    def _solve(self, running) -> tuple[dict[str, float], dict[str, float], dict[str, tuple]]:
         out = {jid: 1.0 for jid in running}
         util: dict[str, float] = {}
         adjust: dict[str, float] = {}
@@ -171,13 +174,14 @@ class LinkSharing:
             self.stats["approximated"] += 1
             factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity,
                                          self.topology.shared_goodput)
-            res = (tuple(factors), util, (0.0,) * len(specs))
+            res = (tuple(factors), util, ((0.0, 0.0),) * len(specs))
         else:
             self.stats["fluid_runs"] += 1
             jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
             names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
             times = mean_iterations(names, r, jobs, self.warmup)
-            adj = {n: drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup)
+            adj = {n: (drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup),
+                       drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
                    for n, b, e in zip(names, r.begin, r.ends, strict=True)}
             res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs),
                    r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs))
@@ -187,17 +191,21 @@ class LinkSharing:
         return res
 
 
-def drift_adjustments(begin: float, ends, ideal: float, warmup: int = 0) -> float:
+def drift_adjustments(begin: float, ends, ideal: float, warmup: int = 0, grid: float | None = None) -> float:
     """Adjustments per second (CASSINI §5.7's trigger): over the iterations after ``warmup``, one
     each time an iteration boundary deviates by more than 5% of the ``ideal`` iteration (ms) from
-    where the last adjustment (or the first counted boundary) put it on the ideal grid."""
+    where the last adjustment (or the first counted boundary) put it on a grid of ``grid`` ms
+    (default ``ideal``: the schedule of a job running alone; the job's own mean iteration reads
+    the schedule as the stretched rhythm the jobs of a component share, so only phase drift
+    against it counts)."""
     ends = np.asarray(ends, dtype=float)
     if len(ends) <= warmup + 1:
         return 0.0
+    step = float(ideal if grid is None else grid)
     ref = float(ends[warmup - 1]) if warmup else float(begin)
     k0, n = 0, 0
     for k, e in enumerate(ends[warmup:], start=1):
-        if abs(e - (ref + (k - k0) * ideal)) > 0.05 * ideal:
+        if abs(e - (ref + (k - k0) * step)) > 0.05 * ideal:
             n += 1
             ref, k0 = float(e), k
     span = float(ends[-1]) - (float(ends[warmup - 1]) if warmup else float(begin))

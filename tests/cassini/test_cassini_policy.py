@@ -1,5 +1,6 @@
 """CASSINI as a plug-in of simulator policies: shifts and ranking inside the engine's link model."""
 
+import numpy as np
 import pytest
 
 from placement.cassini.catalogue import CATALOGUE
@@ -98,3 +99,36 @@ def test_cli_generates_the_testbed_trace_and_simulates_themis_cassini(tmp_path, 
     assert summary["replay_ok"] and summary["metrics"]["iteration_ms_mean"] > 0
     assert summary["policy_stats"]["cassini"]["rankings"] > 0
     capsys.readouterr()
+
+
+def test_goodput_factor_is_logged_and_recomputed_by_the_link_check():
+    # the same in-phase pair on a cluster whose network delivers 0.88 of a shared link: slower
+    # than max-min; the check recomputes the factor (and a max-min check rejects the log)
+    from placement.cassini.fluid import SECTION_2_2_GOODPUT
+
+    trace = Trace("t", (Job("a", 0.0, 3, 100.0, model="VGG16"), Job("b", 0.0, 3, 100.0, model="VGG16")))
+    lossy = _cluster({**NET, "goodput": SECTION_2_2_GOODPUT})
+    res = _run("themis", trace, lossy)
+    up = 90.0     # VGG16: 180 ms, half of it an Up phase at 48 Gbps; both get 0.88 * 25 = 22 Gbps
+    assert _finish(res)["a"] == pytest.approx(100.0 * (90 + up * 48 / 22) / 180, rel=0.01)
+    plain = replay_check(trace, lossy, res.log, perf=IdealPerf(), checks=[link_factor_check(LinkSharing(_cluster()))])
+    assert plain and all(m.startswith("link: job") for m in plain)
+
+
+def test_time_shift_adjustments_follow_the_trigger_and_vanish_once_shifted():
+    from placement.sim.link_metrics import shift_adjustments
+    from placement.sim.links import drift_adjustments
+
+    ends = 106.0 * np.arange(1, 31)                  # every iteration 6% over a 100 ms ideal
+    assert drift_adjustments(0.0, ends, 100.0) == pytest.approx(30 / ends[-1] * 1000)
+    ends2 = 102.0 * np.arange(1, 31)                 # 2% over: the deviation passes 5% every third
+    assert drift_adjustments(0.0, ends2, 100.0) == pytest.approx(10 / ends2[-1] * 1000)
+    assert drift_adjustments(0.0, ends, 100.0, grid=106.0) == 0.0   # on its own rhythm: no drift
+    trace = Trace("t", (Job("a", 0.0, 3, 100.0, model="VGG16"), Job("b", 0.0, 3, 100.0, model="VGG16")))
+    cluster = _cluster()
+    links = LinkSharing(cluster)
+    th = shift_adjustments(trace, _run("themis", trace, cluster).log, links)
+    cas = shift_adjustments(trace, _run("themis+cassini", trace, cluster).log, links)
+    # in phase, every iteration of both is 48/25 x longer in its Up phase: one adjustment each
+    assert th["per_minute"] == pytest.approx(2 * 60_000 / SHARED, rel=0.02) and np.isnan(th["per_job_minute"])
+    assert cas["total"] == 0.0 and cas["per_job_minute"] == 0.0

@@ -112,7 +112,8 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     ideal_mean = float(np.average(ideal, weights=w))
     return {"iter_mean": mean, "iter_p99": weighted_quantile(it, w, 0.99), "ideal_mean": ideal_mean,
             "over_ideal": mean / ideal_mean, "ceiling": ceil["ceiling"], "bound_mean": ceil["bound_ms_mean"],
-            "adjust_per_job_min": adj["per_job_minute"], "adjust_per_min": adj["per_minute"],
+            "adjust_per_job_min": adj["per_job_minute"], "adjust_steady_per_job_min": adj["per_job_minute_steady"],
+            "adjust_per_min": adj["per_minute"],
             "jobs_at_once": adj["jobs_running_mean"]}
 
 
