@@ -21,6 +21,14 @@ published distributions and labelled synthetic (``Job.synthetic``), with its sou
 
 :func:`meta_trace` returns the trace and each job's table -> regions bit mask, from which the
 app builds the data placement MAST and the federated baseline receive.
+
+:func:`peak_trace` is the same workload at its high-priority peak, as ``placement reproduce
+mast`` runs it: each job has a home region, the worst region's high-priority demand/supply
+(Tetris's measure, :func:`high_priority_ratio`) is set (0.98 after Tetris, 2.63 before, §5.6),
+preemptible capacity is spread unevenly over the other regions, durations follow §5.3's
+percentiles (:data:`PAPER_LOG_DURATION`) and unprioritised tenants are kept apart from level 6;
+:func:`peak_quotas` gives its quotas. :func:`imbalance_trace` is the two-region situation §5.6
+blames for federation's violations.
 """
 
 from __future__ import annotations
