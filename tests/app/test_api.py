@@ -202,3 +202,18 @@ def test_import_placement_loads_no_app_until_a_function_is_used():
     assert r.returncode == 0, r.stderr
     with pytest.raises(AttributeError):
         placement.no_such_name  # noqa: B018
+
+
+def test_a_sweep_row_records_what_made_it_and_its_command_reruns_it(trace_file, tmp_path, capsys):
+    import shlex
+
+    spec = {"kind": "simulate", "policies": ["gandiva"], "traces": [{"trace": str(trace_file), "hours": 1}],
+            "clusters": ["1x1x2x2x4"], "seeds": [5], "options": {"gandiva": {"migration_cost": 60}}}
+    row = placement.sweep(spec).iloc[0]
+    assert row["status"] == "ok" and row["version"] == placement.__version__ and row["perf"] == "dally"
+    resolved = json.loads(row["resolved_options"])
+    assert resolved["migration_cost"] == 60 and "migration" in resolved and json.loads(row["options"]) == {
+        "migration_cost": 60}
+    assert main(shlex.split(row["command"])[1:] + ["-o", str(tmp_path / "alone")]) == 0
+    alone = json.loads((tmp_path / "alone" / "summary.json").read_text())["metrics"]
+    assert alone["mean_jct_s"] == row["mean_jct_s"] and alone["jobs"] == row["jobs"]

@@ -35,7 +35,10 @@ problem is one line naming the field (``sizes[1].tables: must be a positive inte
 (the solver's own gap to its bound), ``gap_to_best`` (to the exact solver's objective on
 the same instance, or the best bound when the exact solver did not prove optimality),
 ``wall_time_s``, the solver statistics or simulation metrics (flattened, numbers only),
-``error``. Written to ``results.parquet`` (pyarrow) and ``results.csv``, with
+``error``, and what made the row: ``options`` (as the spec gives them, JSON), ``version`` (the
+package's) and, for a simulation, ``resolved_options`` (the policy's options with its
+defaults, JSON), ``perf`` and ``command`` (the ``placement simulate`` line that reruns the
+cell alone). Written to ``results.parquet`` (pyarrow) and ``results.csv``, with
 ``summary.md`` and ``gap_vs_size.png`` / ``metric_vs_cluster.png``.
 
 **Resumable.** Each finished cell is written at once, atomically, to
@@ -55,6 +58,11 @@ the scheduler, which reruns the cell on another worker, up to Dask's
 *not* retried: a cell that raises (recorded as an error row, since a solver bug would
 fail again), and the sweep process itself — if it is killed, rerun the same command:
 finished cells are on disk and only the missing ones run.
+
+**Interrupts.** The result files (``results.csv``, ``results.parquet``, ``summary.md``, the
+plot) are written into a staging folder and moved into ``DIR`` as one set
+(:func:`placement.io.staged_folder`): an interrupt leaves the earlier set or the new one,
+never a mixture. ``DIR/cells/`` is the resume store and keeps every cell that finished.
 
 **Determinism.** Every cell is seeded and the exact models run single-threaded, so the
 same spec gives the same rows serially, on a LocalCluster or resumed, apart from wall

@@ -30,7 +30,8 @@ def _numbers(prefix: str, d: dict[str, Any], out: dict[str, Any]) -> None:
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """Run one cell and return its row (never raises: an exception becomes ``status: error``)."""
     t0 = time.perf_counter()
-    row: dict[str, Any] = {"kind": cell["kind"], "seed": cell["seed"]}
+    row: dict[str, Any] = {"kind": cell["kind"], "seed": cell["seed"], "version": _package_version(),
+                           "options": json.dumps(cell.get("options") or {}, sort_keys=True)}
     try:
         if cell["kind"] == "solve":
             row.update(family=cell["family"], size=json.dumps(cell["size"], sort_keys=True),
@@ -62,11 +63,18 @@ def _run_solve(cell: dict[str, Any], row: dict[str, Any]) -> None:
 
 
 def _run_simulate(cell: dict[str, Any], row: dict[str, Any]) -> None:
-    from ..simulate import load_inputs, run_simulation
+    from ..simulate import command_line, load_inputs, run_simulation
 
     args = _sim_args(cell["trace"], cell["cluster"], cell["seed"], cell["policy"], "trace")
     inst, _ = load_inputs(args)
-    _res, _rows, summ, broken = run_simulation(inst, cell["policy"], seed=cell["seed"], options=cell["options"])
+    record: dict[str, Any] = {}
+    _res, _rows, summ, broken = run_simulation(inst, cell["policy"], seed=cell["seed"], options=cell["options"],
+                                               record=record)
+    # what made the row: the policy's options with its defaults, the perf model, the command line
+    row.update(resolved_options=json.dumps(record["resolved_options"], sort_keys=True), perf=inst.perf,
+               command=command_line(cell["trace"]["trace"], cell["cluster"], cell["policy"], cell["options"],
+                                    cell["seed"], args.perf, args.start, args.hours, args.sample,
+                                    args.checkpoint, args.scan))
     row.update(status="ok" if not broken else "replay_violations", replay_violations=len(broken))
     _numbers("", summ, row)
 
