@@ -209,6 +209,7 @@ class HiveD(Policy):
                   "binds": 0, "releases": 0, "calls": 0, "low_starts_in_bound_cells": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant
         self.guaranteed_ever: set[str] = set()  # jobs started guaranteed (for fragmentation measures)
+        self.high_runs: set[tuple[str, float]] = set()  # (job, start time) of each guaranteed run
         self.queues = Queues()
 
     # ----------------------------------------------------------------- set-up
@@ -392,6 +393,7 @@ class HiveD(Policy):
                 self.n["guaranteed_starts"] += 1
                 self.guaranteed[job.id] = t
                 self.guaranteed_ever.add(job.id)
+                self.high_runs.add((job.id, view.now))
         # pass 2: low-priority starts, per VC in order (the first that fails blocks its VC),
         # VCs by the submit time of their first waiting job
         done = {j.id for j in started}

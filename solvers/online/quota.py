@@ -53,6 +53,7 @@ class QuotaSharing(Policy):
         self.high: dict[str, str] = {}
         self.low: dict[str, tuple[int, ...]] = {}
         self.guaranteed_ever: set[str] = set()  # jobs started within quota (fragmentation measures)
+        self.high_runs: set[tuple[str, float]] = set()  # (job, start time) of each within-quota run
         self.queues = Queues()
         self.n = {"high_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "affinity_waits": 0, "calls": 0}
@@ -147,6 +148,7 @@ class QuotaSharing(Policy):
                 out.append(Start(job.id, gpus))
                 self.high[job.id] = t
                 self.guaranteed_ever.add(job.id)
+                self.high_runs.add((job.id, view.now))
                 self._g[job.id] = job.gpus
                 self.used[t] = self.used.get(t, 0) + job.gpus
                 self.n["high_starts"] += 1

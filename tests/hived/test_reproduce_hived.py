@@ -18,7 +18,8 @@ from placement.sim.instance import load_instance, load_solution
 from placement.sim.replay import replay_check
 from tests.support import run_reproduction_with
 
-TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150, high_load_nodes=16)
+TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150, high_load_nodes=16,
+                    regime_nodes=(16, 24), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0))
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +43,9 @@ def test_logs_replay_and_rows_recompute(run):
     scheme_rows = [r for r in rows if r["scheme"] and not r["tenant"] and not r["variant"]]
     assert sorted({r["scheme"] for r in scheme_rows}) == sorted(hived.SCHEMES)
     assert len(scheme_rows) == 2 * len(hived.SCHEMES)
-    assert {r["variant"] for r in rows if r["variant"]} == {"size search", "high load"}
-    assert sorted(r["scheme"] for r in rows if r["variant"] == "high load") == ["hived", "private", "quota"]
+    variants = {r["variant"] for r in rows if r["variant"]}
+    assert {"size search", "high load", "free preemption", "lower load"} <= variants
+    assert sorted(r["scheme"] for r in rows if r["variant"] == "high load") == ["hived", "private", "yarn-cs"]
     assert "## Higher load: 16 nodes" in (out / "report.md").read_text()
     for r in scheme_rows:
         folder = out / "logs" / r["run"]
@@ -70,15 +72,18 @@ def test_fragmentation_is_the_paper_measure_on_the_log(run):
     from placement.sim import simulate
     from solvers.online.tenants import fit_assignment
 
-    row = next(r for r in csv.DictReader(open(out / "results.csv")) if r["run"] == "s0-quota" and not r["tenant"])
+    row = next(r for r in csv.DictReader(open(out / "results.csv")) if r["run"] == "s0-yarn-cs" and not r["tenant"])
     trace, window, w0, w1 = hived._trace(TINY, 0)
     n = int(row["nodes"])
-    pol = build_policy("quota", hived._cluster(n), assignment=fit_assignment(trace.jobs, n, "node"))
+    pol = build_policy("yarn-cs", hived._cluster(n), assignment=fit_assignment(trace.jobs, n, "node"))
     from placement.sim.perf import IdealPerf
 
-    res = simulate(trace, hived._cluster(n), pol, perf=IdealPerf())
-    _, ys = fragmentation(res.log, pol.guaranteed_ever, n, start=w0, end=w1)
+    res = simulate(trace, hived._cluster(n), pol, perf=IdealPerf(), checkpoint_interval=TINY.checkpoint_s)
+    _, ys = fragmentation(res.log, pol.high_runs, n, start=w0, end=w1)
     assert float(row["fragmentation"]) == pytest.approx(float(np.mean(ys)), rel=1e-12)
+    # each run by its own priority: a job's low-priority runs never count
+    runs = {(r.job, r.time) for r in res.log.rows if r.event == "start"}
+    assert pol.high_runs <= runs
     assert len(ys) == int((w1 - w0) // 3600) + 1
 
 
@@ -98,11 +103,11 @@ def test_claims_recompute_from_results(run):
     want = [per[s]["hived"]["preempted"] / per[s]["hived-static"]["preempted"] - 1
             if per[s]["hived-static"]["preempted"] else None for s in (0, 1)]
     assert pre["ours"] == pytest.approx(want)
-    worst = next(c for k, c in claims.items() if k.startswith("sharing anomaly under quota"))
+    worst = next(c for k, c in claims.items() if k.startswith("sharing anomaly under YARN-CS"))
     for s in (0, 1):
         cmp_ = hived.tenant_comparison(per[s])
         assert worst["ours"][s] == pytest.approx(cmp_["worst_quota_ratio"])
-    assert len(ctx.figures) == 3 and (out / "report.md").read_text().count("| ") > 20
+    assert len(ctx.figures) == 3 + 3 and (out / "report.md").read_text().count("| ") > 20  # 3 + one per knob
 
 
 def test_offered_load_and_paper_sizes_hand_values():
@@ -121,3 +126,39 @@ def test_offered_load_and_paper_sizes_hand_values():
 def test_paper_sizes_note_in_report(run):
     ctx, out = run
     assert "The paper's sizes under this window (seed 0)" in (out / "report.md").read_text()
+
+
+def test_regime_map_and_binding_claims(run):
+    ctx, out = run
+    rows = list(csv.DictReader(open(out / "regimes.csv")))
+    knobs = {}
+    for r in rows:
+        knobs.setdefault((r["claim"], r["knob"]), set()).add(float(r["value"]))
+    assert {k for _c, k in knobs} == {"cluster size (nodes)", "checkpoint interval (h)",
+                                      "spare quota to the 8-GPU-heaviest tenant (x its fitted GPUs)"}
+    assert all(len(v) == 2 for v in knobs.values())
+    # the base value of each knob is the seed's main run: its anomaly ratio equals the claim's
+    claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
+    worst = next(c for k, c in claims.items() if k.startswith("sharing anomaly under YARN-CS"))
+    base = [float(r["ours"]) for r in rows if r["knob"] == "checkpoint interval (h)" and float(r["value"]) == 1.0
+            and r["claim"] == hived.ANOMALY]
+    assert base == pytest.approx([w for w in worst["ours"] if w is not None])
+    # dynamic vs static: the verdict is the majority of seeds from the result rows
+    res = [r for r in csv.DictReader(open(out / "results.csv")) if not r["tenant"] and not r["variant"]]
+    d = {(int(r["seed"]), r["scheme"]): float(r["mean_delay_s"]) for r in res}
+    ok = [d[(s, "hived")] <= d[(s, "hived-static")] for s in (0, 1)]
+    c = claims["mean delay over tenants, dynamic vs static binding (busy size)"]
+    assert c["holds"] == (sum(ok) > 1)
+
+
+def test_spare_quota_and_heavy_tenant_hand_values():
+    from models import hived_vc as hv
+    from placement.sim.trace import Job
+
+    jobs = [Job("a", 0.0, 8, 100.0, tenant="A"), Job("b", 0.0, 1, 5000.0, tenant="B"),
+            Job("c", 0.0, 16, 10.0, tenant="B")]
+    assert hived.heavy_tenant(jobs) == "A"   # 800 GPU-s of node work against B's 320
+    a = hv.VCAssignment(4, {"A": (0, 0, 0, 2), "B": (1, 0, 1, 1)})
+    grown, extra = hived.with_spare(a, "A", 1.0)
+    assert extra == 2 and grown.n_nodes == 6 and grown.cells["A"] == (0, 0, 0, 4) and grown.cells["B"] == (1, 0, 1, 1)
+    assert hived.with_spare(a, "A", 0.0)[1] == 0

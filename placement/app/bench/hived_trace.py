@@ -28,7 +28,7 @@ import numpy as np
 from ...registry import BenchSection
 from ..report import markdown_table
 
-__all__ = ["bench_sections", "run_schemes", "tenant_delays", "fragmentation", "SCHEMES"]
+__all__ = ["bench_sections", "run_schemes", "tenant_delays", "fragmentation", "run_priority", "SCHEMES"]
 
 SCHEMES = {
     "private": ("private", {"levels": "node"}),
@@ -91,7 +91,22 @@ def delay_over_time(trace, log, tenant: str, window_s: float = 12 * H, step_s: f
     return xs.tolist(), ys.tolist()
 
 
-def fragmentation(log, high: set[str], n_nodes: int, step_s: float = H, start: float | None = None,
+def run_priority(high: set):
+    """A function of a start / preempt / finish row: whether that run is high-priority, from
+    ``high`` as job ids or as ``(job, start time)`` pairs (each run by its own priority)."""
+    if not high or not isinstance(next(iter(high)), tuple):
+        return lambda r: r.job in high
+    current: dict[str, bool] = {}
+
+    def is_high(r) -> bool:
+        if r.event == "start":
+            current[r.job] = (r.job, r.time) in high
+            return current[r.job]
+        return current.pop(r.job, False)
+    return is_high
+
+
+def fragmentation(log, high: set, n_nodes: int, step_s: float = H, start: float | None = None,
                   end: float | None = None, measure: str = "affinity"):
     """The fragmentation of GPU affinity over time, sampled every ``step_s`` inside [start, end].
 
@@ -101,12 +116,14 @@ def fragmentation(log, high: set[str], n_nodes: int, step_s: float = H, start: f
     count, since a high-priority job preempts it. ``measure="partial"``: the nodes holding 1-7
     high-priority GPUs (an earlier reading of ours, kept for comparison). ``start`` / ``end``
     default to the log's first and last event; samples are taken at ``start + k * step_s``,
-    after every event at an earlier time.
+    after every event at an earlier time. ``high``: job ids (every run of the job counts as
+    high-priority) or ``(job, start time)`` pairs (each run counted by its own priority).
     """
     if measure not in ("affinity", "partial"):
         raise ValueError(f"measure must be 'affinity' or 'partial', not {measure!r}")
     cnt = np.zeros(n_nodes, dtype=np.int64)
     xs, ys = [], []
+    is_high = run_priority(high)
     rows = log.rows
     if not rows:
         return xs, ys
@@ -121,7 +138,7 @@ def fragmentation(log, high: set[str], n_nodes: int, step_s: float = H, start: f
             xs.append(nxt)
             ys.append(sample())
             nxt += step_s
-        if r.job in high and r.event in ("start", "preempt", "finish"):
+        if r.event in ("start", "preempt", "finish") and is_high(r):
             nodes = np.asarray(r.gpus, dtype=np.int64) // 8
             np.add.at(cnt, nodes, 1 if r.event == "start" else -1)
     while nxt <= stop:
