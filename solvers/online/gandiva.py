@@ -149,6 +149,7 @@ class Gandiva(Policy):
         n_free = int(free.sum())
         if self.mode == "eager" and n_free > 0 and n_free != self._prev_free:
             decisions += self._migrate(view, free, now, gain_test=False)
+        fresh: list[str] = []
         for job in view.pending:
             if job.id in self._held or job.id in started:
                 continue
@@ -160,17 +161,19 @@ class Gandiva(Policy):
             tier = sh.tier_of(gpus)
             self._tier[job.id] = tier
             self._stats[f"start_{tier}"] += 1
+            fresh.append(job.id)
             decisions.append(Start(job.id, tuple(int(g) for g in gpus)))
         if self.mode == "introspective":
-            decisions += self._introspect(view, free, now)
+            decisions += self._introspect(view, free, now, fresh + sorted(started))
         self._prev_free = int(free.sum())
         return decisions
 
-    def _introspect(self, view, free: np.ndarray, now: float) -> list:
+    def _introspect(self, view, free: np.ndarray, now: float, fresh: list[str]) -> list:
         """Introspective mode's clock: introspect when the armed tick is due; arm the next tick
-        on the grid of ``introspection_interval`` when a job sits at a worse tier, GPUs are free
-        and the state changed since the last introspection (between events nothing changes, so
-        a tick that would find the same state is skipped)."""
+        on the grid of ``introspection_interval`` when a job (running, or ``fresh``: started this
+        round) sits at a worse tier than its best, GPUs are free, and the state changed since
+        the last introspection (between events nothing changes, so a tick that would find the
+        same state is skipped)."""
         out: list = []
         if self._armed is not None and now + 1e-9 >= self._armed:
             self._armed = None
@@ -178,10 +181,12 @@ class Gandiva(Policy):
             out += self._migrate(view, free, now, gain_test=True)
             self._seen = (int(free.sum()), frozenset(view.running), len(self._held))
         state = (int(free.sum()), frozenset(view.running), len(self._held))
-        if (self._armed is None and state != self._seen and int(free.sum()) > 0
-                and any(self._worse(view, jid, r) for jid, r in view.running.items())):
-            self._armed = float((np.floor(now / self.tick + 1e-9) + 1) * self.tick)
-            out.append(Timer(self._armed, "gandiva-introspect"))
+        if self._armed is None and int(free.sum()) > 0 and (state != self._seen or fresh or out):
+            jobs = [*view.running, *fresh]
+            if any(_RANK[self._tier.get(j) or self._shape.tier_of(view.running[j].gpus)]
+                   > _RANK[self._shape.best_tier(view.job(j).gpus)] for j in jobs):
+                self._armed = float((np.floor(now / self.tick + 1e-9) + 1) * self.tick)
+                out.append(Timer(self._armed, "gandiva-introspect"))
         return out
 
     def _worse(self, view, jid: str, r) -> bool:

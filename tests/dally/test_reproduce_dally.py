@@ -1,6 +1,7 @@
 """``placement reproduce dally`` on a tiny configuration of the same code: every number in the
 results equals what the reference evaluation recomputes from the log it wrote, every claim's
-per-seed value equals its recomputation from the results, and the report shows them."""
+per-seed value and every regime-map row equals its recomputation from the results, and the
+report shows them."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from placement.app.reproduce import dally
 from placement.sim.instance import evaluate_report, load_instance, load_solution
 from tests.support import rack_spreads, run_reproduction_with
 
-TINY = dally.Config(racks=(1, 2), kinds=("batch", "poisson"), jobs={"batch": 40, "poisson": 30},
-                    jobs_per_hour=20.0, detail_racks=2, bound=True, load_rates=(5.0, 20.0))
+TINY = dally.Config(racks=(2,), kinds=("batch", "poisson"), variants=False, jobs={"batch": 40, "poisson": 30},
+                    jobs_per_hour=20.0, detail_racks=2, bound=True, length_scales=(1.0, 30.0),
+                    loads=(1.0, 2.0), paper_load=2.0)
 METRICS = ("mean_jct_s", "median_jct_s", "makespan_s", "p95_waiting_s", "p99_waiting_s", "mean_waiting_s",
            "mean_comm_overhead_s", "time_to_99pct_finished_s")
 
@@ -28,7 +30,9 @@ def run(tmp_path_factory):
 
 def test_every_row_equals_the_evaluation_of_its_log(run):
     ctx, out = run
-    assert ctx.broken == {} and ctx.logs == 2 * 2 * 2 * len(dally.POLICIES) + 2 * len(dally.VARIANTS) + 2 * 2
+    n_map = len(TINY.map_policies) * (len(TINY.length_scales) + len(TINY.loads) - 1)   # load 2 reuses the main runs
+    per_seed = 2 * len(dally.POLICIES) + 2 * len(dally.POLICIES) + n_map   # paper and Philly, both kinds
+    assert ctx.broken == {} and ctx.logs == 2 * per_seed
     rows = [r for r in csv.DictReader(open(out / "results.csv")) if not r["policy"].startswith("bound:")]
     assert len(rows) == ctx.logs
     for r in rows:
@@ -72,7 +76,7 @@ def test_load_columns_equal_their_recomputation_from_trace_and_log(run):
 def test_claims_are_recomputed_from_the_results(run):
     ctx, out = run
     rows = {(int(r["racks"]), r["kind"], int(r["seed"]), r["policy"]): r
-            for r in csv.DictReader(open(out / "results.csv")) if not r["variant"]}
+            for r in csv.DictReader(open(out / "results.csv")) if not r["variant"] and r["workload"] == "paper"}
     claims = json.loads((out / "claims.json").read_text())["claims"]
     assert len(claims) == len(dally.CLAIMS)
     report = (out / "report.md").read_text()
@@ -100,20 +104,52 @@ def test_bound_rows_are_below_every_policy(run):
         metric = "makespan_s" if b["policy"] == "bound:makespan" else "mean_jct_s"
         for r in rows:
             if (r["kind"], r["seed"], r["racks"]) == (b["kind"], b["seed"], b["racks"]) and r["policy"] in dally.POLICIES \
-                    and not r["variant"]:
+                    and not r["variant"] and r["workload"] == "paper":
                 for term in ("bound_s", "single_job_term_s", "capacity_term_s"):
                     assert float(b[term]) <= float(r[metric]) * (1 + 1e-9), (term, r["run"])
 
 
 def test_figures_and_sections_are_written(run):
     ctx, out = run
-    assert {rel for rel, _ in ctx.figures} == {"figures/fig6_batch.png", "figures/fig11_jct.png",
-                                              "figures/claims_per_seed.png"}
+    assert {"figures/fig6_batch.png", "figures/fig11_jct.png", "figures/claims_per_seed.png",
+            "figures/timers.png"} <= {rel for rel, _ in ctx.figures}
     assert all((out / rel).stat().st_size > 1000 for rel, _ in ctx.figures)
     report = (out / "report.md").read_text()
     assert "## By cluster size" in report and "## Gap to the proven bound" in report
-    assert "## Sensitivity to the baselines' parameters" in report
-    assert "## Load: where delay scheduling pays" in report and "| 5 |" in report and "| 20 |" in report
+    for title in ("## Regime map: job length and load", "## Gandiva in three forms, Tiresias in two",
+                  "## Second view: Philly's own mix", "## Auto-tuner vs fixed timers",
+                  "## Our JCTs beside the paper's Tables 2 and 3"):
+        assert title in report
+
+
+def test_regime_rows_are_recomputed_from_the_results(run):
+    """Every regimes.csv row: Dally / baseline - 1 of the map runs (or the main Poisson runs at the
+    paper load) on that knob value and seed; holds = the paper's sign; each knob on every value."""
+    _ctx, out = run
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    reg = list(csv.DictReader(open(out / "regimes.csv")))
+    assert {r["knob"] for r in reg} == {"job length scale", "offered load"}
+    claims = {c for c, *_ in dally.MAP_CLAIMS}
+    assert {r["claim"] for r in reg} == claims
+    for r in reg:
+        v, seed = float(r["value"]), r["seed"]
+        if r["knob"] == "job length scale":
+            sel = {x["policy"]: x for x in rows if x["variant"] == f"length x{v:g}" and x["seed"] == seed}
+        elif v == TINY.paper_load:
+            sel = {x["policy"]: x for x in rows if not x["variant"] and x["workload"] == "paper"
+                   and x["kind"] == "poisson" and x["racks"] == "2" and x["seed"] == seed}
+        else:
+            sel = {x["policy"]: x for x in rows if x["variant"] == f"load {v:g}" and x["seed"] == seed}
+        _c, base, metric, _mag, _txt = next(m for m in dally.MAP_CLAIMS if m[0] == r["claim"])
+        a, b = sel["dally"][metric], sel[base][metric]
+        if a == "" or b == "" or float(b) == 0:
+            assert r["ours"] == ""
+            continue
+        want = float(a) / float(b) - 1
+        assert float(r["ours"]) == pytest.approx(want, rel=1e-12, abs=1e-15)
+        assert r["holds"] == ("yes" if want < 0 else "no")
+    for knob, values in (("job length scale", TINY.length_scales), ("offered load", TINY.loads)):
+        assert {float(r["value"]) for r in reg if r["knob"] == knob} == set(values)
 
 
 def test_utilization_between_hand_values():

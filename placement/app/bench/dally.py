@@ -29,7 +29,6 @@ Grid
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -79,13 +78,12 @@ def dally_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, 
     return Trace(name=f"dally-{kind}-{n}-s{seed}", jobs=tuple(out), provenance=prov)
 
 
-@functools.lru_cache(maxsize=4)
 def _philly(seed: int):
-    """The whole Philly trace with its seeded model rule (read once per seed)."""
-    from instances.traces import trace_path
-    from placement.sim.trace import load_philly
+    """The whole Philly trace with its seeded model rule (read once per seed, cached with the
+    paper-regime workload's scaled rows)."""
+    from placement.sim.dally_workload import philly_rows
 
-    return load_philly(trace_path("philly.csv"), seed=seed)
+    return philly_rows(seed)
 
 
 def _job_metrics(trace, log, n_gpus: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
