@@ -10,6 +10,10 @@ and read back. Definitions (per job, times in s):
 - SLO: a job violates its priority's scheduling-latency limit when its queueing delay (or its
   wait so far, if it never started) exceeds ``slo[priority]``. MAST does not define SLOs;
   :data:`DEFAULT_SLO` is our choice (10 min / 1 h / 4 h for priorities 0 / 1 / 2+);
+- allocation rate (MAST §5.2, Fig. 5): "the total hardware hours allocated to workloads divided by
+  the total available hardware hours", GPU-seconds held by started jobs over all the cluster's
+  GPU-seconds, inside the measured window: from the first to the last submission (never over the
+  drain after arrivals stop, which the longest jobs decide); None when all jobs arrive at once;
 - over time (bins of ``bin_s``): GPU utilization and queue length are time averages of the step
   functions the log defines; the SLO violation rate of a bin is over the jobs submitted in it.
 """
@@ -26,7 +30,7 @@ from .log import EventLog, LogRow
 from .trace import Trace
 
 __all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures",
-           "utilization_between"]
+           "utilization_between", "allocation_rate"]
 
 DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
 MAX_BINS = 100_000
@@ -121,6 +125,9 @@ def summary(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus
     }
     span = out["makespan_s"]
     out["mean_utilization"] = (out["gpu_seconds_busy"] / (n_gpus * span)) if span else None
+    t0, t1 = (min(subs), max(subs)) if subs else (0.0, 0.0)
+    out["allocation_rate"] = allocation_rate(log, n_gpus, t0, t1)
+    out["allocation_window_h"] = (t1 - t0) / 3600.0
     out.update(dally_measures(rows))
     by_p: dict[int, list[bool]] = {}
     for r in rows:
@@ -159,6 +166,25 @@ def dally_measures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"time_to_{q}pct_finished_s"] = (done[k - 1] - first) if 0 < k <= len(done) else None
     out["mean_comm_overhead_s"] = _mean([r["run_time"] - r["duration"] for r in fin])
     return out
+
+
+def allocation_rate(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float) -> float | None:
+    """MAST's allocation rate (§5.2) over ``[t0, t1]``: the GPU-seconds of every attempt (a
+    ``start`` to its job's next ``preempt`` or ``finish``, or on past the log's end) that fall inside
+    the window, over ``n_gpus * (t1 - t0)``. None for an empty window."""
+    if not (t1 > t0) or n_gpus <= 0:
+        return None
+    open_: dict[str, tuple[float, int]] = {}
+    held = 0.0
+    for r in log:
+        if r.event == "start":
+            open_[r.job] = (r.time, len(r.gpus))
+        elif r.event in ("preempt", "finish") and r.job in open_:
+            a, n = open_.pop(r.job)
+            held += n * max(0.0, min(r.time, t1) - max(a, t0))
+    for a, n in open_.values():
+        held += n * max(0.0, t1 - max(a, t0))
+    return held / (n_gpus * (t1 - t0))
 
 
 def utilization_between(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float) -> float | None:

@@ -6,6 +6,21 @@ in every eligible region; the highest P_score wins the auction
 victims and a ``Start`` on concrete GPUs. Speed-ups that never change a decision: a vectorized
 pre-filter (:meth:`RmsPlacement._usable_best`: usable GPUs only shrink within a pass that visits
 priorities in order) and §4.3's negative cache (:class:`solvers.online.rms.NegativeCache`).
+
+How the pass finds work fast (the default, ``prefilter=True``; :meth:`RmsPlacement._fast_pass`)
+--------------------------------------------------------------------------------------------
+RMS in region r finds a plan for n GPUs of type g at level p iff some dynamic cluster of r has
+``usable[r, g, p] >= n`` GPUs free or held by levels below p (:func:`solvers.online.rms.plan_region`
+tries exactly those clusters). That table, per region, changes only when a job starts or stops
+there (:attr:`solvers.online.rms.RegionState.version`), so it is kept per region across batches
+and recomputed for the one region a placement touches. The pass then takes, among the workloads
+the pre-filter kept at its start (all of them when ``prefilter_min`` or fewer are pending), the
+first in GMS order whose eligible regions have a table entry >= its size: exactly the workload the
+one-at-a-time loop (cache, auction, next) would have placed next, since an auction fails iff no
+region has such an entry and a negative-cache hit is always such a failure. RMS is called only in
+the regions where a plan exists, so the log is the same as with the loop (``prefilter=False``:
+that loop, with the negative cache, as §4.3 describes it); ``rms_calls`` and the cache counters
+count only the work done.
 """
 
 from __future__ import annotations
@@ -28,18 +43,35 @@ class RmsPlacement:
         R, T, L = len(self.states), len(self.type_names), self.gms.lowest + 1
         best = np.full((R, T, L), -1, dtype=np.int64)
         for r, st in enumerate(self.states):
-            D = st.n_dclusters
-            if D == 0:
-                continue
-            free = np.bincount(st.dcluster * T + st.gpu_type, weights=st.free, minlength=D * T).reshape(D, T, 1)
-            usable = np.broadcast_to(free, (D, T, L))
-            if self.preempt and st._ids:
-                jdc, jt, jp, _, js = st._job_arrays()
-                held = np.bincount((jdc * T + jt) * (L + 1) + np.minimum(jp, L - 1), weights=js,
-                                   minlength=D * T * (L + 1)).reshape(D, T, L + 1)
-                above = np.cumsum(held[:, :, ::-1], axis=2)[:, :, ::-1]   # above[q] = held at levels >= q
-                usable = usable + above[:, :, 1:]
-            best[r] = usable.max(axis=0)
+            if st.n_dclusters:
+                best[r] = self._region_usable(st)
+        return best
+
+    def _region_usable(self, st) -> np.ndarray:
+        """One region's row of :meth:`_usable_best` (T x L)."""
+        T, L, D = len(self.type_names), self.gms.lowest + 1, st.n_dclusters
+        free = np.bincount(st.dcluster * T + st.gpu_type, weights=st.free, minlength=D * T).reshape(D, T, 1)
+        usable = np.broadcast_to(free, (D, T, L))
+        if self.preempt and st._ids:
+            jdc, jt, jp, _, js = st._job_arrays()
+            held = np.bincount((jdc * T + jt) * (L + 1) + np.minimum(jp, L - 1), weights=js,
+                               minlength=D * T * (L + 1)).reshape(D, T, L + 1)
+            above = np.cumsum(held[:, :, ::-1], axis=2)[:, :, ::-1]   # above[q] = held at levels >= q
+            usable = usable + above[:, :, 1:]
+        return usable.max(axis=0).astype(np.int64)
+
+    def _usable_table(self) -> np.ndarray:
+        """:meth:`_usable_best` kept across batches: a region's row is recomputed only when a job
+        started or stopped there since (its :attr:`RegionState.version`)."""
+        R, T, L = len(self.states), len(self.type_names), self.gms.lowest + 1
+        cache = getattr(self, "_usable_cache", None)
+        if cache is None or cache[0].shape != (R, T, L):
+            cache = self._usable_cache = (np.full((R, T, L), -1, dtype=np.int64), [-1] * R)
+        best, seen = cache
+        for r, st in enumerate(self.states):
+            if st.n_dclusters and seen[r] != st.version:
+                best[r] = self._region_usable(st)
+                seen[r] = st.version
         return best
 
     def _pass(self, now: float, free: np.ndarray, out: list) -> None:
@@ -50,6 +82,9 @@ class RmsPlacement:
         if q.size == 0:
             return
         self._st["passes"] += 1
+        if self.prefilter:
+            self._fast_pass(now, free, out)
+            return
         self._sync_free(free)
         cache = NegativeCache(enabled=self.negative_cache)
         placed = np.zeros(q.size, dtype=bool)
@@ -73,6 +108,54 @@ class RmsPlacement:
         for v in victims_all:          # preempted workloads queue again (§5.5: a new event)
             self._arrivals.append((v, now))
 
+    def _fast_pass(self, now: float, free: np.ndarray, out: list) -> None:
+        """The pass of :meth:`_pass` driven by the usable table (module docstring): the same
+        placements in the same order, RMS called only where it finds a plan. Each region's
+        free GPUs are the ones its :class:`RegionState` tracks (every start and stop goes
+        through it), so the engine's mask is not re-read."""
+        q = self._q
+        R = len(self.states)
+        best = self._usable_table()
+        top = best.max(axis=0)
+        qn, qg, qeff, qelig = q.n, q.g, q.eff, q.elig
+        if q.size > self.prefilter_min:
+            cand = np.flatnonzero(top[qg, qeff] >= qn)     # some region could host it
+            bits = ((qelig[cand][None, :] >> np.arange(R)[:, None]) & 1) == 1
+            cand = cand[np.where(bits, best[:, qg[cand], qeff[cand]], -1).max(axis=0) >= qn[cand]]
+            self._st["prefiltered"] += q.size - len(cand)
+        else:
+            cand = np.arange(q.size)
+        placed: list[int] = []
+        victims_all: list = []
+        while len(cand):
+            maybe = np.flatnonzero(top[qg[cand], qeff[cand]] >= qn[cand])   # some region could host it
+            hit = -1
+            for lo in range(0, len(maybe), 256):           # the first that an eligible region can host
+                c = cand[maybe[lo:lo + 256]]
+                bits = ((qelig[c][None, :] >> np.arange(R)[:, None]) & 1) == 1
+                ok = np.flatnonzero(np.where(bits, best[:, qg[c], qeff[c]], -1).max(axis=0) >= qn[c])
+                if len(ok):
+                    hit = int(maybe[lo + int(ok[0])])
+                    break
+            if hit < 0:
+                break
+            i = int(cand[hit])
+            n_i, g_i, p_i, mask = int(qn[i]), int(qg[i]), int(qeff[i]), int(qelig[i])
+            win = self._auction(n_i, g_i, p_i, mask, best)
+            self._apply(win, i, now, free, out, victims_all)
+            r = win[0]
+            best[r] = self._region_usable(self.states[r])
+            self._usable_cache[1][r] = self.states[r].version
+            top = best.max(axis=0)
+            placed.append(i)
+            cand = cand[hit + 1:]
+        if placed:
+            keep = np.ones(q.size, dtype=bool)
+            keep[placed] = False
+            q.take(np.flatnonzero(keep))
+        for v in victims_all:          # preempted workloads queue again (§5.5: a new event)
+            self._arrivals.append((v, now))
+
     def _sync_free(self, free: np.ndarray) -> None:
         """Each region's free GPUs per unit, from the engine's mask."""
         for r, st in enumerate(self.states):
@@ -92,14 +175,15 @@ class RmsPlacement:
         self._st["prefiltered"] += q.size - len(cand)
         return cand
 
-    def _auction(self, n: int, g: int, p: int, mask: int):
+    def _auction(self, n: int, g: int, p: int, mask: int, best: np.ndarray | None = None):
         """RMS plans in every region of ``mask`` (:func:`solvers.online.rms.plan_region`) and the
-        auction's winner ``(region, cost, plan)`` (:func:`solvers.online.rms.auction`), or None."""
+        auction's winner ``(region, cost, plan)`` (:func:`solvers.online.rms.auction`), or None.
+        With ``best`` (the usable table) RMS runs only in the regions where it finds a plan."""
         offers = {}
         t0 = time.perf_counter()
         m, r = mask, 0
         while m:
-            if m & 1:
+            if m & 1 and (best is None or best[r, g, p] >= n):
                 plan = plan_region(self.states[r], n, g, p, self.preempt)
                 self._st["rms_calls"] += 1
                 if plan is not None:

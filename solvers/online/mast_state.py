@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.online.gms import TenantUsage
-from solvers.online.mast_admission import GmsQueue
+from solvers.online.mast_queue import RecordGmsQueue
 from solvers.online.rms import RegionState
 
 __all__ = ["MastState"]
@@ -54,7 +54,7 @@ class MastState:
         self.jobs: dict = {}          # id -> (n, type code, job priority, tenant index, tables)
         self.running: dict = {}       # id -> (region, eff priority, within, gpus array)
         self.elig: dict = {}          # id -> region mask (the federated baseline: one region)
-        self._q = GmsQueue()
+        self._q = RecordGmsQueue()
         self._arrivals: list = []
         self._scan_armed = False
         self.data_waits: dict = {}    # workload -> when its data replication completes

@@ -158,6 +158,7 @@ class RegionState:
         self._size: list[int] = []
         self._alloc: list[tuple[np.ndarray, np.ndarray]] = []
         self._arrays = None
+        self.version = 0      # bumped by add_job / remove_job (callers cache per-region summaries by it)
 
     # ------------------------------------------------------------------ running jobs
     def add_job(self, job_id, priority: int, start: float, machines, counts, take_free: bool = True) -> None:
@@ -182,6 +183,7 @@ class RegionState:
         self._size.append(int(counts.sum()))
         self._alloc.append((machines, counts))
         self._arrays = None
+        self.version += 1
 
     def remove_job(self, job_id) -> None:
         """The job stops (finish or preemption): its GPUs become free."""
@@ -196,6 +198,7 @@ class RegionState:
         for lst in (self._ids, self._dc, self._type, self._prio, self._start, self._size, self._alloc):
             lst.pop()
         self._arrays = None
+        self.version += 1
 
     def jobs(self) -> dict:
         return {j: (self._prio[r], self._start[r], self._alloc[r]) for j, r in self._row.items()}

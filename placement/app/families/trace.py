@@ -72,13 +72,34 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
                    help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] "
                         "(default 1x1x4x8x8; the dally kinds 1x1x8x8x8, the bench's 8 racks)")
     p.add_argument("--perf", choices=PERF_MODELS, default="dally")
+    p.add_argument("--days", type=float, default=None,
+                   help="mast only: D days at MAST's daily rate and distributions on a fleet kept near full "
+                        "(placement.sim.meta_week: 30,000 GPU workloads a day per 100,000 GPUs, a 98%% "
+                        "warm-up, offered load 1.05x) instead of the 8-hour peak")
 
 
 MAX_TENANTS = 100_000
 BYTES_PER_JOB = 2_500
 
 
+def _week(args: argparse.Namespace, sizes: tuple[int, ...]):
+    """``--kind mast --days D``: :func:`placement.sim.meta_week.meta_week`, its size checked first."""
+    from placement.sim.meta_week import DAILY_GPU_WORKLOADS, MAX_DAYS, PAPER_FLEET_GPUS, meta_week
+
+    if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
+        raise InstanceError("--days", f"must be a number of days in (0, {MAX_DAYS:g}]")
+    expected = DAILY_GPU_WORKLOADS * sum(sizes) / PAPER_FLEET_GPUS * args.days * 1.05 + 0.1 * sum(sizes)
+    if expected > MAX_TRACE_ROWS:
+        raise InstanceError("--days", f"gives about {expected:,.0f} workloads on this cluster; at most "
+                                      f"{MAX_TRACE_ROWS:,}")
+    generated_size([("--days", expected * BYTES_PER_JOB)], "the trace")
+    trace, _masks = meta_week(sizes, days=args.days, tenants=args.tenants, seed=args.seed)
+    return trace
+
+
 def _generate(args: argparse.Namespace) -> SimInstance:
+    if getattr(args, "days", None) is not None and args.kind != "mast":
+        raise InstanceError("--days", "applies to --kind mast only")
     dally = args.kind.startswith("dally-")
     kind = args.kind.removeprefix("dally-")
     jobs = args.jobs if args.jobs is not None else (200 if not dally else 500 if kind == "batch" else 400)
@@ -105,6 +126,8 @@ def _generate(args: argparse.Namespace) -> SimInstance:
         from placement.sim.meta_trace import meta_trace
 
         sizes = tuple(int((cluster.region == r).sum()) for r in range(len(cluster.region_names)))
+        if args.days is not None:
+            return SimInstance(_week(args, sizes), cluster, args.perf)
         trace, _masks = meta_trace(sizes, tenants=args.tenants, seed=args.seed)
         return SimInstance(trace, cluster, args.perf)
     if dally:
