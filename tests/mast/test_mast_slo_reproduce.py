@@ -198,6 +198,14 @@ def test_reproduction_windows_recompute_from_the_logs(run):
     for r in knob:
         w = worst[f"peak-w{float(r['value']):g}-l0.5-s{r['seed']}-mast"]
         assert float(r["ours"]) == pytest.approx(w) and r["holds"] == ("yes" if w <= 0.013 else "no")
+    for v in TINY.views:      # a looser limit never adds a violation (the same events, judged again)
+        lim = [r for r in reg if r["knob"] == f"SLO limit of levels 0-1 (min), demand/supply {v:g}"]
+        assert sorted({float(r["value"]) for r in lim}) == list(TINY.slo_limits_min)
+        for claim in (mast.CLAIM_MAST, mast.CLAIM_FED):
+            for s in (0, 1):
+                ys = [float(r["ours"]) for r in sorted(lim, key=lambda r: float(r["value"]))
+                      if r["claim"] == claim and r["seed"] == str(s) and r["ours"] != ""]
+                assert ys == sorted(ys, reverse=True)
     report = (out / "report.md").read_text()
     assert "SLO windows" in report and "Regime map" in report and "set-up log-normal" in report
 
