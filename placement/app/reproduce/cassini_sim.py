@@ -170,7 +170,7 @@ def regime_map(ctx: Context, hours: float, keep_log: bool = False) -> dict:
                              keep_log=keep_log)
                 gain = r["themis"]["iter_mean"] / r["themis+cassini"]["iter_mean"]
                 room = r["themis"]["over_ideal"]
-                res[(knob, value, seed)] = (gain, room, r["themis"]["jobs_at_once"])
+                res[(knob, value, seed)] = (gain, room, r["themis"]["jobs_at_once"], r["themis"]["ceiling"])
                 _regime(ctx, claim="Th+CASSINI / Themis, mean iteration time (Fig. 11(b): 1.6x)", knob=knob,
                         value=value, seed=seed, ours=gain, paper=1.6, holds=gain >= GAIN_RULE)
                 _regime(ctx, claim="Themis / Ideal, mean iteration time (the room any interleaving has)", knob=knob,
