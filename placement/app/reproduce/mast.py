@@ -161,7 +161,8 @@ def run(ctx: Context, config: Config | None = None) -> None:
     ctx.note(f"Latency includes preemption and set-up time (metric level; the logs keep the simulator's start "
              f"times): {over.describe()}.")
     per: dict[tuple[str, float, int, str], dict[str, Any]] = {}
-    points = [("worst", w) for w in cfg.worst_values] + [("low", v) for v in cfg.low_shares if v != cfg.low_share]
+    points = [("worst", w) for w in sorted({*cfg.worst_values, *cfg.views})] + \
+             [("low", v) for v in cfg.low_shares if v != cfg.low_share]
     for seed in ctx.seeds:
         for kind, val in points:
             worst, low = (val, cfg.low_share) if kind == "worst" else (cfg.views[0], val)
