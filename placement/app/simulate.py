@@ -1,10 +1,15 @@
 """``placement simulate``: run a policy on a trace and write the results (app layer).
 
-Outputs in ``-o DIR`` (each written atomically, after the inputs are validated):
-``instance.json`` (trace + cluster + perf model: the input ``placement evaluate`` needs),
-``log.json`` and ``log.csv`` (the event log), ``jobs.csv`` (per job), ``timeseries.csv``,
-``summary.json`` (metrics, engine and policy statistics, replay_check's verdict), and PNG plots
+Outputs in ``-o DIR`` (written into a staging folder after the run and moved into place as one
+set, :func:`placement.io.staged_folder`): ``instance.json`` (trace + cluster + perf model: the
+input ``placement evaluate`` needs), ``log.json`` and ``log.csv`` (the event log), ``jobs.csv``
+(per job), ``timeseries.csv``, ``summary.json`` (metrics, engine and policy statistics,
+replay_check's verdict, and ``run``: what made the run, :func:`provenance`), and PNG plots
 (utilization and queue length over time; SLO violation rate per priority over time; JCT CDF).
+
+``--rerun DIR`` re-runs a folder from its ``instance.json`` and the policy, options and seed its
+``summary.json`` records; the log comes out byte for byte the same. The command runs
+:func:`placement.app.api.simulate` (what ``placement.simulate`` is) and ``Run.save``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,23 @@
-"""The README's fidelity table, generated from reproduction runs (app layer).
+"""The fidelity tables, generated from reproduction runs (app layer).
 
-Every ``placement reproduce`` run writes ``claims.json`` beside ``report.md``. The README holds
-one block between two HTML comment markers, regenerated with::
+Every ``placement reproduce`` run writes ``claims.json`` beside ``report.md``. Two generated blocks
+quote them, each between two HTML comment markers:
+
+- the full table, on the reproductions' reference page (``placement/app/reproduce/README.md``,
+  markers :data:`BEGIN` / :data:`END`): one row per claim (paper, claim, the paper's number,
+  ours as median and min-max over seeds, whether it holds), and under the table the command
+  each paper's rows came from;
+- the front door's summary (``README.md``, markers :data:`SUMMARY_BEGIN` / :data:`SUMMARY_END`):
+  one line per paper, the claims that hold of those judged, with a link to the full table.
+
+Regenerated with::
 
     placement reproduce dally --quick --out reproduce-dally      # and the other papers
-    python -m placement.app.reproduce.fidelity README.md reproduce-*/claims.json
+    python -m placement.app.reproduce.fidelity placement/app/reproduce/README.md README.md reproduce-*/claims.json
 
-which replaces the text between the markers (atomically) and nothing else: one row per claim
-(paper, claim, the paper's number, ours as median and min-max over seeds, whether it holds),
-and under the table the command each paper's rows came from. Papers are listed in the order
-of the files given.
+which replaces the text between the markers each page holds (atomically) and nothing else.
+Arguments ending in ``.md`` are pages, the others ``claims.json`` files; papers are listed in
+the order of the files given.
 """
 
 from __future__ import annotations
@@ -22,11 +30,16 @@ from ...errors import InstanceError
 from ...io import write_text
 from ..report import markdown_table
 
-__all__ = ["BEGIN", "END", "fidelity_block", "replace_block", "main"]
+__all__ = ["BEGIN", "END", "SUMMARY_BEGIN", "SUMMARY_END", "fidelity_block", "summary_block", "replace_block",
+           "main", "PAGE"]
 
 BEGIN = ("<!-- fidelity:begin (generated from `placement reproduce` runs by "
          "`python -m placement.app.reproduce.fidelity`; do not edit by hand) -->")
 END = "<!-- fidelity:end -->"
+SUMMARY_BEGIN = ("<!-- fidelity-summary:begin (generated from `placement reproduce` runs by "
+                 "`python -m placement.app.reproduce.fidelity`; do not edit by hand) -->")
+SUMMARY_END = "<!-- fidelity-summary:end -->"
+PAGE = Path(__file__).resolve().parent / "README.md"   # the reproductions' reference page
 _VERDICT = {True: "yes", False: "no", None: "not judged"}
 
 
@@ -51,12 +64,46 @@ def fidelity_block(docs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def replace_block(text: str, block: str, where: str = "README") -> str:
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+def summary_block(docs: list[dict[str, Any]], link: str) -> str:
+    """One line per paper: the claims that hold of those judged, the run, a link to the table."""
+    lines = []
+    for d in docs:
+        verdicts = [c["holds"] for c in d["claims"]]
+        judged = [v for v in verdicts if v is not None]
+        unjudged = len(verdicts) - len(judged)
+        lines.append(f"- **{d['paper']}**: {sum(v is True for v in judged)} of {len(judged)} judged claims hold"
+                     + (f" ({unjudged} reported, not judged)" if unjudged else "")
+                     + f"; `{d['command']}`, {d['seeds']} seeds, {d['logs']} logs "
+                     + ("all passing replay_check" if d["replay_ok"] else "SOME FAILING replay_check")
+                     + f" ([claims]({link}))")
+    return "\n".join(lines) if lines else "(no reproduction run yet)"
+
+
+def _has(text: str, begin: str, end: str) -> bool:
+    return begin in text or end in text
+
+
+def replace_block(text: str, block: str, where: str = "README", begin: str = BEGIN, end: str = END) -> str:
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
         raise InstanceError(where, "must hold the fidelity markers once each, begin before end")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{block}\n{END}{tail}"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{block}\n{end}{tail}"
+
+
+def regenerate(page: Path, docs: list[dict[str, Any]]) -> str:
+    """The page's text with every generated block it holds replaced (at least one)."""
+    import os
+
+    text = page.read_text()
+    if not _has(text, BEGIN, END) and not _has(text, SUMMARY_BEGIN, SUMMARY_END):
+        raise InstanceError(str(page), "must hold the fidelity markers once each, begin before end")
+    if _has(text, BEGIN, END):
+        text = replace_block(text, fidelity_block(docs), str(page))
+    if _has(text, SUMMARY_BEGIN, SUMMARY_END):
+        link = Path(os.path.relpath(PAGE, page.resolve().parent)).as_posix() + "#fidelity-table"
+        text = replace_block(text, summary_block(docs, link), str(page), SUMMARY_BEGIN, SUMMARY_END)
+    return text
 
 
 def _load(path: str) -> dict[str, Any]:
@@ -73,13 +120,18 @@ def _load(path: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) < 2:
-        print("usage: python -m placement.app.reproduce.fidelity README.md CLAIMS.json...", file=sys.stderr)
+    if not args:
+        print("usage: python -m placement.app.reproduce.fidelity PAGE.md [PAGE.md...] CLAIMS.json...", file=sys.stderr)
         return 2
+    pages = [Path(args[0])] + [Path(a) for a in args[1:] if a.endswith(".md")]
+    claims = [a for a in args[1:] if not a.endswith(".md")]
     try:
-        docs = [_load(p) for p in args[1:]]
-        page = Path(args[0])
-        write_text(page, replace_block(page.read_text(), fidelity_block(docs), args[0]))
+        if not claims:
+            raise InstanceError("CLAIMS", "give at least one claims.json written by `placement reproduce`")
+        docs = [_load(p) for p in claims]
+        texts = [(page, regenerate(page, docs)) for page in pages]  # every page checked before any is written
+        for page, text in texts:
+            write_text(page, text)
     except (InstanceError, OSError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
