@@ -84,7 +84,15 @@ class RmsPlacement:
         self._st["passes"] += 1
         if self.prefilter:
             self._fast_pass(now, free, out)
-            return
+        else:
+            self._loop_pass(now, free, out)
+
+    def _loop_pass(self, now: float, free: np.ndarray, out: list) -> None:
+        """§4.3's pass one workload at a time: the negative cache, then the auction, in GMS order
+        over :meth:`_candidates` (the pre-filter's survivors at the start of the pass when it is
+        on). ``prefilter=False`` runs it over every pending workload; with the pre-filter on it is
+        the reference :meth:`_fast_pass` is tested against (tests/mast/test_mast_week.py)."""
+        q = self._q
         self._sync_free(free)
         cache = NegativeCache(enabled=self.negative_cache)
         placed = np.zeros(q.size, dtype=bool)

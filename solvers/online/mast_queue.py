@@ -1,11 +1,12 @@
-"""The GMS queue of :mod:`solvers.online.mast_admission` in one record array, merged instead of re-sorted.
+"""The GMS queue of :mod:`solvers.online.mast_admission` in four arrays, merged instead of re-sorted.
 
 :class:`RecordGmsQueue` behaves exactly as :class:`solvers.online.mast_admission.GmsQueue` (same
 fields, same ``extend`` / ``take`` / ``sort`` results, element for element) with less work at a
 week's scale (MAST §5.1: tens of thousands of workloads a day, thousands pending):
 
-- the fields live in one numpy record array, so ``take`` (after a pass places workloads, after
-  a GMS-scan) moves every field in one operation instead of one per field;
+- the fields live in four arrays (the integer ones as rows of one array, the floats of another,
+  ``within``, ``ids``), so ``take`` (after a pass places workloads, after a GMS-scan) moves them in
+  four operations instead of one per field;
 - ``sort`` after ``extend`` merges the new rows into a queue already in order instead of sorting
   it all again. The order is ascending ``(eff, -credit, since, seq)``; ``seq`` is unique and grows
   with every ``extend``, so a new row goes after every queued row whose first three keys are <=
@@ -23,35 +24,42 @@ from solvers.online.mast_admission import GmsQueue
 __all__ = ["RecordGmsQueue"]
 
 MERGE_MAX = 64   # more new rows than this at once: sort everything
+INTS = ("n", "g", "eff", "prio", "tenant", "holder", "elig", "seq")
+FLOATS = ("since", "credit")
 
 
 class RecordGmsQueue(GmsQueue):
-    """:class:`GmsQueue` as one record array (module docstring)."""
-
-    DTYPE = np.dtype([(f, d) for f, d in zip(GmsQueue.FIELDS, GmsQueue.DTYPES, strict=True)] + [("seq", np.int64)])
+    """:class:`GmsQueue` in three blocks (module docstring): integer fields as the rows of one
+    int64 array, float fields of one float array, plus ``within`` and ``ids``."""
 
     def __init__(self):
-        self._a = np.zeros(0, dtype=self.DTYPE)
+        self._i = np.zeros((len(INTS), 0), dtype=np.int64)
+        self._f = np.zeros((len(FLOATS), 0), dtype=float)
+        self._w = np.zeros(0, dtype=bool)
+        self._o = np.zeros(0, dtype=object)
         self._next = 0
         self._ordered = True     # the rows before the last extend are in (eff, -credit, since, seq) order
         self._tail = 0           # rows appended by extend since then
 
     @property
     def size(self) -> int:
-        return len(self._a)
+        return len(self._w)
 
     def extend(self, rows: list[tuple]) -> None:
-        new = np.zeros(len(rows), dtype=self.DTYPE)
-        cols = list(zip(*rows, strict=True))
-        ids = np.empty(len(rows), dtype=object)
-        ids[:] = list(cols[0])
-        new["ids"] = ids
-        for f, d, c in zip(self.FIELDS[1:], self.DTYPES[1:], cols[1:], strict=True):
-            new[f] = np.fromiter(c, dtype=d, count=len(c))
-        new["seq"] = np.arange(self._next, self._next + len(rows))
-        self._next += len(rows)
-        self._a = np.concatenate([self._a, new])
-        self._tail += len(rows)
+        k = len(rows)
+        cols = dict(zip(self.FIELDS, zip(*rows, strict=True), strict=True))
+        ids = np.empty(k, dtype=object)
+        ids[:] = list(cols["ids"])
+        ints = np.empty((len(INTS), k), dtype=np.int64)
+        for r, f in enumerate(INTS[:-1]):
+            ints[r] = cols[f]
+        ints[-1] = np.arange(self._next, self._next + k)
+        self._next += k
+        self._i = np.concatenate([self._i, ints], axis=1)
+        self._f = np.concatenate([self._f, np.array([cols[f] for f in FLOATS], dtype=float)], axis=1)
+        self._w = np.concatenate([self._w, np.array(cols["within"], dtype=bool)])
+        self._o = np.concatenate([self._o, ids])
+        self._tail += k
 
     def take(self, idx: np.ndarray) -> None:
         idx = np.asarray(idx)
@@ -59,36 +67,48 @@ class RecordGmsQueue(GmsQueue):
         if self._tail or not increasing:
             self._ordered = False
             self._tail = 0
-        self._a = self._a[idx]
+        self._i, self._f, self._w, self._o = self._i[:, idx], self._f[:, idx], self._w[idx], self._o[idx]
 
     def sort(self) -> None:
-        a, k = self._a, self._tail
+        k = self._tail
         self._tail = 0
+        eff, seq, since, cr = self._i[2], self._i[7], self._f[0], self._f[1]
         if not (self._ordered and k <= MERGE_MAX):
-            self._a = a[np.lexsort((a["seq"], a["since"], -a["credit"], a["eff"]))]
+            self.take(np.lexsort((seq, since, -cr, eff)))
             self._ordered = True
             return
         if k == 0:
             return
-        head, tail = a[:-k], a[-k:]
-        tail = tail[np.lexsort((tail["seq"], tail["since"], -tail["credit"], tail["eff"]))]
-        e, c, s = head["eff"], head["credit"], head["since"]
+        n = self.size - k
+        tail = n + np.lexsort((seq[n:], since[n:], -cr[n:], eff[n:]))
+        e, c, s = eff[:n], cr[:n], since[:n]
         pos = [int(np.count_nonzero((e < te) | ((e == te) & ((c > tc) | ((c == tc) & (s <= ts))))))
-               for te, tc, ts in zip(tail["eff"].tolist(), tail["credit"].tolist(), tail["since"].tolist(),
-                                     strict=True)]
-        self._a = np.insert(head, pos, tail)
+               for te, tc, ts in zip(eff[tail].tolist(), cr[tail].tolist(), since[tail].tolist(), strict=True)]
+        self._i = np.insert(self._i[:, :n], pos, self._i[:, tail], axis=1)
+        self._f = np.insert(self._f[:, :n], pos, self._f[:, tail], axis=1)
+        self._w = np.insert(self._w[:n], pos, self._w[tail])
+        self._o = np.insert(self._o[:n], pos, self._o[tail])
 
 
-def _field(name: str) -> property:
+def _field(block: str, row: int | None) -> property:
     def get(self):
-        return self._a[name]
+        a = getattr(self, block)
+        return a if row is None else a[row]
 
     def set_(self, value):
-        self._a[name] = value
+        a = getattr(self, block)
+        if row is None:
+            a[:] = value
+        else:
+            a[row] = value
         self._ordered = False    # keys may have changed (a GMS-scan's new priorities and credits)
 
     return property(get, set_)
 
 
-for _f in (*GmsQueue.FIELDS, "seq"):
-    setattr(RecordGmsQueue, _f, _field(_f))
+for _r, _f in enumerate(INTS):
+    setattr(RecordGmsQueue, _f, _field("_i", _r))
+for _r, _f in enumerate(FLOATS):
+    setattr(RecordGmsQueue, _f, _field("_f", _r))
+RecordGmsQueue.within = _field("_w", None)
+RecordGmsQueue.ids = _field("_o", None)

@@ -178,6 +178,10 @@ def run(ctx: Context, config: Config | None = None) -> None:
     _claims(ctx, cfg, per)
     _sweep_claims(ctx, cfg, sweep)
     _sweep_figure(ctx, cfg, sweep)
+    if config is None:       # §5.2's allocation rate at a week's scale (reproduce/mast_week.py)
+        from .mast_week import allocation_claim
+
+        allocation_claim(ctx)
 
 
 def _peak_runs(ctx: Context, cfg: Config, cluster, over, worst: float, low: float, seed: int,

@@ -1,0 +1,149 @@
+"""MAST at a week's scale: the multi-day Meta-like workload (placement.sim.meta_week), its CLI, and
+the fast scheduling pass and record queue giving the same decisions as the one-at-a-time loop."""
+
+from __future__ import annotations
+
+import json
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from placement.app.cli import main
+from placement.app.policy_data import build_policy
+from placement.app.reproduce.mast import data_of
+from placement.app.shipped import cluster_arg
+from placement.sim.engine import simulate
+from placement.sim.meta_trace import GANG_PROBS, GANG_SIZES, WARMUP_PREFIX
+from placement.sim.meta_week import (
+    DAY,
+    _means,
+    coupling_for,
+    duration_quantile,
+    gang_and_duration,
+    meta_week,
+)
+from placement.sim.replay import replay_check
+from solvers.online.mast_admission import GmsQueue
+from solvers.online.mast_queue import RecordGmsQueue
+
+
+def test_duration_quantiles_are_the_papers():
+    z = np.array([NormalDist().inv_cdf(q) for q in (0.5, 0.9, 0.99)])
+    assert np.allclose(duration_quantile(z), [20 * 60, 6.7 * 3600, 66 * 3600], rtol=1e-12)
+    zz = np.linspace(-6, 6, 1001)
+    assert (np.diff(duration_quantile(zz)) >= 0).all()     # a quantile function
+
+
+def test_gang_quantiles_by_inverse_cdf():
+    # the gang drawn at normal score z is the inverse CDF of GANG_PROBS at Phi(z)
+    cum = np.cumsum(GANG_PROBS)
+    for q in (0.03, 0.5, 0.77, 0.9, 0.99, 0.999):
+        z = NormalDist().inv_cdf(q)
+        g, _ = gang_and_duration(np.array([z]), np.array([0.0]), cap=256)
+        assert g[0] == GANG_SIZES[int(np.searchsorted(cum, q))]
+
+
+def test_coupling_gives_the_mean_by_sampling():
+    # the solved share reproduces the target mean GPU-seconds, checked by a million seeded draws
+    target = 80 * 3600.0
+    lam = coupling_for(target, cap=256)
+    indep, coupled = _means(256)
+    assert coupled < target < indep and 0 < lam < 1
+    rng = np.random.default_rng(3)
+    zg = rng.standard_normal(1_000_000)
+    zd = np.where(rng.random(len(zg)) < lam, -zg, rng.standard_normal(len(zg)))
+    g, d = gang_and_duration(zg, zd, cap=256)
+    assert abs((g * d).mean() / target - 1) < 0.05
+    with pytest.raises(ValueError):
+        coupling_for(indep * 1.5, cap=256)
+
+
+def test_week_trace_follows_the_paper():
+    trace, masks = meta_week((128,) * 8, days=2, per_day=20_000, load=64, seed=1)
+    arr = [j for j in trace.jobs if not j.id.startswith(WARMUP_PREFIX)]
+    warm = [j for j in trace.jobs if j.id.startswith(WARMUP_PREFIX)]
+    assert abs(len(arr) - 40_000) < 5 * 200                   # Poisson count, 5 standard deviations
+    g = np.array([j.gpus for j in arr])
+    d = np.array([j.duration for j in arr])
+    assert list(np.percentile(g, [50, 90, 99])) == [16, 64, 128]
+    assert np.allclose(np.percentile(d, [50, 90, 99]), [1200, 24120, 237600], rtol=0.06)
+    share = np.bincount([j.priority for j in trace.jobs], minlength=7) / len(trace.jobs)
+    assert np.allclose(share, [0.03, 0.20, 0.16, 0.54, 0.002, 0.005, 0.0602], atol=0.01)
+    k = np.array([bin(masks[j.tables[0]]).count("1") for j in trace.jobs])
+    assert abs((k >= 2).mean() - 0.9) < 0.01 and abs((k >= 4).mean() - 0.4) < 0.01
+    assert abs((g * d).sum() / (1024 * 2 * DAY) / 64 - 1) < 0.15   # offered load
+    used = sum(j.gpus for j in warm)
+    assert 0.98 * 1024 - 128 <= used <= 0.98 * 1024 and all(j.submit == 0 for j in warm)
+    assert all(0 <= j.submit < 2 * DAY for j in arr)
+    small = [meta_week((128,) * 8, days=0.1, per_day=20_000, load=64, seed=s)[0].jobs for s in (1, 1, 2)]
+    assert small[0] == small[1] != small[2]
+
+
+def test_cli_days(tmp_path, capsys):
+    out = tmp_path / "w.json"
+    args = ["generate", "trace", "--kind", "mast", "--cluster", "4x1x4x8x8", "--days", "2", "--seed", "4",
+            "-o", str(out)]
+    assert main(args) == 0
+    doc = json.loads(out.read_text())
+    expected, _ = meta_week((256,) * 4, days=2, tenants=4, seed=4)
+    assert len(doc["jobs"]) == len(expected.jobs)
+    assert main(["generate", "trace", "--kind", "poisson", "--days", "1", "-o", str(tmp_path / "x.json")]) == 2
+    assert main([*args[:-1], str(tmp_path / "y.json"), "--days", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--days" in err and "Traceback" not in err
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()
+
+
+@pytest.mark.parametrize("policy", ["mast", "federated"])
+def test_fast_pass_places_as_the_loop(policy):
+    """Half a day with preemptions in 4 regions: the usable-table pass (the default) writes the
+    log of §4.3's one-at-a-time loop (negative cache, auction) over the same pre-filtered
+    candidates, with the pre-filter on many pending workloads and on every pass."""
+    cl = cluster_arg("4x1x2x8x8")
+    trace, masks = meta_week((128,) * 4, days=0.6, per_day=700, load=1.3, tenants=6, seed=11)
+    # without the month-long tail, whose drain only re-arms GMS-scans
+    trace = type(trace)(trace.name, tuple(j for j in trace.jobs if j.duration < DAY), trace.provenance)
+    for opts in ({}, {"prefilter_min": 0}):
+        fast = simulate(trace, cl, build_policy(policy, cl, data=data_of(cl, masks), **opts))
+        loop_policy = build_policy(policy, cl, data=data_of(cl, masks), **opts)
+        loop_policy._fast_pass = loop_policy._loop_pass
+        loop = simulate(trace, cl, loop_policy)
+        assert fast.log.to_csv() == loop.log.to_csv()
+        assert loop.policy_stats["cache_hits"] > 0 and fast.policy_stats["rms_calls"] < loop.policy_stats["rms_calls"]
+    assert fast.stats["preemptions"] > 20
+    assert replay_check(trace, cl, fast.log) == []
+
+
+def test_record_queue_matches_the_base_queue():
+    rng = np.random.default_rng(5)
+    a, b = GmsQueue(), RecordGmsQueue()
+
+    def rows(k):
+        out = []
+        for _ in range(k):
+            out.append((f"j{rng.integers(10**9)}", int(rng.integers(1, 9)), 0, int(rng.integers(0, 3)),
+                        int(rng.integers(0, 3)), int(rng.integers(0, 2)), int(rng.integers(0, 4)),
+                        float(rng.integers(0, 3)), float(rng.choice([0.0, 0.5, 1.0])), 3, bool(rng.random() < 0.5)))
+        return out
+
+    for step in range(300):
+        r = rng.random()
+        if r < 0.5 or a.size == 0:
+            new = rows(int(rng.integers(1, 4 if step % 7 else 80)))
+            for q in (a, b):
+                q.extend(new)
+                q.sort()
+        elif r < 0.8:
+            keep = np.flatnonzero(rng.random(a.size) < 0.8)
+            a.take(keep)
+            b.take(keep)
+        else:     # a GMS-scan: new keys, then a permutation
+            eff = rng.integers(0, 3, a.size)
+            order = rng.permutation(a.size)
+            for q in (a, b):
+                q.eff = eff.copy()
+                q.take(order)
+        for f in (*GmsQueue.FIELDS, "seq"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (step, f)
+
