@@ -20,7 +20,11 @@ one-at-a-time loop (cache, auction, next) would have placed next, since an aucti
 region has such an entry and a negative-cache hit is always such a failure. RMS is called only in
 the regions where a plan exists, so the log is the same as with the loop (``prefilter=False``:
 that loop, with the negative cache, as §4.3 describes it); ``rms_calls`` and the cache counters
-count only the work done.
+count only the work done. The pre-filter itself is incremental: a pending workload judged
+unplaceable at the start of an earlier pass (the queue's ``feas`` row,
+:class:`solvers.online.mast_queue.RecordGmsQueue`) is judged again only when a table cell it could
+use, (one of its regions, its type, its level), has grown since (a job stopped there), when it is
+new or when a GMS-scan changed its level; feasibility only grows with the table.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import numpy as np
 from solvers.online.rms import NegativeCache, auction, plan_region
 
 __all__ = ["RmsPlacement"]
+
+SNAP_CELLS = 16    # more grown cells of the usable table than this: judge every pending workload again
 
 
 class RmsPlacement:
@@ -127,9 +133,25 @@ class RmsPlacement:
         top = best.max(axis=0)
         qn, qg, qeff, qelig = q.n, q.g, q.eff, q.elig
         if q.size > self.prefilter_min:
-            cand = np.flatnonzero(top[qg, qeff] >= qn)     # some region could host it
+            feas, snap = getattr(q, "feas", None), getattr(self, "_usable_snap", None)
+            if feas is None or snap is None or snap.shape != best.shape:
+                judge = np.arange(q.size)
+            else:      # rows judged unplaceable stay so unless a cell they could use grew since
+                up = np.argwhere(best > snap).tolist()
+                if len(up) > SNAP_CELLS:
+                    judge = np.arange(q.size)
+                else:
+                    again = feas != 0
+                    for r, g, p in up:
+                        again |= (qg == g) & (qeff == p) & (((qelig >> r) & 1) == 1)
+                    judge = np.flatnonzero(again)
+            cand = judge[top[qg[judge], qeff[judge]] >= qn[judge]]     # some region could host it
             bits = ((qelig[cand][None, :] >> np.arange(R)[:, None]) & 1) == 1
             cand = cand[np.where(bits, best[:, qg[cand], qeff[cand]], -1).max(axis=0) >= qn[cand]]
+            if feas is not None:
+                feas[judge] = 0
+                feas[cand] = 1
+                self._usable_snap = best.copy()
             self._st["prefiltered"] += q.size - len(cand)
         else:
             cand = np.arange(q.size)

@@ -7,6 +7,9 @@ week's scale (MAST §5.1: tens of thousands of workloads a day, thousands pendin
 - the fields live in four arrays (the integer ones as rows of one array, the floats of another,
   ``within``, ``ids``), so ``take`` (after a pass places workloads, after a GMS-scan) moves them in
   four operations instead of one per field;
+- one more integer row, ``feas``, is free for the pass (:meth:`solvers.online.mast_placement.RmsPlacement._fast_pass`):
+  whether the row could be placed under the usable table of the last pass's start (0 / 1), or
+  :data:`UNKNOWN` for a new row and for every row when a GMS-scan sets new priorities;
 - ``sort`` after ``extend`` merges the new rows into a queue already in order instead of sorting
   it all again. The order is ascending ``(eff, -credit, since, seq)``; ``seq`` is unique and grows
   with every ``extend``, so a new row goes after every queued row whose first three keys are <=
@@ -24,7 +27,8 @@ from solvers.online.mast_admission import GmsQueue
 __all__ = ["RecordGmsQueue"]
 
 MERGE_MAX = 64   # more new rows than this at once: sort everything
-INTS = ("n", "g", "eff", "prio", "tenant", "holder", "elig", "seq")
+INTS = ("n", "g", "eff", "prio", "tenant", "holder", "elig", "seq", "feas")
+UNKNOWN = 2      # ``feas`` of a row not yet judged (new, or its priority changed)
 FLOATS = ("since", "credit")
 
 
@@ -51,9 +55,10 @@ class RecordGmsQueue(GmsQueue):
         ids = np.empty(k, dtype=object)
         ids[:] = list(cols["ids"])
         ints = np.empty((len(INTS), k), dtype=np.int64)
-        for r, f in enumerate(INTS[:-1]):
+        for r, f in enumerate(INTS[:-2]):
             ints[r] = cols[f]
-        ints[-1] = np.arange(self._next, self._next + k)
+        ints[-2] = np.arange(self._next, self._next + k)
+        ints[-1] = UNKNOWN
         self._next += k
         self._i = np.concatenate([self._i, ints], axis=1)
         self._f = np.concatenate([self._f, np.array([cols[f] for f in FLOATS], dtype=float)], axis=1)
@@ -90,7 +95,7 @@ class RecordGmsQueue(GmsQueue):
         self._o = np.insert(self._o[:n], pos, self._o[tail])
 
 
-def _field(block: str, row: int | None) -> property:
+def _field(block: str, row: int | None, name: str = "") -> property:
     def get(self):
         a = getattr(self, block)
         return a if row is None else a[row]
@@ -102,12 +107,14 @@ def _field(block: str, row: int | None) -> property:
         else:
             a[row] = value
         self._ordered = False    # keys may have changed (a GMS-scan's new priorities and credits)
+        if name == "eff":
+            self._i[INTS.index("feas")] = UNKNOWN
 
     return property(get, set_)
 
 
 for _r, _f in enumerate(INTS):
-    setattr(RecordGmsQueue, _f, _field("_i", _r))
+    setattr(RecordGmsQueue, _f, _field("_i", _r, _f))
 for _r, _f in enumerate(FLOATS):
     setattr(RecordGmsQueue, _f, _field("_f", _r))
 RecordGmsQueue.within = _field("_w", None)
