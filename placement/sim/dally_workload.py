@@ -9,13 +9,13 @@ What is public and what we draw
     1,170 h, Dally's Poisson ">P95" / median ratio 6.3. It publishes no job duration, GPU count
     or arrival rate.
 
-    - :func:`paper_trace` (``--kind dally-paper-batch`` / ``dally-paper-poisson``) draws ideal
+    - :func:`paper_trace` draws ideal
       durations log-normal with median :data:`PAPER_MEDIAN_H` and log-sd :data:`PAPER_SIGMA`.
       The log-sd is fitted to Table 3's Dally ratio ">P95" / median JCT = 6.3 (sigma =
       ln 6.3 / 1.645 = 1.12, reading Poisson JCTs as run times, i.e. short waits). The median,
       130 h, is ours, calibrated: at least 100 h (the issue's reading of the paper's regime),
-      and with it Dally's batch mean JCT on 8 racks is 754 h on seed 0 against Table 2's 786 h
-      (``placement reproduce dally`` prints ours beside Tables 2 and 3). GPU counts are drawn
+      and with it Dally's batch mean JCT on 8 racks is 701 h (611 to 754 over seeds 0-4) against
+      Table 2's 786 h (``placement reproduce dally`` prints ours beside Tables 2 and 3). GPU counts are drawn
       from Philly's multi-GPU rows (traces README; the paper says only that demands are
       multiples of 2 of 5 to 10 kinds); models uniform over Table 1. Poisson arrivals at the
       rate that gives the offered ``load`` (expected GPU-seconds submitted per second / GPUs of
@@ -25,7 +25,7 @@ What is public and what we draw
       (Dally's median JCT 721 h) point to much longer jobs. We follow the issue's reading
       (median job >= 100 h) and map the job-length scale from Philly's own upward, so a reader
       can find both readings on the regime map.
-    - :func:`philly_scaled` (``--kind dally-philly-long``): the Philly rows of the Dally bench
+    - :func:`philly_scaled`: the Philly rows of the Dally bench
       (:func:`placement.app.bench.dally.dally_trace`) with every duration multiplied by
       ``scale`` (Philly's multi-GPU median is 1.27 h; :data:`PAPER_SCALE` = 102 brings it to
       :data:`PAPER_MEDIAN_H`), optionally only rows of at least ``min_hours`` before scaling.
