@@ -179,7 +179,9 @@ class RmsPlacement:
             top = best.max(axis=0)
             placed.append(i)
             cand = cand[hit + 1:]
-        if placed:
+        if placed and hasattr(q, "drop"):
+            q.drop(placed)
+        elif placed:
             keep = np.ones(q.size, dtype=bool)
             keep[placed] = False
             q.take(np.flatnonzero(keep))

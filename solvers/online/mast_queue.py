@@ -72,7 +72,21 @@ class RecordGmsQueue(GmsQueue):
         if self._tail or not increasing:
             self._ordered = False
             self._tail = 0
-        self._i, self._f, self._w, self._o = self._i[:, idx], self._f[:, idx], self._w[idx], self._o[idx]
+        self._i, self._f = np.take(self._i, idx, axis=1), np.take(self._f, idx, axis=1)
+        self._w, self._o = self._w[idx], self._o[idx]
+
+    def drop(self, positions: list[int]) -> None:
+        """Remove the rows at ``positions`` (increasing), keeping the others in order: ``take`` of
+        the complement, by slices (a pass places few workloads)."""
+        if self._tail:
+            self._ordered = False
+            self._tail = 0
+        cuts = [0, *[x for p in positions for x in (p, p + 1)], self.size]
+        spans = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=True) if b > a]
+        self._i = np.concatenate([self._i[:, a:b] for a, b in spans], axis=1) if spans else self._i[:, :0]
+        self._f = np.concatenate([self._f[:, a:b] for a, b in spans], axis=1) if spans else self._f[:, :0]
+        self._w = np.concatenate([self._w[a:b] for a, b in spans]) if spans else self._w[:0]
+        self._o = np.concatenate([self._o[a:b] for a, b in spans]) if spans else self._o[:0]
 
     def sort(self) -> None:
         k = self._tail

@@ -134,10 +134,14 @@ def test_record_queue_matches_the_base_queue():
             for q in (a, b):
                 q.extend(new)
                 q.sort()
-        elif r < 0.8:
+        elif r < 0.7:
             keep = np.flatnonzero(rng.random(a.size) < 0.8)
             a.take(keep)
             b.take(keep)
+        elif r < 0.8:     # a pass placed a few
+            gone = sorted(set(rng.integers(0, a.size, 3).tolist()))
+            a.take(np.setdiff1d(np.arange(a.size), gone))
+            b.drop(gone)
         else:     # a GMS-scan: new keys, then a permutation
             eff = rng.integers(0, 3, a.size)
             order = rng.permutation(a.size)
