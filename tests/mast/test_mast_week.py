@@ -95,8 +95,8 @@ def test_cli_days(tmp_path, capsys):
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()
 
 
-@pytest.mark.parametrize("policy", ["mast", "federated"])
-def test_fast_pass_places_as_the_loop(policy):
+@pytest.mark.parametrize(("policy", "opts"), [("mast", {}), ("mast", {"prefilter_min": 0}), ("federated", {})])
+def test_fast_pass_places_as_the_loop(policy, opts):
     """Half a day with preemptions in 4 regions: the usable-table pass (the default) writes the
     log of §4.3's one-at-a-time loop (negative cache, auction) over the same pre-filtered
     candidates, with the pre-filter on many pending workloads and on every pass."""
@@ -104,13 +104,12 @@ def test_fast_pass_places_as_the_loop(policy):
     trace, masks = meta_week((128,) * 4, days=0.6, per_day=700, load=1.3, tenants=6, seed=11)
     # without the month-long tail, whose drain only re-arms GMS-scans
     trace = type(trace)(trace.name, tuple(j for j in trace.jobs if j.duration < DAY), trace.provenance)
-    for opts in ({}, {"prefilter_min": 0}):
-        fast = simulate(trace, cl, build_policy(policy, cl, data=data_of(cl, masks), **opts))
-        loop_policy = build_policy(policy, cl, data=data_of(cl, masks), **opts)
-        loop_policy._fast_pass = loop_policy._loop_pass
-        loop = simulate(trace, cl, loop_policy)
-        assert fast.log.to_csv() == loop.log.to_csv()
-        assert loop.policy_stats["cache_hits"] > 0 and fast.policy_stats["rms_calls"] < loop.policy_stats["rms_calls"]
+    fast = simulate(trace, cl, build_policy(policy, cl, data=data_of(cl, masks), **opts))
+    loop_policy = build_policy(policy, cl, data=data_of(cl, masks), **opts)
+    loop_policy._fast_pass = loop_policy._loop_pass
+    loop = simulate(trace, cl, loop_policy)
+    assert fast.log.to_csv() == loop.log.to_csv()
+    assert loop.policy_stats["cache_hits"] > 0 and fast.policy_stats["rms_calls"] < loop.policy_stats["rms_calls"]
     assert fast.stats["preemptions"] > 20
     assert replay_check(trace, cl, fast.log) == []
 
