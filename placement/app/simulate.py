@@ -42,11 +42,11 @@ def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="run a scheduling policy on a trace (trace-driven simulator)")
     p.add_argument("trace", nargs="?", default=None, help="trace file (Philly CSV, openb pod CSV, our CSV "
                    "v1, or a 'trace' instance .json/.yaml) or a shipped name: philly, openb")
-    p.add_argument("--policy", default="fifo", help="a registered policy (listed below; default fifo)")
+    p.add_argument("--policy", default=None, help="a registered policy (listed below; default fifo)")
     p.add_argument("--cluster", default=None, help="spec .json/.yaml, openb node .csv, 'openb', or "
                    "RxCxKxMxG[:TYPE] (default: by trace format, philly 1x1x8x8x8, openb its nodes)")
-    p.add_argument("--seed", type=nonnegative_int, default=0)
-    p.add_argument("--start", type=float, default=0.0, help="window start, hours after the first submit")
+    p.add_argument("--seed", type=nonnegative_int, default=None, help="default 0")
+    p.add_argument("--start", type=float, default=None, help="window start, hours after the first submit")
     p.add_argument("--hours", type=float, default=None, help="window length in hours")
     p.add_argument("--sample", type=int, default=None, help="keep N jobs of the window, uniformly (seeded)")
     p.add_argument("--perf", choices=["dally", "dally-machine", "ideal"], default=None,
@@ -94,8 +94,8 @@ def _check_out_dir(path: str) -> Path:
 
 def load_inputs(args: argparse.Namespace):
     """(SimInstance, trace format) from the command-line arguments (:func:`sim_instance`)."""
-    return sim_instance(args.trace, args.cluster, perf=args.perf, start=args.start, hours=args.hours,
-                        sample=args.sample, seed=args.seed, checkpoint=args.checkpoint, scan=args.scan,
+    return sim_instance(args.trace, args.cluster, perf=args.perf, start=args.start or 0.0, hours=args.hours,
+                        sample=args.sample, seed=args.seed or 0, checkpoint=args.checkpoint, scan=args.scan,
                         bin_s=getattr(args, "bin", None))
 
 
@@ -504,8 +504,8 @@ def _rerun_args(args: argparse.Namespace) -> dict[str, Any]:
     from ..io import read_document
 
     folder = Path(args.rerun)
-    given = [f"--{k}" for k in ("cluster", "perf", "checkpoint", "scan", "bin", "sample", "hours")
-             if getattr(args, k, None) is not None] + (["--option"] if args.option else []) + (
+    given = [f"--{k}" for k in ("policy", "seed", "start", "cluster", "perf", "checkpoint", "scan", "bin",
+                                 "sample", "hours") if getattr(args, k, None) is not None] + (["--option"] if args.option else []) + (
              ["a trace"] if args.trace else [])
     if given:
         raise InstanceError("--rerun", f"takes everything from the folder; do not give {given[0]}")
@@ -545,8 +545,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.output is None:
             raise InstanceError("-o", "is required: the output folder")
         out = _check_out_dir(args.output)
-        kw = {"trace": args.trace, "cluster": args.cluster, "policy": args.policy,
-              "options": dict(args.option or []), "seed": args.seed, "perf": args.perf, "start": args.start,
+        kw = {"trace": args.trace, "cluster": args.cluster, "policy": args.policy or "fifo",
+              "options": dict(args.option or []), "seed": args.seed or 0, "perf": args.perf,
+              "start": args.start or 0.0,
               "hours": args.hours, "sample": args.sample, "checkpoint": args.checkpoint, "scan": args.scan,
               "bin_s": args.bin}
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 120)

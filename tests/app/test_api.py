@@ -80,6 +80,9 @@ def test_summary_records_options_resolved_and_the_rerun_is_byte_identical(trace_
     assert {k: run["resolved_options"][k] for k in defaults} == defaults  # defaults included
     assert run["version"] == placement.__version__ and run["perf"] == "dally"  # the instance file's own
     assert run["command"].startswith("placement simulate ") and "--option migration_cost=3600" in run["command"]
+    for extra in (["--policy", "fifo"], ["--seed", "3"], ["--option", "migrate=false"]):  # nothing silently ignored
+        assert main(["simulate", "--rerun", str(out), *extra, "-o", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
     assert main(["simulate", "--rerun", str(out), "-o", str(tmp_path / "again")]) == 0
     for name in SAME_BYTES:
         assert (out / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
