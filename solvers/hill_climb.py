@@ -887,7 +887,8 @@ def _result(climb: _Climb, *, timed_out: bool, t0: float, t_init: float, t_searc
 def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 0,
           max_passes: int | None = None, reinsert: bool = False, home: np.ndarray | None = None,
           record_moves: bool = False, job_moves: bool = False,
-          order: Literal["gain", "gain_per_byte"] = "gain", kicks: int = 0, kick_share: float = 0.3) -> SolveResult:
+          order: Literal["gain", "gain_per_byte"] = "gain", kicks: int = 0, kick_share: float = 0.3,
+          bound: float | str | None = None, bound_time_limit: float = 600.0) -> SolveResult:
     """Hill climbing of MAST §3.4 on the objective (1)-(3) under (4)-(6) and the quota.
 
     Parameters
@@ -926,6 +927,11 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
         ML jobs first (trial apply, exact objective, revert) -- and resume the passes
         if one strictly improves. Escapes local optima where an ML job only gains once
         all its tables share a region.
+    bound, bound_time_limit : number, file, "compute" or None; float
+        Report the certified gap to a valid lower bound (:func:`certify`): a number,
+        a file written by ``solve --solver bound -o``, or ``"compute"`` (the relaxation
+        of :mod:`models.tetris_bound` after the search, within ``bound_time_limit``
+        seconds, not counted in ``time_limit``). The search is the same either way.
 
     Returns
     -------
@@ -952,8 +958,30 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
     timed_out = climb.run()
     timed_out = _iterated_local_search(climb, kicks, kick_share, seed, timed_out)
     t_search = time.perf_counter() - t_search0
-    return _result(climb, timed_out=timed_out, t0=t0, t_init=t_init, t_search=t_search,
-                   init_obj=init_obj, init_viol=init_viol)
+    res = _result(climb, timed_out=timed_out, t0=t0, t_init=t_init, t_search=t_search,
+                  init_obj=init_obj, init_viol=init_viol)
+    return certify(res, inst, bound, bound_time_limit)
+
+
+def certify(res: SolveResult, inst: TetrisInstance, bound, bound_time_limit: float = 600.0) -> SolveResult:
+    """Attach a valid lower bound and the certified gap to a heuristic's result (decisions unchanged).
+
+    ``bound``: None (nothing), a number or a file (:func:`placement.tetris.certify.given_bound`),
+    or ``"compute"`` (:func:`models.tetris_bound.solve` within ``bound_time_limit`` s; its
+    status, seconds and peak memory go to ``stats["bound_run"]``).
+    """
+    from placement.tetris.certify import attach, given_bound
+
+    if bound is None:
+        return res
+    if bound == "compute":
+        from models.tetris_bound import solve as relaxation
+
+        b = relaxation(inst, time_limit=bound_time_limit)
+        res.stats["bound_run"] = {"status": str(b.status), "wall_s": b.wall_time_s,
+                                  "peak_rss_mb": b.stats.get("peak_rss_mb"), "solver": b.solver}
+        return res if b.bound is None else attach(res, b.bound, b.solver)
+    return attach(res, given_bound(bound, inst), "given")
 
 
 def solve_ils(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 0, kicks: int = 50,

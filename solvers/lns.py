@@ -646,7 +646,8 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
           full_secants: int = 8, kinds: str = DEFAULT_KINDS,
           hill_climb_options: dict | None = None, persistent_max_cells: int = 2400,
           adaptive: bool = False, whole_again_after: int = 0, whole_again_share: float = 0.5,
-          full_start: bool = False) -> SolveResult:
+          full_start: bool = False, bound: float | str | None = None,
+          bound_time_limit: float = 600.0) -> SolveResult:
     """MIP-based LNS from the hill-climbing placement (see the module docstring).
 
     Parameters
@@ -726,6 +727,10 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         on three fresh instances (30x60x5 seed 8803, 40x80x5 seeds 8802 and 8805;
         10-22 neighbourhoods per run), gaps 6.07 / 1.58 / 4.21% against uniform's
         0.30 / 0.42 / 4.75% -- too few neighbourhoods per run for weights to learn.
+    bound, bound_time_limit : number, file, "compute" or None; float
+        Report the certified gap to a valid lower bound (:func:`solvers.hill_climb.certify`,
+        reporting only: the search is the same; ``"compute"`` runs the relaxation of
+        :mod:`models.tetris_bound` after the search, outside ``time_limit``).
 
     Returns
     -------
@@ -738,6 +743,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
     use_kinds = _kinds(kinds)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
+    given = bound  # a lower bound to certify the result against (reporting only)
     hco = hill_climb_options or {}
     # A. Start: hill climbing, then iterated local search from it.
     hc, stats = _hill_climb_start(inst, seed=seed, time_limit=time_limit, t0=t0, hill_climb_options=hco)
@@ -787,4 +793,5 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
     stats["neighbourhoods_per_s"] = stats["rounds"] / stats["rounds_s"] if stats["rounds_s"] > 0 else 0.0
     if rounds.bound is not None:
         bound = rounds.bound
-    return _result(hc, inc, stats, bound, rounds.stopped_by(), t0)
+    res = _result(hc, inc, stats, bound, rounds.stopped_by(), t0)
+    return hill_climb.certify(res, inst, given, bound_time_limit)

@@ -80,6 +80,7 @@ SPEC = ProblemSpec(
         "replicas": "solvers.replicas:solve",
         "lns": "solvers.lns:solve",
         "joint": "models.tetris_joint:solve",
+        "bound": "models.tetris_bound:solve",
     },
     exact_solver="exact",
     add_generate_args=_add_generate_args,

@@ -1,0 +1,574 @@
+"""A lower bound on MAST Tetris (Figure 4, expressions (1)-(9)) that scales: a relaxation in matrix form.
+
+The exact model (:mod:`models.tetris`) proves optima up to about 60 tables; past a
+few thousand tables neither Pyomo's per-variable cost nor HiGHS's branch and bound
+fit in minutes. This module builds a **relaxation** of the same formulation with
+numpy and hands it to HiGHS through ``highspy`` (``Highs.passModel``), so the
+model transfer costs seconds at 100,000 tables instead of minutes.
+
+Why this relaxation (the choice was made by measurement, see the Tetris page)
+---------------------------------------------------------------------------------
+The formulation is the exact model's (module docstring of :mod:`models.tetris`)
+with three changes, each of which can only lower the optimum, so every value it
+proves is at most the exact optimum:
+
+1. ``x``, ``a``, ``b`` and the overload levels ``y`` are continuous in ``[0, 1]``
+   (``integer=False``, the LP relaxation; ``integer=True`` keeps them integer and
+   reports HiGHS's MIP dual bound: only for small instances and the tests).
+2. The squares (7) and (9) are cut by **tangents** ``z >= f(p) + f'(p) (n - p)``
+   (valid at every real ``n``, so also at the fractional demands of the LP) at a
+   grid of points, then, in rounds, at the LP's own demands until no tangent is
+   violated by more than ``tol`` (outer approximation; each round's value is a
+   valid bound, the last is the tightest).
+3. The exact-argmax rows of analytics jobs under a CPU limit (R^2 rows per job)
+   are dropped: their ``b`` may then pick any region for (5), a relaxation.
+
+Everything else -- one home per table, the AND rows of ML jobs, the local-bytes
+rows of analytics jobs, storage (4) (as column bounds), CPU (5), home GPU-hours
+(6), the move quota, the disaggregated (7) x (8) product over the overload levels
+with per-level big-M -- is the exact model's, row for row.
+
+Measured before choosing (Tetris page, "A lower bound at scale"): keeping the
+overload levels ``y`` binary (the only integers that stay few at 100,000 tables:
+R x G x 38) raised the LP bound by 0.3% on 30x60x5 seed 9501; the LP's weakness
+is the fractional job placement (a job split over regions matches the GPU
+shares better than any integer placement can), not the sigmoid. A Lagrangian
+relaxation of the aggregate rows D[r,g,k] with per-job subproblems needs
+subgradient iterations over ~10^7 table-copy multipliers at 100,000 tables; the
+LP is its equal in strength (the Lagrangian dual of an LP-representable split is
+at most the LP when the subproblems are solved as LPs) and HiGHS solves it
+directly.
+
+Numerics: HiGHS's LP optimum is feasible within its tolerances (1e-7), so the
+reported ``bound`` is the optimal value minus ``REL_SAFETY`` of its magnitude
+(a margin far above what a 1e-7 tolerance moves an objective of this scale).
+
+Statuses: ``optimal`` (the relaxation solved: ``bound`` is valid; ``objective``
+is the relaxation's value, not a placement's), ``time_limit`` (the last round
+that finished gives ``bound``; none finished: no bound), ``infeasible`` (the
+relaxation is infeasible, hence the instance too), ``error``.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import numpy as np
+
+from placement.errors import InstanceError
+from placement.result import SolveResult, Status
+from placement.tetris import TetrisInstance, sigmoid
+
+__all__ = ["build", "solve", "REL_SAFETY", "SATURATION_LEVEL"]
+
+SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 in double precision (as models/tetris.py)
+REL_SAFETY = 1e-6
+GRID_TANGENTS = 16
+SIMPLEX_MAX_COLUMNS = 10_000
+MAX_CHORD_VALUES = 256
+SUBSET_SUM_BITS = 1 << 20
+
+
+class _Rows:
+    """COO triplets of the constraint matrix, appended block by block (numpy arrays)."""
+
+    def __init__(self) -> None:
+        self.i: list[np.ndarray] = []
+        self.j: list[np.ndarray] = []
+        self.v: list[np.ndarray] = []
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
+        self.n = 0
+
+    def add(self, rows: np.ndarray, cols: np.ndarray, vals, lo, hi, n_rows: int) -> int:
+        """Entries ``(rows + self.n, cols, vals)`` and ``n_rows`` new rows with bounds; returns the first row."""
+        first = self.n
+        rows = np.asarray(rows, dtype=np.int64)
+        self.i.append(rows + first)
+        self.j.append(np.asarray(cols, dtype=np.int64))
+        self.v.append(np.broadcast_to(np.asarray(vals, dtype=float), rows.shape).astype(float))
+        self.lo.append(np.broadcast_to(np.asarray(lo, dtype=float), (n_rows,)).astype(float))
+        self.hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (n_rows,)).astype(float))
+        self.n += n_rows
+        return first
+
+
+class BoundModel:
+    """The relaxation's matrix and the index maps of its columns (see the module docstring).
+
+    Columns: ``x[t,r]`` (``t*R + r``), ``a`` per multi-table ML job and region, ``b``
+    and ``m`` per multi-table analytics job, ``D[r,g,k]`` and ``z[r,g,k]``, ``SD[r]``
+    and ``zs[r]``, and ``y``, ``W`` per (r, g, level).
+    """
+
+    def __init__(self, inst: TetrisInstance, integer: bool, tangents: int) -> None:
+        A = inst.arrays
+        self.inst, self.integer = inst, integer
+        R, T = inst.n_regions, inst.n_tables
+        G, K = A.total_demand.shape
+        self.R, self.T, self.G, self.K = R, T, G, K
+        lens = np.diff(A.job_ptr)
+        ml = A.job_ml.astype(bool)
+        self.multi_ml = np.flatnonzero(ml & (lens > 1))
+        self.multi_an = np.flatnonzero(~ml & (lens > 1) & (A.job_size > 0))
+        lo: list[np.ndarray] = []
+        hi: list[np.ndarray] = []
+        cost: list[np.ndarray] = []
+        integ: list[np.ndarray] = []
+        n = 0
+
+        def block(count: int, lb, ub, c, is_int: bool) -> int:
+            nonlocal n
+            first = n
+            lo.append(np.broadcast_to(np.asarray(lb, float), (count,)).astype(float))
+            hi.append(np.broadcast_to(np.asarray(ub, float), (count,)).astype(float))
+            cost.append(np.broadcast_to(np.asarray(c, float), (count,)).astype(float))
+            integ.append(np.full(count, is_int))
+            n += count
+            return first
+
+        w1, w2, w3 = float(inst.w1), float(inst.w2), float(inst.w3)
+        nM, nA = len(self.multi_ml), len(self.multi_an)
+        self.ox = block(T * R, 0.0, 1.0, 0.0, integer)
+        mm_size = A.job_size[self.multi_ml].astype(float)
+        self.oa = block(nM * R, 0.0, 1.0, np.repeat(-w1 * mm_size, R), False)
+        self.ob = block(nA * R, 0.0, 1.0, 0.0, integer)
+        self.om = block(nA, 0.0, A.job_size[self.multi_an].astype(float), -w1, False)
+        self.offset = w1 * float(mm_size.sum() + A.job_size[self.multi_an].sum())
+        TD = A.total_demand.astype(float)
+        TS = A.total_supply.astype(float)
+        self.TD = TD
+        self.s = np.where(TS[None, :] > 0, A.supply / np.where(TS > 0, TS, 1.0)[None, :], 0.0)  # [R, G]
+        self.od = block(R * G * K, 0.0, 1.0, 0.0, False)  # demand shares D[r,g,k] / TD[g,k]
+        self.oz = block(R * G * K, 0.0, np.where(np.tile((TD > 0).ravel(), R), np.inf, 0.0), 0.0, False)
+        tot = max(1.0, float(A.total_size))
+        self.osd = block(R, 0.0, A.storage_cap / tot, 0.0, False)  # stored shares; (4) as the column's bound
+        self.ozs = block(R, 0.0, np.inf, w3, False)
+        # Overload levels per (r, g) with demand: 0 .. min(37, largest overload).
+        TDg = TD.sum(axis=1)
+        self.levels: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+        sig_l = sigmoid(np.arange(SATURATION_LEVEL + 1))
+        for r in range(R):
+            for g in range(G):
+                if TDg[g] <= 0:
+                    continue
+                over_hi = max(0, int(TDg[g]) - int(A.supply[r, g]))
+                L = min(SATURATION_LEVEL, over_hi)
+                oy = block(L + 1, 0.0, 1.0, 0.0, integer)
+                ow = block(L + 1, 0.0, np.inf, w2 * sig_l[:L + 1], False)
+                self.levels[r, g] = (over_hi, np.array([oy, ow]))
+        self.n_cols = n
+        self.col_lo, self.col_hi = np.concatenate(lo), np.concatenate(hi)
+        self.cost, self.integ = np.concatenate(cost), np.concatenate(integ)
+        self.rows = _Rows()
+        self._rows(A, lens)
+        self.tangent_rows = 0
+        self._grid_tangents(tangents)
+
+    # -- columns of R(job) -----------------------------------------------------------------
+    def region_cols(self, jobs: np.ndarray) -> np.ndarray:
+        """[len(jobs), R] column of "R(job) = r" per job (x of the single table, a or b), -1 for a constant."""
+        A, R = self.inst.arrays, self.R
+        out = np.full((len(jobs), R), -1, dtype=np.int64)
+        lens = np.diff(A.job_ptr)[jobs]
+        single = lens == 1
+        t0 = A.job_tab[A.job_ptr[jobs]]
+        out[single] = self.ox + t0[single, None] * R + np.arange(R)[None, :]
+        for first, members in ((self.oa, self.multi_ml), (self.ob, self.multi_an)):
+            if not len(members):
+                continue
+            pos = np.searchsorted(members, jobs)
+            hit = (~single) & (pos < len(members)) & (members[np.minimum(pos, len(members) - 1)] == jobs)
+            out[hit] = first + pos[hit, None] * R + np.arange(R)[None, :]
+        return out
+
+    def _rows(self, A, lens: np.ndarray) -> None:
+        R, T, G, K, rows, inst = self.R, self.T, self.G, self.K, self.rows, self.inst
+        rr = np.arange(R)
+        # one home per table
+        rows.add(np.repeat(np.arange(T), R), self.ox + np.arange(T * R), 1.0, 1.0, 1.0, T)
+        # ML AND rows: a[j,r] <= x[t,r]; a[j,r] >= sum_t x[t,r] - (n_j - 1)
+        mm = self.multi_ml
+        if len(mm):
+            starts, n_j = A.job_ptr[mm], lens[mm]
+            ent_job = np.repeat(np.arange(len(mm)), n_j)
+            ent_tab = A.job_tab[np.repeat(starts, n_j) + (np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j))]
+            E = len(ent_job)
+            rid = np.repeat(np.arange(E * R), 2)
+            cols = np.empty(2 * E * R, dtype=np.int64)
+            cols[0::2] = self.oa + (ent_job[:, None] * R + rr).ravel()
+            cols[1::2] = self.ox + (ent_tab[:, None] * R + rr).ravel()
+            vals = np.tile([1.0, -1.0], E * R)
+            rows.add(rid, cols, vals, -np.inf, 0.0, E * R)
+            # a >= sum x - (n - 1): row (i, r) has a[i,r] and the x of each table
+            ge_row = np.concatenate([np.arange(len(mm) * R), (ent_job[:, None] * R + rr).ravel()])
+            ge_col = np.concatenate([self.oa + np.arange(len(mm) * R), self.ox + (ent_tab[:, None] * R + rr).ravel()])
+            ge_val = np.concatenate([np.ones(len(mm) * R), -np.ones(E * R)])
+            rows.add(ge_row, ge_col, ge_val, np.repeat(1.0 - n_j, R), np.inf, len(mm) * R)
+        # analytics local bytes: m_j - sum_t size_t x[t,r] + size_j b[j,r] <= size_j; sum_r b = 1
+        ma = self.multi_an
+        if len(ma):
+            starts, n_j = A.job_ptr[ma], lens[ma]
+            ent_job = np.repeat(np.arange(len(ma)), n_j)
+            ent_tab = A.job_tab[np.repeat(starts, n_j) + (np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j))]
+            nr = len(ma) * R
+            sz = A.job_size[ma].astype(float)
+            r_m = np.arange(nr)
+            c_m = self.om + np.repeat(np.arange(len(ma)), R)
+            r_b, c_b, v_b = np.arange(nr), self.ob + np.arange(nr), np.repeat(sz, R)
+            r_x = (ent_job[:, None] * R + rr).ravel()
+            c_x = self.ox + (ent_tab[:, None] * R + rr).ravel()
+            v_x = -np.repeat(A.size[ent_tab].astype(float), R)
+            rows.add(np.concatenate([r_m, r_b, r_x]), np.concatenate([c_m, c_b, c_x]),
+                     np.concatenate([np.ones(nr), v_b, v_x]), -np.inf, np.repeat(sz, R), nr)
+            rows.add(np.repeat(np.arange(len(ma)), R), self.ob + np.arange(nr), 1.0, 1.0, 1.0, len(ma))
+        # SD[r] / total = sum_t (size_t / total) x[t,r]  (storage (4) is the column's bound)
+        tot = max(1.0, float(A.total_size))
+        rows.add(np.concatenate([rr, np.tile(rr, T)]),
+                 np.concatenate([self.osd + rr, self.ox + np.arange(T * R)]),
+                 np.concatenate([np.ones(R), -np.repeat(A.size / tot, R)]), 0.0, 0.0, R)
+        # move quota: sum_t size_t x[t, home0_t] >= total - quota
+        if inst.move_quota is not None:
+            rows.add(np.zeros(T, dtype=np.int64), self.ox + np.arange(T) * R + A.home0, A.size.astype(float),
+                     float(A.size.sum()) - float(inst.move_quota), np.inf, 1)
+        jobs = np.arange(len(A.job_ptr) - 1)
+        regcol = self.region_cols(jobs)
+        const_r0 = (~A.job_ml.astype(bool)) & (A.job_size == 0)  # analytics with nothing stored: region 0
+        regcol[const_r0] = -1
+        # CPU (5) per (app, region) with a limit
+        cap = A.cpu_cap
+        limited = np.isfinite(cap)
+        if limited.any() and len(jobs):
+            app = A.job_app
+            sel = np.flatnonzero((app >= 0) & limited[np.maximum(app, 0)].any(axis=1))
+            cell_id = -np.ones(cap.shape, dtype=np.int64)
+            cell_id[limited] = np.arange(limited.sum())
+            jj = np.repeat(sel, R)
+            r_of = np.tile(rr, len(sel))
+            cid = cell_id[app[jj], r_of]
+            col = regcol[jj, r_of]
+            keep = (cid >= 0) & (col >= 0)
+            const = np.zeros(limited.sum())
+            kc = (cid >= 0) & const_r0[jj] & (r_of == 0)
+            np.add.at(const, cid[kc], A.job_cpu[jj[kc]].astype(float))
+            rows.add(cid[keep], col[keep], A.job_cpu[jj[keep]].astype(float), -np.inf, cap[limited] - const,
+                     int(limited.sum()))
+        # (6): high-priority GPU-hours of ML jobs whose region has their GPU type >= threshold
+        high = np.flatnonzero(A.job_ml.astype(bool) & A.job_high.astype(bool))
+        if inst.home_threshold > 0 or len(high):
+            jj = np.repeat(high, R)
+            r_of = np.tile(rr, len(high))
+            ok = A.supply[r_of, A.job_gpu[jj]] > 0
+            rows.add(np.zeros(ok.sum(), dtype=np.int64), regcol[jj[ok], r_of[ok]], A.job_gh[jj[ok]].astype(float),
+                     float(inst.home_threshold), np.inf, 1)
+        # D[r,g,k] / TD[g,k] = sum of the shares of the ML jobs (g, k) with R(job) = r
+        mlj = np.flatnonzero(A.job_ml.astype(bool))
+        d_rows = rr[None, :] * G * K + (A.job_gpu[mlj] * K + A.job_prio[mlj])[:, None]  # [n_ml, R]
+        share = A.job_gh[mlj] / self.TD[A.job_gpu[mlj], A.job_prio[mlj]]
+        rows.add(np.concatenate([np.arange(R * G * K), d_rows.ravel()]),
+                 np.concatenate([self.od + np.arange(R * G * K), regcol[mlj].ravel()]),
+                 np.concatenate([np.ones(R * G * K), -np.repeat(share, R)]), 0.0, 0.0, R * G * K)
+        # overload levels, the level-split product and its per-level big-M
+        w = A.prio_w.astype(float)
+        for (r, g), (over_hi, (oy, ow)) in self.levels.items():
+            L = min(SATURATION_LEVEL, over_hi)
+            lv = np.arange(L + 1, dtype=float)
+            coef = lv.copy()
+            coef[-1] = over_hi
+            dcols = self.od + (r * G + g) * K + np.arange(K)
+            rows.add(np.zeros(K + L + 1, dtype=np.int64), np.concatenate([dcols, oy + np.arange(L + 1)]),
+                     np.concatenate([self.TD[g], -coef]), -np.inf, float(A.supply[r, g]), 1)
+            rows.add(np.zeros(L + 1, dtype=np.int64), oy + np.arange(L + 1), 1.0, 1.0, 1.0, 1)
+            ks = np.flatnonzero(self.TD[g] > 0)
+            zcols = self.oz + (r * G + g) * K + ks
+            rows.add(np.zeros(L + 1 + len(ks), dtype=np.int64), np.concatenate([ow + np.arange(L + 1), zcols]),
+                     np.concatenate([np.ones(L + 1), -w[ks]]), 0.0, 0.0, 1)
+            qmax = self._level_qmax(r, g, L, over_hi)
+            rows.add(np.repeat(np.arange(L + 1), 2),
+                     np.ravel(np.column_stack([ow + np.arange(L + 1), oy + np.arange(L + 1)])),
+                     np.ravel(np.column_stack([np.ones(L + 1), -qmax])), -np.inf, 0.0, L + 1)
+
+    def _level_qmax(self, r: int, g: int, L: int, over_hi: int) -> np.ndarray:
+        """Largest ``Q[r,g] = sum_k w_k (D_k/TD_k - s)^2`` at each level: D_k in [0, min(TD_k, S + l)] below the top."""
+        A = self.inst.arrays
+        s, S = self.s[r, g], float(A.supply[r, g])
+        out = np.zeros(L + 1)
+        for k in np.flatnonzero(self.TD[g] > 0):
+            td = self.TD[g, k]
+            hi = np.minimum(td, S + np.arange(L + 1, dtype=float))
+            hi[-1] = td  # the top level: "at least L", any demand
+            out += float(A.prio_w[k]) * np.maximum(s ** 2, (hi / td - s) ** 2)
+        return out
+
+    # -- the squares -------------------------------------------------------------------------
+    def squares(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per square: (argument column, epigraph column, denominator, target share, domain top)."""
+        A, R, G, K = self.inst.arrays, self.R, self.G, self.K
+        r, g, k = np.unravel_index(np.arange(R * G * K), (R, G, K))
+        on = self.TD[g, k] > 0
+        st = np.arange(R if A.total_size > 0 else 0)  # (9) is 0 when nothing is stored (as evaluate())
+        n_col = np.concatenate([self.od + np.arange(R * G * K)[on], self.osd + st])
+        z_col = np.concatenate([self.oz + np.arange(R * G * K)[on], self.ozs + st])
+        den = np.ones(len(n_col))  # the arguments are shares already
+        tgt = np.concatenate([self.s[r, g][on], (A.storage_cap / max(1.0, float(A.total_capacity)))[st]])
+        top = np.concatenate([np.ones(int(on.sum())),
+                              (np.minimum(A.storage_cap, A.total_size) / max(1.0, float(A.total_size)))[st]])
+        return n_col, z_col, den, tgt, top
+
+    def tangent_block(self, idx: np.ndarray, p: np.ndarray) -> tuple:
+        """Rows ``z - f'(p) n >= f(p) - f'(p) p`` for squares ``idx`` at points ``p``."""
+        n_col, z_col, den, tgt, _ = self.sq
+        d, s = den[idx], tgt[idx]
+        f = (p / d - s) ** 2
+        fp = 2.0 * (p / d - s) / d
+        keep = np.abs(fp) >= 1e-9  # a flatter tangent is z >= ~0, the column's own bound
+        idx, p, f, fp = idx[keep], p[keep], f[keep], fp[keep]
+        k = len(idx)
+        rid = np.repeat(np.arange(k), 2)
+        cols = np.ravel(np.column_stack([z_col[idx], n_col[idx]]))
+        vals = np.ravel(np.column_stack([np.ones(k), -fp]))
+        return rid, cols, vals, f - fp * p
+
+    def _grid_tangents(self, n: int) -> None:
+        self.sq = self.squares()
+        _, _, den, tgt, top = self.sq
+        pts = np.linspace(0.0, 1.0, max(2, n))[None, :] * top[:, None]
+        pts = np.concatenate([pts, (tgt * den)[:, None]], axis=1)
+        idx = np.repeat(np.arange(len(den)), pts.shape[1])
+        rid, cols, vals, rhs = self.tangent_block(idx, pts.ravel())
+        self.rows.add(rid, cols, vals, rhs, np.inf, len(rhs))
+        self.tangent_rows += len(rhs)
+        self._chords()
+
+    def _chords(self) -> None:
+        """Chords between consecutive *reachable* values of a square's argument (few values only).
+
+        D[r,g,k] is a subset sum of the GPU-hours of the ML jobs (g, k), stored bytes a
+        subset sum of table sizes; when such a set has at most ``MAX_CHORD_VALUES``
+        values, the chord through each consecutive pair is valid at every reachable
+        value (convexity) though not between them: a relaxation of the integer
+        problem that is much tighter than tangents on small instances (where the
+        exact model's chords come from too), and absent at scale, where the sums are dense.
+        """
+        A, R, K = self.inst.arrays, self.R, self.K
+        mlj = np.flatnonzero(A.job_ml.astype(bool))
+        n_col, z_col, _, tgt, _ = self.sq
+        on = (self.TD > 0).ravel()
+        sets: list[np.ndarray | None] = []
+        for gk in np.flatnonzero(on):
+            g, k = divmod(int(gk), K)
+            vals = A.job_gh[mlj[(A.job_gpu[mlj] == g) & (A.job_prio[mlj] == k)]]
+            sets.append(_subset_sums(vals, int(self.TD[g, k])))
+        st = _subset_sums(A.size, int(A.total_size))
+        rid_l, col_l, val_l, rhs_l = [], [], [], []
+        n_gk = int(on.sum())
+        for q in range(len(n_col)):
+            if q < R * n_gk:
+                r, i = divmod(q, n_gk)
+                reach, den = sets[i], float(self.TD.ravel()[np.flatnonzero(on)[i]])
+            else:  # storage squares exist only when something is stored
+                reach, den = st, max(1.0, float(A.total_size))
+            if reach is None or len(reach) < 2:
+                continue
+            p, v = reach[:-1] / den, reach[1:] / den
+            fp, fv = (p - tgt[q]) ** 2, (v - tgt[q]) ** 2
+            slope = (fv - fp) / (v - p)
+            m = len(p)
+            rid_l.append(np.repeat(np.arange(m), 2) + sum(len(x) for x in rhs_l))
+            col_l.append(np.ravel(np.column_stack([np.full(m, z_col[q]), np.full(m, n_col[q])])))
+            val_l.append(np.ravel(np.column_stack([np.ones(m), -slope])))
+            rhs_l.append(fp - slope * p)
+        if rhs_l:
+            rhs = np.concatenate(rhs_l)
+            self.rows.add(np.concatenate(rid_l), np.concatenate(col_l), np.concatenate(val_l), rhs, np.inf, len(rhs))
+            self.tangent_rows += len(rhs)
+
+    def violated(self, col_value: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """Squares whose epigraph value is below ``f`` at the LP's argument by more than ``tol`` (relative)."""
+        n_col, z_col, den, tgt, _ = self.sq
+        n_val = col_value[n_col]
+        f = (n_val / den - tgt) ** 2
+        bad = np.flatnonzero(col_value[z_col] < f - tol * np.maximum(1.0, f))
+        return bad, n_val[bad]
+
+
+def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
+    """Every subset sum of ``values`` (sorted), or None when there are more than ``MAX_CHORD_VALUES``."""
+    if top > SUBSET_SUM_BITS:
+        return None
+    bits = 1
+    mask = (1 << (top + 1)) - 1
+    for v in values.tolist():
+        bits = (bits | (bits << int(v))) & mask
+        if bits.bit_count() > MAX_CHORD_VALUES:
+            return None
+    out = np.array([i for i in range(top + 1) if bits >> i & 1], dtype=float)
+    return out
+
+
+def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_TANGENTS) -> BoundModel:
+    """The relaxation of Figure 4 in matrix form (module docstring); ``integer`` keeps x, b, y integer."""
+    return BoundModel(inst, integer, tangents)
+
+
+def _highs(m: BoundModel, time_limit: float, mip_gap: float):
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("time_limit", max(0.01, float(time_limit)))
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    inf = highspy.kHighsInf
+    rows = m.rows
+    ri, rj, rv = np.concatenate(rows.i), np.concatenate(rows.j), np.concatenate(rows.v)
+    if len(ri) and not (0 <= ri.min() and ri.max() < rows.n and 0 <= rj.min() and rj.max() < m.n_cols):
+        raise RuntimeError("tetris_bound: an index outside the matrix (a bug)")
+    # Jobs reading the same single table share its x columns: duplicate entries are summed.
+    key, inv = np.unique(rj * np.int64(rows.n) + ri, return_inverse=True)
+    rv = np.bincount(inv.ravel(), weights=rv, minlength=len(key))
+    rj, ri = key // rows.n, key % rows.n
+    keep = rv != 0.0
+    ri, rj, rv = ri[keep], rj[keep], rv[keep]
+    rlo, rhi = np.concatenate(rows.lo), np.concatenate(rows.hi)
+    order = np.arange(len(rj))  # np.unique sorted the keys column by column
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = m.n_cols, rows.n
+    lp.col_cost_ = m.cost
+    lp.col_lower_ = m.col_lo
+    lp.col_upper_ = np.where(np.isinf(m.col_hi), inf, m.col_hi)
+    lp.row_lower_ = np.where(np.isinf(rlo), -inf, rlo)
+    lp.row_upper_ = np.where(np.isinf(rhi), inf, rhi)
+    lp.offset_ = m.offset
+    cols = rj[order]
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.searchsorted(cols, np.arange(m.n_cols + 1)).astype(np.int32)
+    lp.a_matrix_.index_ = ri[order].astype(np.int32)
+    lp.a_matrix_.value_ = rv[order]
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = m.n_cols, rows.n
+    if m.integer:
+        lp.integrality_ = [highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
+                           for b in m.integ]
+    del ri, rj, rv, order, cols
+    h.passModel(lp)
+    return h, int(keep.sum())
+
+
+def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False, tangents: int = GRID_TANGENTS,
+          max_rounds: int = 30, tol: float = 1e-6, mip_gap: float = 1e-6, track_memory: bool = False,
+          lp_solver: str = "choose", seed: int = 0) -> SolveResult:
+    """A valid lower bound on the optimum of (1)-(9) (module docstring), as a ``SolveResult``.
+
+    Parameters
+    ----------
+    time_limit : float
+        Seconds for the build and all rounds.
+    integer : bool
+        Keep x, b, y integer and report HiGHS's MIP dual bound (one round; small instances).
+    tangents : int
+        Grid tangents per square term before the first round (plus one at its minimum).
+    max_rounds, tol
+        Outer-approximation rounds of the LP: a tangent is added at every square whose
+        epigraph value is below the square by more than ``tol`` (relative); at most
+        ``max_rounds`` solves.
+    lp_solver : {"choose", "simplex", "ipm"}
+        HiGHS's LP method: "choose" takes dual simplex up to ``SIMPLEX_MAX_COLUMNS``
+        columns (warm restarts make the tangent rounds cheap) and the interior-point
+        method beyond (measured at 1,000 x 2,000 x 10: IPM with crossover 87 s, dual
+        simplex unfinished after 250 s; presolve off, as HiGHS's presolve stalled on this model).
+    track_memory : bool
+        Record Python's peak traced allocation of the build (``stats["build_peak_mb"]``;
+        slows the build).
+    seed : int
+        Unused (the bound is deterministic); accepted as every solver's keyword.
+
+    Returns
+    -------
+    SolveResult
+        ``bound``: the valid lower bound (the relaxation's value minus ``REL_SAFETY`` of
+        it), ``objective``: the relaxation's value; ``solution`` is None. ``stats``:
+        columns, rows, nonzeros, rounds, tangents, build / transfer / solve seconds,
+        per-round values (``round_values``), the process's peak resident memory.
+    """
+    import highspy
+
+    del seed
+    if not time_limit > 0:
+        raise InstanceError("time_limit", "must be a positive number of seconds")
+    if lp_solver not in ("choose", "simplex", "ipm"):
+        raise InstanceError("lp_solver", f"must be 'choose', 'simplex' or 'ipm', got {lp_solver!r}")
+    t0 = time.perf_counter()
+    if track_memory:
+        tracemalloc.start()
+    m = build(inst, integer=integer, tangents=tangents)
+    build_s = time.perf_counter() - t0
+    stats: dict = {"integer": integer, "columns": m.n_cols, "rows": m.rows.n, "build_s": build_s}
+    if track_memory:
+        stats["build_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    t1 = time.perf_counter()
+    h, nnz = _highs(m, time_limit - build_s, mip_gap)
+    if lp_solver == "choose":
+        lp_solver = "simplex" if m.n_cols <= SIMPLEX_MAX_COLUMNS or integer else "ipm"
+    h.setOptionValue("solver", lp_solver)
+    stats.update(nonzeros=nnz, transfer_s=time.perf_counter() - t1, lp_solver=lp_solver, instance=inst.name)
+    deadline = t0 + time_limit
+    best, status, values, rounds, added = None, None, [], 0, 0
+    while True:
+        h.setOptionValue("time_limit", max(0.01, deadline - time.perf_counter()))
+        h.run()
+        rounds += 1
+        status = h.getModelStatus()
+        info = h.getInfo()
+        if integer:
+            if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
+                          highspy.HighsModelStatus.kSolutionLimit):
+                dual = float(info.mip_dual_bound)
+                if np.isfinite(dual):
+                    best = dual
+                    values.append(dual)
+            break
+        if status != highspy.HighsModelStatus.kOptimal:
+            break
+        value = float(info.objective_function_value)
+        values.append(value)
+        best = value if best is None else max(best, value)
+        if rounds >= max_rounds or time.perf_counter() >= deadline:
+            break
+        x = np.asarray(h.getSolution().col_value)
+        bad, at = m.violated(x, tol)
+        if not len(bad):
+            break
+        rid, cols, vals, rhs = m.tangent_block(bad, at)
+        if not len(rhs):
+            break
+        starts = np.searchsorted(rid, np.arange(len(rhs) + 1)).astype(np.int32)
+        h.addRows(len(rhs), rhs, np.full(len(rhs), highspy.kHighsInf), len(vals), starts,
+                  cols.astype(np.int32), vals)
+        added += len(rhs)
+    wall = time.perf_counter() - t0
+    stats.update(rounds=rounds, tangents=m.tangent_rows + added, lazy_tangents=added, round_values=values,
+                 solve_s=wall - build_s - stats["transfer_s"], peak_rss_mb=_peak_rss_mb())
+    name = "tetris-bound-" + ("mip" if integer else "lp")
+    if best is None:
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
+                               message="the relaxation is infeasible, so the instance is too")
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return SolveResult(Status.TIME_LIMIT, name, wall_time_s=wall, stats=stats,
+                               message="no round of the relaxation finished in time")
+        return SolveResult(Status.ERROR, name, wall_time_s=wall, stats=stats,
+                           message=f"HiGHS: {h.modelStatusToString(status)}")
+    bound = best - REL_SAFETY * max(1.0, abs(best))
+    ok = status == highspy.HighsModelStatus.kOptimal
+    return SolveResult(Status.OPTIMAL if ok else Status.TIME_LIMIT, name, objective=best, bound=bound,
+                       wall_time_s=wall, stats=stats)
+
+
+def _peak_rss_mb() -> float:
+    """The process's peak resident set size in MB (Linux ``ru_maxrss`` is in KB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

@@ -1,0 +1,107 @@
+"""The scalable Tetris lower bound (models/tetris_bound.py): valid against brute force and the exact model."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from instances import generate_tetris
+from models import tetris as exact
+from models import tetris_bound
+from placement.errors import InstanceError
+from placement.tetris import evaluate
+from solvers import hill_climb, lns
+from tests.support import brute_force, tie_heavy
+
+tiny = st.builds(
+    lambda T, J, R, seed, G, K: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K),
+    T=st.integers(2, 6), J=st.integers(1, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
+    G=st.integers(1, 3), K=st.integers(1, 3),
+).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
+
+
+def _tol(v: float) -> float:
+    return 1e-7 * max(1.0, abs(v))
+
+
+@settings(max_examples=12)
+@given(tiny)
+def test_bound_at_most_brute_force_optimum(inst):
+    best, _ = brute_force(inst)
+    for integer in (False, True):
+        res = tetris_bound.solve(inst, integer=integer, time_limit=30)
+        assert res.status == "optimal"
+        assert res.bound <= best + _tol(best)
+
+
+@settings(max_examples=8)
+@given(tie_heavy)
+def test_bound_valid_with_zero_sizes_and_ties(inst):
+    best, _ = brute_force(inst)
+    res = tetris_bound.solve(inst, time_limit=30)
+    assert res.status == "optimal"
+    assert res.bound <= best + _tol(best)
+
+
+@pytest.mark.parametrize("size,seed", [((10, 15, 3), 3801), ((10, 15, 3), 3802), ((15, 25, 4), 3803),
+                                       ((15, 25, 4), 3804), ((20, 40, 4), 3805)])
+def test_bound_at_most_exact_optimum_on_fresh_seeds(size, seed):
+    inst = generate_tetris(*size, seed=seed)
+    opt = exact.solve(inst, time_limit=60)
+    assert opt.status == "optimal"
+    lp = tetris_bound.solve(inst, time_limit=30)
+    assert lp.status == "optimal"
+    assert 0.0 <= lp.bound <= opt.objective + _tol(opt.objective)
+    # more tangents or the integer variant never cross the optimum either
+    assert tetris_bound.solve(inst, tangents=64, time_limit=30).bound <= opt.objective + _tol(opt.objective)
+
+
+def test_lp_bound_is_at_most_its_integer_variant():
+    inst = generate_tetris(8, 12, 3, seed=3806)
+    lp = tetris_bound.solve(inst, time_limit=30)
+    mip = tetris_bound.solve(inst, integer=True, time_limit=30)
+    best, _ = brute_force(inst)
+    assert lp.bound <= mip.bound + _tol(mip.bound) <= best + 2 * _tol(best)
+
+
+def test_heuristics_report_a_certified_gap_and_keep_their_decisions(tmp_path):
+    inst = generate_tetris(12, 20, 3, seed=3807)
+    b = tetris_bound.solve(inst, time_limit=30)
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"problem": "tetris", **b.to_dict()}))
+    plain = hill_climb.solve(inst)
+    cert = hill_climb.solve(inst, bound=str(path))
+    assert (cert.solution.home == plain.solution.home).all()
+    assert cert.bound == pytest.approx(b.bound)
+    assert cert.stats["certified_gap"] == pytest.approx((cert.objective - b.bound) / abs(b.bound))
+    assert evaluate(inst, cert.solution).objective == pytest.approx(cert.objective)
+    computed = hill_climb.solve(inst, bound="compute")
+    assert computed.stats["certified_bound"] == pytest.approx(b.bound)
+    ln0 = lns.solve(inst, time_limit=None, iterations=3, seed=1, full_share=0)
+    ln1 = lns.solve(inst, time_limit=None, iterations=3, seed=1, full_share=0, bound=b.bound)
+    assert (ln0.solution.home == ln1.solution.home).all()
+    assert ln1.stats["certified_gap"] == pytest.approx((ln1.objective - b.bound) / abs(b.bound))
+
+
+def test_bound_file_of_another_instance_is_refused(tmp_path):
+    a, other = generate_tetris(6, 8, 2, seed=1), generate_tetris(6, 8, 2, seed=2)
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(tetris_bound.solve(a, time_limit=30).to_dict()))
+    with pytest.raises(InstanceError, match="bound"):
+        hill_climb.solve(other, bound=str(path))
+    with pytest.raises(InstanceError, match="bound"):
+        hill_climb.solve(other, bound=str(tmp_path / "missing.json"))
+
+
+def test_cli_solver_bound(tmp_path, capsys):
+    from placement.app.cli import main
+
+    inst_path, out = tmp_path / "t.json", tmp_path / "b.json"
+    assert main(["generate", "tetris", "--tables", "8", "--jobs", "12", "--regions", "3", "--seed", "5",
+                 "-o", str(inst_path)]) == 0
+    assert main(["solve", str(inst_path), "--solver", "bound", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "optimal" and doc["solution"] is None
+    assert main(["solve", str(inst_path), "--solver", "hill-climb", "--option", f"bound={out}"]) == 0
+    assert "certified_gap" in capsys.readouterr().out
