@@ -23,6 +23,10 @@ Called by ``placement bench`` through ``SPEC.bench_extra``. Sections:
   exact solves that made most of the default run's time).
 * With ``--scale``: the largest generated instance the exact model proves
   optimal within 60 s (a growing size sweep).
+* With ``--scale``: **certified gaps at scale** -- hill climbing, hill climbing
+  with compound job moves and LNS at equal time on 1,000 x 2,000 x 10,
+  10,000 x 20,000 x 16 and 100,000 x 200,000 x 20 (fresh seeds 38001-38003), each
+  against the lower bound of ``models/tetris_bound.py``, with the bound's time and memory.
 * **Replicas** (§3.5) on the hill-climbing placement: collocation rate before and
   after, storage overhead, DR coverage.
 * **Joint homes + replicas vs sequential**: the joint MIP (``models/tetris_joint.py``)
@@ -635,6 +639,68 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
                         rows=rows, summary=summary)
 
 
+# Certified gaps at MAST's scale (issue 38): tables x jobs x regions, the bound's time limit.
+CERTIFIED_SIZES = [(1_000, 2_000, 10, 600.0), (10_000, 20_000, 16, 1800.0), (100_000, 200_000, 20, 1800.0)]
+CERTIFIED_SEED = 38_000  # fresh seeds: CERTIFIED_SEED + 1, 2, 3 (+ --seed)
+
+
+def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
+    """Hill climbing, hill climbing with compound job moves and LNS at equal time, each with its gap
+    to the lower bound of ``models/tetris_bound.py``; the bound's time and peak memory (``--scale``).
+
+    LNS gets the longer of the two climbs' times (at least 10 s). The gap is certified:
+    ``(objective - bound) / bound`` with a valid lower bound, so it is at least the true gap.
+    """
+    import resource
+
+    from instances import generate_tetris
+    from models.tetris_bound import solve as relaxation
+    from solvers import hill_climb, lns
+
+    from ...result import relative_gap
+
+    rows = []
+    for i, (T, J, R, limit) in enumerate(sizes or CERTIFIED_SIZES, start=1):
+        s = CERTIFIED_SEED + i + seed
+        progress.update(task, description=f"tetris certified gaps: {T}x{J}x{R} seed {s}")
+        inst = generate_tetris(T, J, R, seed=s, n_gpu_types=4, n_priorities=7)
+        t = time.perf_counter()
+        hc = hill_climb.solve(inst)
+        hc_s = time.perf_counter() - t
+        t = time.perf_counter()
+        hcj = hill_climb.solve(inst, job_moves=True)
+        hcj_s = time.perf_counter() - t
+        budget = max(10.0, hc_s, hcj_s)
+        ln = lns.solve(inst, time_limit=budget, seed=3)
+        c0 = time.process_time()
+        b = relaxation(inst, time_limit=limit)
+        cpu = time.process_time() - c0
+        row = {"size": f"{T}x{J}x{R}", "seed": s, "bound_status": str(b.status), "bound": b.bound,
+               "bound_wall_s": b.wall_time_s, "bound_cpu_s": cpu, "lp_solver": b.stats.get("lp_solver"),
+               "columns": b.stats.get("columns"), "rows": b.stats.get("rows"),
+               "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+               "hill_climb": hc.objective, "hill_climb_s": hc_s, "job_moves": hcj.objective, "job_moves_s": hcj_s,
+               "lns": ln.objective, "lns_s": ln.wall_time_s}
+        for k in ("hill_climb", "job_moves", "lns"):
+            row[f"{k}_gap"] = relative_gap(row[k], b.bound)
+        rows.append(row)
+    cols = ["size", "seed", "hill_climb", "hill_climb_gap", "job_moves", "job_moves_gap", "lns", "lns_gap",
+            "bound", "bound_status", "bound_wall_s", "bound_cpu_s", "peak_rss_mb", "columns", "rows"]
+    md = ["Certified gaps at scale: each heuristic's objective against the lower bound of "
+          "`models/tetris_bound.py` (the LP relaxation of Figure 4 with tangents, in matrix form); LNS "
+          "at the longer climb's time (at least 10 s). Peak memory is the bench process's (it includes "
+          "the instance and the heuristics).", "", _table(rows, cols)]
+    summary = [f"tetris certified gaps {r['size']}: hill climbing {_pct(r['hill_climb_gap'])}, job moves "
+               f"{_pct(r['job_moves_gap'])}, LNS {_pct(r['lns_gap'])}; bound {r['bound_status']} in "
+               f"{r['bound_wall_s']:.0f} s" for r in rows]
+    return BenchSection(title="Tetris certified gaps at scale (lower bound vs heuristics)",
+                        markdown="\n".join(md), rows=rows, summary=summary)
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}%"
+
+
 def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed: int = 0,
                    progress=None, rows: list[dict[str, Any]] | None = None) -> list[BenchSection]:
     """Tetris sections of ``placement bench`` (see the module docstring)."""
@@ -660,6 +726,7 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
         sections.append(_joint_vs_sequential(suite_label, seed, progress, task))
         if scale:
             sections.append(_exact_sweep(seed, progress, task))
+            sections.append(_certified(seed, progress, task))
         for label, sizes, limit in runs:
             secs, summary = _run(label, sizes, seed, out_dir, progress, task, limit)
             secs[0].summary = summary
