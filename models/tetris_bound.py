@@ -19,7 +19,10 @@ proves is at most the exact optimum:
    (valid at every real ``n``, so also at the fractional demands of the LP) at a
    grid of points, then, in rounds, at the LP's own demands until no tangent is
    violated by more than ``tol`` (outer approximation; each round's value is a
-   valid bound, the last is the tightest).
+   valid bound, the last is the tightest); and, where a square's argument has at
+   most ``MAX_CHORD_VALUES`` reachable values (subset sums of the GPU-hours of the
+   jobs of (g, k), or of table sizes), by the chords between consecutive reachable
+   values (valid at every integer placement, as the exact model's chords).
 3. The exact-argmax rows of analytics jobs under a CPU limit (R^2 rows per job)
    are dropped: their ``b`` may then pick any region for (5), a relaxation.
 
@@ -30,14 +33,13 @@ with per-level big-M -- is the exact model's, row for row.
 
 Measured before choosing (Tetris page, "A lower bound at scale"): keeping the
 overload levels ``y`` binary (the only integers that stay few at 100,000 tables:
-R x G x 38) raised the LP bound by 0.3% on 30x60x5 seed 9501; the LP's weakness
-is the fractional job placement (a job split over regions matches the GPU
-shares better than any integer placement can), not the sigmoid. A Lagrangian
-relaxation of the aggregate rows D[r,g,k] with per-job subproblems needs
-subgradient iterations over ~10^7 table-copy multipliers at 100,000 tables; the
-LP is its equal in strength (the Lagrangian dual of an LP-representable split is
-at most the LP when the subproblems are solved as LPs) and HiGHS solves it
-directly.
+R x G x 38) raised the exact model's LP bound by 0.3% on 30x60x5 seed 9501; the
+LP's weakness is the fractional job placement (a job split over regions matches the
+GPU shares better than any whole job can), not the sigmoid. A Lagrangian relaxation
+of the aggregate rows D[r,g,k] with whole-job subproblems, or column generation over
+jobs' region patterns, would keep jobs whole and can be stronger than this LP; they
+are not built here: the LP is the baseline they would have to beat, and it is what
+scales with one HiGHS call.
 
 Numerics: HiGHS's LP optimum is feasible within its tolerances (1e-7), so the
 reported ``bound`` is the optimal value minus ``REL_SAFETY`` of its magnitude
