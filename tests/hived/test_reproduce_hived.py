@@ -162,3 +162,29 @@ def test_spare_quota_and_heavy_tenant_hand_values():
     grown, extra = hived.with_spare(a, "A", 1.0)
     assert extra == 2 and grown.n_nodes == 6 and grown.cells["A"] == (0, 0, 0, 4) and grown.cells["B"] == (1, 0, 1, 1)
     assert hived.with_spare(a, "A", 0.0)[1] == 0
+
+
+def test_load_share_counts_each_run_by_its_own_priority():
+    from types import SimpleNamespace as R
+
+    # job a runs low-priority on node 0 over [0, 10), is preempted, then runs within quota on
+    # node 1 over [10, 20); b runs low-priority on node 2 over [5, 20); c starts low-priority at 12
+    # on node 0 (no high-priority run there), e at 13 on node 1 beside a's high-priority run.
+    rows = [R(time=0.0, event="start", job="a", gpus=(0, 1, 2, 3)),
+            R(time=5.0, event="start", job="b", gpus=(16, 17, 18, 19)),
+            R(time=10.0, event="preempt", job="a", gpus=(0, 1, 2, 3)),
+            R(time=10.0, event="start", job="a", gpus=(8, 9, 10, 11)),
+            R(time=12.0, event="start", job="c", gpus=(7,)),
+            R(time=13.0, event="start", job="e", gpus=(12,)),
+            R(time=20.0, event="finish", job="a", gpus=(8, 9, 10, 11)),
+            R(time=20.0, event="finish", job="b", gpus=(16, 17, 18, 19)),
+            R(time=20.0, event="finish", job="c", gpus=(7,)),
+            R(time=20.0, event="finish", job="e", gpus=(12,))]
+    log = R(rows=rows)
+    # 4 GPUs of 24 for half of [0, 20]: 1/12; counting job a's first run too would give 1/6
+    assert hived._high_share(log, {("a", 10.0)}, 24, 0.0, 20.0) == pytest.approx(1 / 12)
+    assert hived._high_share(log, {"a"}, 24, 0.0, 20.0) == pytest.approx(1 / 6)
+    assert hived._low_beside_high(log, {("a", 10.0)}) == 1          # e only
+    # a's first run (node 0) had ended before c started, high or not; with no high run, none
+    assert hived._low_beside_high(log, {("a", 0.0), ("a", 10.0)}) == 1
+    assert hived._low_beside_high(log, {("b", 5.0)}) == 0  # b is on node 2, alone
