@@ -42,7 +42,10 @@ class DataPlacement:
     def tables_of(self, job_id: str, gpu_type: str | None, named: tuple[str, ...] = ()) -> np.ndarray:
         """Table indices a trace job reads (its own names when all are known, else the seeded map)."""
         if named:
-            index = {t: i for i, t in enumerate(self.tables)}
+            cached = self.__dict__.get("_index")
+            if cached is None or cached[0] is not self.tables:   # built once, not per arrival
+                cached = self.__dict__["_index"] = (self.tables, {t: i for i, t in enumerate(self.tables)})
+            index = cached[1]
             if all(t in index for t in named):
                 return np.array(sorted({index[t] for t in named}), dtype=np.int64)
         pool = self.jobs_of_type.get(gpu_type) if gpu_type is not None else None
