@@ -73,7 +73,7 @@ def check_job_type(cluster, job) -> None:
     (On a one-type cluster a typed job either matches it or the engine logs it unschedulable.)"""
     if job.gpu_type is not None and len(cluster.types) > 1:
         raise InstanceError(f"job {job.id}: gpu_type",
-                            f"the tenant schemes (private, quota, hived, hived-static) model one GPU type; "
+                            f"the tenant schemes (private, yarn-cs, quota, hived, hived-static) model one GPU type; "
                             f"this cluster has {len(cluster.types)} ({', '.join(map(str, cluster.types))}): "
                             "run typed jobs with fifo, dally, tiresias, gandiva, mast or federated")
 
