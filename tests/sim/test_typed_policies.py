@@ -21,7 +21,7 @@ from placement.sim.policies import make_policy, policy_names
 from placement.sim.trace import Job, Trace
 
 TYPES = ("V100", "T4", "A100")
-TENANT_SCHEMES = {"private", "quota", "hived", "hived-static"}
+TENANT_SCHEMES = {"private", "quota", "yarn-cs", "hived", "hived-static"}
 PERF = IdealPerf()
 
 
