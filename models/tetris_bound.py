@@ -66,7 +66,7 @@ __all__ = ["build", "solve", "REL_SAFETY", "SATURATION_LEVEL"]
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 in double precision (as models/tetris.py)
 REL_SAFETY = 1e-6
-GRID_TANGENTS = 16
+GRID_TANGENTS = 64
 SIMPLEX_MAX_COLUMNS = 10_000
 MAX_CHORD_VALUES = 256
 SUBSET_SUM_BITS = 1 << 20
@@ -565,8 +565,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
                            message=f"HiGHS: {h.modelStatusToString(status)}")
     bound = best - REL_SAFETY * max(1.0, abs(best))
     ok = status == highspy.HighsModelStatus.kOptimal
+    stats["last_round_status"] = h.modelStatusToString(status)
+    msg = "" if ok else (f"the last round ended with HiGHS status {stats['last_round_status']!r}; "
+                         f"the bound is the best finished round's")
     return SolveResult(Status.OPTIMAL if ok else Status.TIME_LIMIT, name, objective=best, bound=bound,
-                       wall_time_s=wall, stats=stats)
+                       wall_time_s=wall, stats=stats, message=msg)
 
 
 def _peak_rss_mb() -> float:
