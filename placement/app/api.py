@@ -321,16 +321,19 @@ class Report:
 
 
 def reproduce(name: str, quick: bool = False, seeds: int | None = None, out: str | os.PathLike | None = None,
-              echo=None) -> Report:
+              echo=None, workers: int = 0, scheduler: str | None = None) -> Report:
     """Run a paper's evaluation on its own terms: ``placement reproduce NAME``; returns its
     :class:`Report` (``.claims`` and ``.regimes`` DataFrames, ``.figures``). ``out``: the
-    folder it writes (default ``reproduce-NAME``, as the command)."""
+    folder it writes (default ``reproduce-NAME``, as the command). ``workers=N``: the
+    simulations as Dask tasks on a LocalCluster of N processes; ``scheduler="tcp://..."``: on a
+    running Dask scheduler (the same outputs as serially, ``workers=0``)."""
     import pandas as pd
 
     from .reproduce import run_reproduction
 
     with _agg_backend():
-        ctx = run_reproduction(name, None if out is None else str(out), quick=quick, seeds=seeds, echo=echo)
+        ctx = run_reproduction(name, None if out is None else str(out), quick=quick, seeds=seeds, echo=echo,
+                               workers=workers, scheduler=scheduler)
     claims = pd.DataFrame([{"claim": c.claim, "source": c.source, "paper": c.paper, "ours": c.ours,
                             "ours_text": c.ours_text(), "holds": c.holds, "rule": c.rule,
                             "difference": c.difference, "decided_by": c.decided_by} for c in ctx.claims],

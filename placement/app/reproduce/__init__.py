@@ -17,8 +17,11 @@ group ``placement.reproductions``. Its ``run(ctx)`` receives a :class:`~.context
 
 Options: ``--quick`` (a few minutes on 2 cores: fewer seeds, shorter windows, as each paper's
 module states), ``--seeds N`` (default: the reproduction's own, at least 3; seeds are
-``0..N-1``), ``--out DIR`` (default ``reproduce-<paper>``). Outputs are staged and moved into
-place at the end: an error or an interrupt leaves ``DIR`` as it was.
+``0..N-1``), ``--out DIR`` (default ``reproduce-<paper>``), ``--workers N`` (the simulations
+as Dask tasks on a LocalCluster of N processes; default 0: serially, here) or ``--scheduler
+ADDR`` (on a running ``dask scheduler``): the engine of ``placement sweep``, with the serial
+run's outputs (:mod:`.parallel` says how, for any paper's module unchanged). Outputs are staged
+and moved into place at the end: an error or an interrupt leaves ``DIR`` as it was.
 """
 
 from __future__ import annotations
@@ -104,15 +107,26 @@ def add_parser(sub) -> None:
     p.add_argument("--seeds", type=nonnegative_int, default=None,
                    help="number of seeds (0..N-1); default: the paper's reproduction's own")
     p.add_argument("--out", default=None, help="output folder (default: reproduce-PAPER)")
+    p.add_argument("--workers", type=nonnegative_int, default=0,
+                   help="run the simulations as Dask tasks on a LocalCluster of N processes (default 0: here, "
+                   "serially); the outputs are the serial run's")
+    p.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="run the simulations on the Dask scheduler at ADDR (tcp://host:port) instead")
     p.set_defaults(func=cmd_reproduce)
 
 
 def run_reproduction(name: str, out: str | None = None, quick: bool = False, seeds: int | None = None,
-                     echo: Callable[[str], None] | None = None) -> Context:
+                     echo: Callable[[str], None] | None = None, workers: int = 0,
+                     scheduler: str | None = None) -> Context:
     """Run a reproduction into ``out`` (staged; moved into place when it ends) and return its
-    context (claims, rows, files)."""
+    context (claims, rows, files). ``workers`` > 0 or ``scheduler``: the simulations run as Dask
+    tasks (:mod:`.parallel`), the outputs are the serial run's."""
     from ...io import check_output_folder, staged_folder
 
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= 256:
+        raise InstanceError("--workers", "must be an integer in 0..256")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise InstanceError("--scheduler", "must be a scheduler address such as tcp://127.0.0.1:8786")
     rep = get_reproduction(name)
     n = (rep.quick_seeds if quick else rep.seeds) if seeds is None else seeds
     if n < 1:
@@ -123,8 +137,15 @@ def run_reproduction(name: str, out: str | None = None, quick: bool = False, see
                                  files=("report.md", "results.csv", "results.parquet", "regimes.csv"))
     t0 = time.perf_counter()
     with staged_folder(folder) as stage:
-        ctx = Context(rep.name, rep.title, stage, quick=quick, seeds=list(range(n)), echo=echo)
-        rep.run(ctx)
+        if workers or scheduler:
+            from .parallel import run_passes
+
+            ctx = run_passes(rep.run, lambda runner, say: Context(rep.name, rep.title, stage, quick=quick,
+                                                                  seeds=list(range(n)), echo=say, runner=runner),
+                             stage, workers=workers, scheduler=scheduler, echo=echo)
+        else:
+            ctx = Context(rep.name, rep.title, stage, quick=quick, seeds=list(range(n)), echo=echo)
+            rep.run(ctx)
         ctx.finish(time.perf_counter() - t0, command=_command(rep.name, quick, seeds, out))
     ctx.out = folder
     return ctx
@@ -140,8 +161,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     console = Console(highlight=False)
+    if args.workers > 256:
+        raise InstanceError("--workers", "must be an integer in 0..256")
     ctx = run_reproduction(args.paper, args.out, quick=args.quick, seeds=args.seeds,
-                           echo=lambda s: console.print(s, markup=False))
+                           echo=lambda s: console.print(s, markup=False), workers=args.workers,
+                           scheduler=args.scheduler)
     held = sum(c.holds is True for c in ctx.claims)
     console.print(f"{len(ctx.claims)} claims ({held} hold, "
                   f"{sum(c.holds is False for c in ctx.claims)} do not, "

@@ -106,6 +106,7 @@ class Context:
     logs: int = 0
     last_policy: Any = None
     regimes: list[RegimeRow] = field(default_factory=list)
+    runner: Callable[..., dict[str, Any]] | None = None   # computes simulate's outcome (.parallel)
 
     # -- recording ---------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -164,11 +165,17 @@ class Context:
         from ..simulate import run_simulation, write_outputs
 
         self.say(f"  {name}: {policy} on {len(inst.trace)} jobs, {inst.cluster.n_gpus} GPUs, seed {seed}")
-        built: list = []
-        record: dict[str, Any] = {"command": f"placement reproduce {self.paper}: run {name}"}
-        res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built,
-                                                 record=record)
-        self.last_policy = built[0]
+        command = f"placement reproduce {self.paper}: run {name}"
+        if self.runner is not None:   # --workers: the outcome from a Dask task (see .parallel)
+            out = self.runner(inst, policy, seed, name, options, checks, command)
+            res, rows, summ, broken, record = out["res"], out["rows"], out["summ"], out["broken"], out["record"]
+            self.last_policy = out["policy"]
+        else:
+            built: list = []
+            record: dict[str, Any] = {"command": command}
+            res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built,
+                                                     record=record)
+            self.last_policy = built[0]
         if broken:
             self.broken[name] = broken[:20]
         if keep_log:  # summary.json's `run`: the policy's options as given and resolved, seed, version

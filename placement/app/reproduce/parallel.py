@@ -1,0 +1,177 @@
+"""``placement reproduce PAPER --workers N [--scheduler ADDR]``: a reproduction's simulations as
+Dask tasks, with the same outputs as the serial run (app layer).
+
+The paper's module is not changed: its ``run(ctx)`` is a plain program that calls
+:meth:`~.context.Context.simulate` and reads each result before the next call, so the calls
+to come are not known in advance. They are found by *passes*. A pass runs the paper's whole
+``run(ctx)`` into the staging folder (emptied first). Its ``ctx.simulate`` keys each call by a
+SHA-256 of the pickled ``(instance, policy, seed, name, options)`` and
+
+- returns the call's real outcome (result, per-job rows, summary, replay verdict, the policy
+  object as ``ctx.last_policy``) when a Dask task computed it, waiting for a task that runs;
+- for a call no task has yet: submits one, and returns a *stand-in*: the same call simulated
+  here on the trace's first :data:`STAND_IN_JOBS` jobs, so that the program goes on and
+  announces its next calls. The pass is then *speculative*: its numbers are not kept.
+
+A pass that needed no stand-in is the serial run itself, every outcome the one the serial
+run computes (the simulations are seeded and single-threaded), and its outputs are the ones
+moved into place. Otherwise another pass runs, with every task submitted so far: the first
+pass submits nearly every simulation of a paper whose calls do not depend on earlier
+results, and a later pass finds the calls that do (a size chosen from earlier runs). Tasks
+that the latest pass no longer calls are cancelled; a later pass's tasks run first, each in
+the order its pass called them. A stand-in that makes the paper's code raise ends that pass
+(the next one goes further, since more outcomes are real); after :data:`MAX_SPECULATIVE`
+passes, a missing outcome is waited for instead of stood in. A call whose arguments or
+policy object do not pickle is simulated here, as in the serial run.
+
+The paper's code, its post-processing and the log writing run here, in this process, in
+every pass; the simulations and their replay checks run on the workers: a LocalCluster of
+``--workers N`` processes (one thread each) or the scheduler at ``--scheduler ADDR`` (the
+engine of ``placement sweep``). What the outputs hold does not depend on the workers:
+``results.csv``, the claims and the logs are the serial run's, apart from columns that
+hold wall times. A paper's module must keep its state on the context (a module-level
+cache written during a run is written again by the last pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import pickle
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_passes", "STAND_IN_JOBS", "MAX_SPECULATIVE", "call_blob", "simulate_task"]
+
+STAND_IN_JOBS = 8       # jobs of a stand-in simulation
+MAX_SPECULATIVE = 6     # passes that may stand in for a missing outcome; later ones wait
+
+
+def call_blob(inst, policy, seed: int, name: str, options: dict | None) -> tuple[str, bytes] | None:
+    """(SHA-256 key, pickled call) of a call; ``None`` when it does not pickle (simulated here).
+    The same bytes are the task's argument: the instance is pickled once per call."""
+    try:
+        blob = pickle.dumps((inst, policy, seed, name, options), protocol=5)
+    except Exception:
+        return None
+    return hashlib.sha256(blob).hexdigest(), blob
+
+
+def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str) -> dict[str, Any]:
+    from ..simulate import run_simulation
+
+    built: list = []
+    record: dict[str, Any] = {"command": command}
+    res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built, record=record)
+    return {"res": res, "rows": rows, "summ": summ, "broken": broken, "record": record, "policy": built[0]}
+
+
+def simulate_task(call: bytes, checks, command: str) -> bytes | None:
+    """One simulation and its replay check, on a worker: the pickled outcome ``Context.simulate``
+    needs (result, per-job rows, summary, violations, provenance record, policy object), or
+    ``None`` when it does not pickle (the caller then simulates the call itself)."""
+    inst, policy, seed, _name, options = pickle.loads(call)
+    out = _outcome(inst, policy, seed, options, checks, command)
+    try:
+        return pickle.dumps(out, protocol=5)
+    except Exception:
+        return None
+
+
+def _stand_in(inst, policy, seed: int, options: dict | None, checks, command: str) -> dict[str, Any]:
+    """The call simulated here on the trace's first :data:`STAND_IN_JOBS` jobs."""
+    from ...sim.trace import Trace
+
+    small = dataclasses.replace(inst, trace=Trace(inst.trace.name, inst.trace.jobs[:STAND_IN_JOBS],
+                                                  inst.trace.provenance))
+    return _outcome(small, policy, seed, options, checks, command)
+
+
+class _Runner:
+    """The ``Context.simulate`` back end of one pass (see the module docstring)."""
+
+    def __init__(self, client, futures: dict[str, Any], pass_no: int, speculate: bool):
+        self.client, self.futures, self.pass_no, self.speculate = client, futures, pass_no, speculate
+        self.used: list[str] = []
+        self.new = 0
+        self.stood_in = 0
+        self.local = 0
+
+    def __call__(self, inst, policy, seed, name, options, checks, command):
+        called = call_blob(inst, policy, seed, name, options)
+        if called is None:
+            return self._here(inst, policy, seed, options, checks, command)
+        key, blob = called
+        self.used.append(key)
+        fut = self.futures.get(key)
+        new = fut is None or fut.cancelled()
+        if new:
+            self.new += 1
+            fut = self.futures[key] = self.client.submit(
+                simulate_task, blob, checks, command, key=f"reproduce-sim-{key}", pure=False,
+                priority=self.pass_no * 1_000_000 - len(self.used))
+        if new and self.speculate:   # a call no earlier pass announced: stand in, go on
+            self.stood_in += 1
+            try:
+                return _stand_in(inst, policy, seed, options, checks, command)
+            except Exception:   # the policy needs more of the trace: wait for the real outcome
+                self.stood_in -= 1
+        out = fut.result()
+        if out is None:
+            return self._here(inst, policy, seed, options, checks, command)
+        return pickle.loads(out)
+
+    def _here(self, inst, policy, seed, options, checks, command):
+        self.local += 1
+        return _outcome(inst, policy, seed, options, checks, command)
+
+
+def _empty(folder: Path) -> None:
+    for p in folder.iterdir():
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
+def run_passes(run: Callable, make_context: Callable, stage: Path, *, workers: int, scheduler: str | None,
+               echo: Callable[[str], None] | None = None):
+    """Run ``run(ctx)`` in passes (module docstring) on a LocalCluster of ``workers`` processes
+    or the scheduler at ``scheduler``; returns the last pass's context, whose outputs are in
+    ``stage`` (``make_context(runner, echo)`` builds a context writing there)."""
+    from ..sweep.run import _connect
+
+    client, cluster = _connect(scheduler, workers)
+    futures: dict[str, Any] = {}
+    try:
+        pass_no = 0
+        while True:
+            pass_no += 1
+            speculate = pass_no <= MAX_SPECULATIVE
+            runner = _Runner(client, futures, pass_no, speculate)
+            _empty(stage)
+            ctx = make_context(runner, echo if pass_no > 1 else None)
+            try:
+                run(ctx)
+                completed = True
+            except Exception:
+                if not runner.stood_in:
+                    raise           # the serial run raises here too
+                completed = False   # a stand-in's numbers made the paper's code raise
+            if not runner.stood_in:
+                return ctx
+            if completed:           # calls the whole pass no longer makes: cancelled
+                used = set(runner.used)
+                stale = [k for k in futures if k not in used]
+                client.cancel([futures[k] for k in stale if not futures[k].done()])
+                for k in stale:
+                    del futures[k]
+            if echo is not None:
+                echo(f"pass {pass_no}: {runner.new} simulations submitted, {runner.stood_in} stood in for; "
+                     "running the paper's code again")
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
