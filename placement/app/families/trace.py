@@ -57,9 +57,9 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
                         "from MAST's published distributions on the cluster's regions (a 98%% warm-up, then "
                         "8 h at 1.5x supply; --jobs and --jobs-per-hour do not apply; each job's table "
                         "stands for its candidate regions); cassini: CASSINI's Poisson trace (§5.1) on its "
-                        "24-GPU testbed (--cluster cassini-testbed unless given): data-parallel models of "
-                        "the synthetic catalogue, 1-12 GPUs, 90%% load for 2 h (--jobs and --jobs-per-hour "
-                        "do not apply) (default poisson)")
+                        "24-GPU testbed (--cluster cassini-testbed-clos, the 48-link Clos, unless given): "
+                        "all 13 models of the catalogue, 200-1,000 iterations, 1-12 workers, load 1 for 1 h "
+                        "(--jobs and --jobs-per-hour do not apply) (default poisson)")
     p.add_argument("--jobs", type=int, default=None,
                    help="number of jobs (default 200; dally-batch 500, dally-poisson 400)")
     p.add_argument("--jobs-per-hour", type=float, default=None,
@@ -117,11 +117,11 @@ def _generate(args: argparse.Namespace) -> SimInstance:
     types = [t for t in (args.gpu_types or "").split(",") if t] or None
     cluster = cluster_arg(args.cluster or ("1x1x8x8x8" if dally else "1x1x4x8x8"))
     if args.kind == "cassini":
-        from solvers.cassini_testbed import sim_trace
+        from placement.cassini.workload import poisson_trace
 
         if args.cluster is None:
-            cluster = cluster_arg("cassini-testbed")
-        return SimInstance(sim_trace(args.seed, gpus=cluster.n_gpus), cluster, "ideal")
+            cluster = cluster_arg("cassini-testbed-clos")
+        return SimInstance(poisson_trace(args.seed, gpus=cluster.n_gpus), cluster, "ideal")
     if args.kind == "mast":
         from placement.sim.meta_trace import meta_trace
 
