@@ -146,10 +146,14 @@ class Context:
         """Save a matplotlib figure as ``figures/<name>.png`` and list it in the report."""
         import matplotlib.pyplot as plt
 
+        rel = f"figures/{name}.png"
+        if self._discarded():
+            plt.close(fig)
+            self.figures.append((rel, caption))
+            return rel
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
         plt.close(fig)
-        rel = f"figures/{name}.png"
         (self.out / "figures").mkdir(exist_ok=True)
         write_bytes(self.out / rel, buf.getvalue())
         self.figures.append((rel, caption))
@@ -178,10 +182,14 @@ class Context:
             self.last_policy = built[0]
         if broken:
             self.broken[name] = broken[:20]
-        if keep_log:  # summary.json's `run`: the policy's options as given and resolved, seed, version
+        if keep_log and not self._discarded():  # summary.json's `run`: the policy's options as given and resolved, seed, version
             write_outputs(self.out / "logs" / name, inst, res, rows, summ, broken, plots=False, run=record)
             self.logs += 1
         return res, rows, summ
+
+    def _discarded(self) -> bool:
+        """A pass of ``--workers`` that stood in for an outcome: its files are not kept (.parallel)."""
+        return self.runner is not None and getattr(self.runner, "stood_in", 0) > 0
 
     # -- writing -----------------------------------------------------------------------------
     def finish(self, elapsed_s: float, command: str) -> None:

@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import pickle
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,14 +51,48 @@ STAND_IN_JOBS = 8       # jobs of a stand-in simulation
 MAX_SPECULATIVE = 6     # passes that may stand in for a missing outcome; later ones wait
 
 
-def call_blob(inst, policy, seed: int, name: str, options: dict | None) -> tuple[str, bytes] | None:
-    """(SHA-256 key, pickled call) of a call; ``None`` when it does not pickle (simulated here).
-    The same bytes are the task's argument: the instance is pickled once per call."""
+class _CallPickler(pickle.Pickler):
+    """Pickles a call with each trace replaced by the SHA-256 of its own pickle, computed once
+    per trace object (a paper runs several policies on one trace)."""
+
+    def __init__(self, f, traces: dict[int, tuple[Any, str, bytes]], used: dict[str, bytes]):
+        super().__init__(f, protocol=5)
+        self.traces, self.used = traces, used
+
+    def persistent_id(self, obj):
+        from ...sim.trace import Trace
+
+        if type(obj) is not Trace:
+            return None
+        got = self.traces.get(id(obj))
+        if got is None or got[0] is not obj:
+            blob = pickle.dumps(obj, protocol=5)
+            got = self.traces[id(obj)] = (obj, hashlib.sha256(blob).hexdigest(), blob)
+        self.used[got[1]] = got[2]
+        return got[1]
+
+
+class _CallUnpickler(pickle.Unpickler):
+    def __init__(self, f, traces: dict[str, bytes]):
+        super().__init__(f)
+        self.traces = traces
+
+    def persistent_load(self, pid):
+        return pickle.loads(self.traces[pid])
+
+
+def call_blob(inst, policy, seed: int, name: str, options: dict | None,
+              traces: dict[int, tuple[Any, str, bytes]] | None = None) -> tuple[str, bytes, dict[str, bytes]] | None:
+    """(SHA-256 key, pickled call, pickled traces by their SHA-256) of a call; ``None`` when it
+    does not pickle (simulated here). The same bytes are the task's arguments; ``traces`` caches
+    each trace object's pickle."""
+    buf, used = io.BytesIO(), {}
     try:
-        blob = pickle.dumps((inst, policy, seed, name, options), protocol=5)
+        _CallPickler(buf, {} if traces is None else traces, used).dump((inst, policy, seed, name, options))
     except Exception:
         return None
-    return hashlib.sha256(blob).hexdigest(), blob
+    blob = buf.getvalue()
+    return hashlib.sha256(blob + "".join(sorted(used)).encode()).hexdigest(), blob, used
 
 
 def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str) -> dict[str, Any]:
@@ -68,11 +104,11 @@ def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str
     return {"res": res, "rows": rows, "summ": summ, "broken": broken, "record": record, "policy": built[0]}
 
 
-def simulate_task(call: bytes, checks, command: str) -> bytes | None:
+def simulate_task(call: bytes, traces: dict[str, bytes], checks, command: str) -> bytes | None:
     """One simulation and its replay check, on a worker: the pickled outcome ``Context.simulate``
     needs (result, per-job rows, summary, violations, provenance record, policy object), or
     ``None`` when it does not pickle (the caller then simulates the call itself)."""
-    inst, policy, seed, _name, options = pickle.loads(call)
+    inst, policy, seed, _name, options = _CallUnpickler(io.BytesIO(call), traces).load()
     out = _outcome(inst, policy, seed, options, checks, command)
     try:
         return pickle.dumps(out, protocol=5)
@@ -92,25 +128,27 @@ def _stand_in(inst, policy, seed: int, options: dict | None, checks, command: st
 class _Runner:
     """The ``Context.simulate`` back end of one pass (see the module docstring)."""
 
-    def __init__(self, client, futures: dict[str, Any], pass_no: int, speculate: bool):
+    def __init__(self, client, futures: dict[str, Any], pass_no: int, speculate: bool,
+                 traces: dict[int, tuple[Any, str, bytes]]):
         self.client, self.futures, self.pass_no, self.speculate = client, futures, pass_no, speculate
+        self.traces = traces
         self.used: list[str] = []
         self.new = 0
         self.stood_in = 0
         self.local = 0
 
     def __call__(self, inst, policy, seed, name, options, checks, command):
-        called = call_blob(inst, policy, seed, name, options)
+        called = call_blob(inst, policy, seed, name, options, self.traces)
         if called is None:
             return self._here(inst, policy, seed, options, checks, command)
-        key, blob = called
+        key, blob, traces = called
         self.used.append(key)
         fut = self.futures.get(key)
         new = fut is None or fut.cancelled()
         if new:
             self.new += 1
             fut = self.futures[key] = self.client.submit(
-                simulate_task, blob, checks, command, key=f"reproduce-sim-{key}", pure=False,
+                simulate_task, blob, traces, checks, command, key=f"reproduce-sim-{key}", pure=False,
                 priority=self.pass_no * 1_000_000 - len(self.used))
         if new and self.speculate:   # a call no earlier pass announced: stand in, go on
             self.stood_in += 1
@@ -145,13 +183,15 @@ def run_passes(run: Callable, make_context: Callable, stage: Path, *, workers: i
 
     client, cluster = _connect(scheduler, workers)
     futures: dict[str, Any] = {}
+    traces: dict[int, tuple[Any, str, bytes]] = {}
     try:
         pass_no = 0
         while True:
             pass_no += 1
             speculate = pass_no <= MAX_SPECULATIVE
-            runner = _Runner(client, futures, pass_no, speculate)
+            runner = _Runner(client, futures, pass_no, speculate, traces)
             _empty(stage)
+            t0 = time.perf_counter()
             ctx = make_context(runner, echo if pass_no > 1 else None)
             try:
                 run(ctx)
@@ -169,8 +209,8 @@ def run_passes(run: Callable, make_context: Callable, stage: Path, *, workers: i
                 for k in stale:
                     del futures[k]
             if echo is not None:
-                echo(f"pass {pass_no}: {runner.new} simulations submitted, {runner.stood_in} stood in for; "
-                     "running the paper's code again")
+                echo(f"pass {pass_no} ({time.perf_counter() - t0:.1f} s): {runner.new} simulations submitted, "
+                     f"{runner.stood_in} stood in for; running the paper's code again")
     finally:
         client.close()
         if cluster is not None:
