@@ -188,3 +188,50 @@ def test_large_components_use_the_average_load_approximation_and_replay_agrees()
     assert _finish(res, "j0") == pytest.approx(100.0 / want, rel=1e-9)
     assert res.stats["links"]["approximated"] >= 1 and res.stats["links"]["fluid_runs"] == 0
 
+
+
+# A contended 4-job component on the Clos with the goodput factor: three jobs of the full CASSINI
+# run's instant that failed the earlier grid check (main-poisson-tiresias+cassini-s1 at 8873.86 s)
+# and a fourth on two of their servers. Its trajectory is ill-conditioned (the jobs lock into a
+# common rhythm that a grid's O(dt) error breaks).
+CONTENDED = {"a": ("VGG16", (1, 2, 3, 10, 15, 22, 23), 12.639467723667622),
+             "b": ("RoBERTa", (4, 5, 12, 13, 17, 18, 19, 21), 37.63946772366762),
+             "c": ("RoBERTa", (0, 7, 8, 11, 14, 16, 20), 102.63946772366762),
+             "d": ("VGG16", (6, 9), 33.23)}
+
+
+def test_a_contended_component_is_confirmed_exactly_where_a_grid_cannot():
+    import numpy as np
+
+    from placement.cassini.catalogue import profile_of
+    from placement.cassini.stepped import exact_step_iteration_times, stepped_mean_iteration_times
+    from placement.sim.network import fluid_window
+
+    clos = load_cluster_spec("instances/clusters/cassini-testbed-clos.json")
+    cluster = clos.with_network({**clos.network, "goodput": 0.88})
+    jobs = [Job(k, 0.0, len(g), 3.0, model=m) for k, (m, g, _) in CONTENDED.items()]
+    gpus = {k: g for k, (_, g, _) in CONTENDED.items()}
+    phases = {k: p for k, (_, _, p) in CONTENDED.items()}
+    res, trace, _ = _run(jobs, gpus, phases, cluster=cluster)   # the engine's log passes the link check
+    links = LinkSharing(cluster)
+    running = {j.id: (j, gpus[j.id], phases[j.id]) for j in jobs}
+    got = links.factors(running)
+    assert all(f < 0.8 for f in got.values())          # one component, all four slowed
+    topo = links.topology
+    spec = {k: (profile_of(m, k), links.servers(g), p) for k, (m, g, p) in CONTENDED.items()}
+    names, r = fluid_window(topo, spec, window_iterations=links.window_iterations)
+    jobs3 = [(spec[n][0], topo.job_links(spec[n][1]), spec[n][2]) for n in names]
+    exact = exact_step_iteration_times(jobs3, topo.capacity, r.horizon, shared_goodput=0.88)
+    assert all(np.array_equal(a, b) for a, b in zip(r.ends, exact, strict=True))
+    # the earlier check's finest grid (0.0113 ms) over the same window is off by more than its 2%
+    grid = stepped_mean_iteration_times(jobs3, topo.capacity, r.horizon, links.warmup, dt=0.01125,
+                                        shared_goodput=0.88)
+    off = [abs(p.iteration_time / m - got[n]) / got[n] for n, (p, _, _), m in zip(names, jobs3, grid, strict=True)]
+    assert max(off) > 0.02
+    # and the check still fails a logged factor off by 1e-4
+    rows = list(res.log)
+    i = next(k for k, r in enumerate(rows) if r.event == "rate" and r.job == "d")
+    f = float(rows[i].extra.split("factor=")[1].split()[0])
+    bad = rows[:i] + [rows[i]._replace(extra=f"factor={f * 1.0001!r}")] + rows[i + 1:]
+    msgs = link_factor_check(links)(trace, cluster, EventLog(bad))
+    assert len(msgs) == 1 and msgs[0].startswith("link: job d at 0.0")
