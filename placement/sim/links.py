@@ -22,7 +22,12 @@ sharing
     alone on its links has factor 1. A component's iteration times come from the event-driven
     fluid model (:func:`placement.sim.network.iteration_times`: max-min sharing per link, a
     stretched phase delays later iterations) run from the jobs' phases for ``window_iterations``
-    of the slowest iteration, skipping ``warmup`` iterations. That is the job's steady state:
+    of the slowest iteration (plus the largest phase; phases to 1e-6 ms), skipping ``warmup``
+    iterations: the factor is ideal iteration over the mean of the remaining complete
+    iterations. :mod:`.link_check` recomputes exactly this window with its own event loop,
+    to 1e-6 relative (a fixed-step integration cannot: on contended components the trajectory
+    is ill-conditioned, see its docstring). The engine takes it as the job's steady state (on
+    a contended component the mean can still move by a few percent at 32 or 64 iterations):
     the engine does not follow phases drifting within one interval (it counts the re-alignments
     they would trigger, below), and a factor holds until
     the next change of the running set or of a phase. Components are cached by their content.
