@@ -5,13 +5,15 @@ The paper's module is not changed: its ``run(ctx)`` is a plain program that call
 :meth:`~.context.Context.simulate` and reads each result before the next call, so the calls
 to come are not known in advance. They are found by *passes*. A pass runs the paper's whole
 ``run(ctx)`` into the staging folder (emptied first). Its ``ctx.simulate`` keys each call by a
-SHA-256 of the pickled ``(instance, policy, seed, name, options)`` and
+SHA-256 of the pickled ``(instance, policy, seed, name, options)`` (each trace pickled once per
+object and named by its own SHA-256; the same bytes are the task's argument) and
 
 - returns the call's real outcome (result, per-job rows, summary, replay verdict, the policy
   object as ``ctx.last_policy``) when a Dask task computed it, waiting for a task that runs;
 - for a call no task has yet: submits one, and returns a *stand-in*: the same call simulated
   here on the trace's first :data:`STAND_IN_JOBS` jobs, so that the program goes on and
-  announces its next calls. The pass is then *speculative*: its numbers are not kept.
+  announces its next calls. The pass is then *speculative*: its numbers are not kept, and from
+  then on it writes no log and no figure.
 
 A pass that needed no stand-in is the serial run itself, every outcome the one the serial
 run computes (the simulations are seeded and single-threaded), and its outputs are the ones
