@@ -3,9 +3,13 @@
 Each pending workload, in GMS order, is tried by RMS (:func:`solvers.online.rms.plan_region`)
 in every eligible region; the highest P_score wins the auction
 (:func:`solvers.online.rms.auction`); a winning plan becomes ``Preempt`` decisions for its
-victims and a ``Start`` on concrete GPUs. Speed-ups that never change a decision: a vectorized
-pre-filter (:meth:`RmsPlacement._usable_best`: usable GPUs only shrink within a pass that visits
-priorities in order) and §4.3's negative cache (:class:`solvers.online.rms.NegativeCache`).
+victims and a ``Start`` on concrete GPUs. Speed-ups: §4.3's negative cache
+(:class:`solvers.online.rms.NegativeCache`, which never changes a decision) and a vectorized
+pre-filter (:meth:`RmsPlacement._usable_best`), which assumes usable GPUs only shrink within a
+pass that visits priorities in order. A plan that preempts a victim larger than it needs breaks
+that assumption (the surplus GPUs come free mid-pass), so a workload the pre-filter dropped is
+then placed one pass later than the loop of ``prefilter=False`` would place it
+(:class:`solvers.online.mast.MastPolicy` says when).
 
 How the pass finds work fast (the default, ``prefilter=True``; :meth:`RmsPlacement._fast_pass`)
 --------------------------------------------------------------------------------------------
@@ -19,7 +23,7 @@ first in GMS order whose eligible regions have a table entry >= its size: exactl
 one-at-a-time loop (cache, auction, next) would have placed next, since an auction fails iff no
 region has such an entry and a negative-cache hit is always such a failure. RMS is called only in
 the regions where a plan exists, so the log is the same as with the loop (``prefilter=False``:
-that loop, with the negative cache, as §4.3 describes it); ``rms_calls`` and the cache counters
+that loop, with the negative cache, as §4.3 describes it) except for the surplus case above; ``rms_calls`` and the cache counters
 count only the work done. The pre-filter itself is incremental: a pending workload judged
 unplaceable at the start of an earlier pass (the queue's ``feas`` row,
 :class:`solvers.online.mast_queue.RecordGmsQueue`) is judged again only when a table cell it could
