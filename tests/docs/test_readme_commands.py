@@ -7,7 +7,8 @@ installed ``placement`` on the path. A command must exit 0, or the code a traili
 states. Not run: the set-up block (it installs the package), ``placement bench`` without
 ``--quick`` (minutes; CI's bench is command 1 of the README), the figures and fidelity updaters
 (they need full bench or reproduction runs), ``--compare-serial`` and ``--scheduler`` sweeps (a benchmark and a remote
-cluster), and a command whose comment starts with ``slow`` (it runs on another page too). A
+cluster), and a command whose comment starts with ``slow`` (it runs on another page too, or, for
+a paper's ``placement reproduce --quick``, its own tests run it in a tiny configuration). A
 simulation sweep a page runs must show its policies differing. The ```python blocks run too,
 the Tetris file format example is solved and evaluated as its page says, and the links,
 in-page anchors and repository paths the pages name must exist.
