@@ -7,6 +7,8 @@ specs; only the app knows the names of the files the package ships (``instances/
 
 from __future__ import annotations
 
+import functools
+
 from instances.traces import (
     SHIPPED_CLUSTERS,
     SHIPPED_SPECS,
@@ -35,3 +37,12 @@ def cluster_arg(text: str, option: str = "--cluster") -> Cluster:
     if text.lower() in SHIPPED_CLUSTERS:
         return load_openb_nodes(trace_path(SHIPPED_CLUSTERS[text.lower()]))
     return resolve_cluster(text, option)
+
+
+@functools.lru_cache(maxsize=2)
+def philly_rows(seed: int):
+    """The whole shipped Philly trace with its seeded model rule (read once per seed): the rows
+    :func:`placement.sim.dally_workload.philly_scaled` samples."""
+    from placement.sim.trace import load_philly
+
+    return load_philly(trace_path("philly.csv"), seed=seed)

@@ -36,7 +36,6 @@ What is public and what we draw
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 
@@ -45,7 +44,7 @@ from .table1 import DALLY_MODELS
 from .trace import Job, Trace
 
 __all__ = ["PAPER_JCT_S", "PAPER_MEDIAN_H", "PAPER_SIGMA", "PAPER_SCALE", "PHILLY_MULTI_GPU_MEDIAN_H",
-           "PAPER_GPUS", "paper_trace", "philly_scaled", "philly_rows", "offered_load", "rate_for_load"]
+           "PAPER_GPUS", "paper_trace", "philly_scaled", "offered_load", "rate_for_load"]
 
 H = 3600.0
 # Dally Tables 2 (batch) and 3 (Poisson), 8 racks, seconds: (mean, median, >P95, >P99) per policy.
@@ -123,26 +122,18 @@ def paper_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, 
     return Trace(name=f"dally-paper-{kind}-{n}-s{seed}", jobs=tuple(out), provenance=prov)
 
 
-@functools.lru_cache(maxsize=2)
-def philly_rows(seed: int) -> Trace:
-    """The whole Philly trace with its seeded model rule (read once per seed)."""
-    from instances.traces import trace_path
-
-    from .trace import load_philly
-
-    return load_philly(trace_path("philly.csv"), seed=seed)
-
-
-def philly_scaled(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, scale: float = PAPER_SCALE,
-                  min_hours: float = 0.0, load: float = 1.0, gpus: int = RACK_GPUS) -> Trace:
-    """The Dally bench's Philly rows (2+ GPUs), durations x ``scale``, only rows of at least
-    ``min_hours`` (before scaling); batch, or Poisson at offered ``load`` on ``gpus`` GPUs."""
+def philly_scaled(rows: Trace, kind: str = "batch", *, jobs: int | None = None, seed: int = 0,
+                  scale: float = PAPER_SCALE, min_hours: float = 0.0, load: float = 1.0,
+                  gpus: int = RACK_GPUS) -> Trace:
+    """The Dally bench's Philly rows (2+ GPUs) of ``rows`` (the whole Philly trace, loaded by the
+    caller: :func:`placement.app.shipped.philly_rows`; the core reads no shipped file),
+    durations x ``scale``, only rows of at least ``min_hours`` (before scaling); batch, or
+    Poisson at offered ``load`` on ``gpus`` GPUs."""
     n = jobs if jobs is not None else (500 if kind == "batch" else 400)
     _check(kind, n, load)
     if not (isinstance(scale, int | float) and scale > 0):
         raise InstanceError("scale", f"must be positive, got {scale!r}")
-    full = philly_rows(seed)
-    pool = [j for j in full.jobs if j.gpus >= 2 and j.duration >= min_hours * H]
+    pool = [j for j in rows.jobs if j.gpus >= 2 and j.duration >= min_hours * H]
     if n > len(pool):
         raise InstanceError("jobs", f"must be at most {len(pool)} (Philly rows with 2+ GPUs and >= {min_hours:g} h)")
     rng = np.random.default_rng([seed, 34])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from placement.app.shipped import philly_rows
 from placement.errors import InstanceError
 from placement.sim import Cluster, Job, Trace, replay_check, simulate
 from placement.sim.dally_workload import (
@@ -51,18 +52,18 @@ def test_poisson_arrivals_offer_the_load_asked():
 
 
 def test_philly_scaled_multiplies_durations_and_keeps_the_sample():
-    one = philly_scaled("batch", jobs=50, seed=2, scale=1.0)
-    ten = philly_scaled("batch", jobs=50, seed=2, scale=10.0)
+    one = philly_scaled(philly_rows(2), "batch", jobs=50, seed=2, scale=1.0)
+    ten = philly_scaled(philly_rows(2), "batch", jobs=50, seed=2, scale=10.0)
     assert [j.id for j in one.jobs] == [j.id for j in ten.jobs]
     assert [10 * j.duration for j in one.jobs] == pytest.approx([j.duration for j in ten.jobs], rel=1e-9)
-    long = philly_scaled("batch", jobs=50, seed=2, scale=1.0, min_hours=10.0)
+    long = philly_scaled(philly_rows(2), "batch", jobs=50, seed=2, scale=1.0, min_hours=10.0)
     assert min(j.duration for j in long.jobs) >= 10 * H
 
 
 @pytest.mark.parametrize("call, field", [
     (lambda: paper_trace("weekly"), "kind"), (lambda: paper_trace("batch", jobs=0), "jobs"),
-    (lambda: paper_trace("poisson", load=-1.0), "load"), (lambda: philly_scaled("batch", scale=0), "scale"),
-    (lambda: philly_scaled("batch", jobs=10**6, seed=2), "jobs"),
+    (lambda: paper_trace("poisson", load=-1.0), "load"), (lambda: philly_scaled(philly_rows(2), "batch", scale=0), "scale"),
+    (lambda: philly_scaled(philly_rows(2), "batch", jobs=10**6, seed=2), "jobs"),
 ])
 def test_bad_workload_input_names_the_field(call, field):
     with pytest.raises(InstanceError) as err:

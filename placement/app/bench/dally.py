@@ -81,7 +81,7 @@ def dally_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, 
 def _philly(seed: int):
     """The whole Philly trace with its seeded model rule (read once per seed, cached with the
     paper-regime workload's scaled rows)."""
-    from placement.sim.dally_workload import philly_rows
+    from placement.app.shipped import philly_rows
 
     return philly_rows(seed)
 

@@ -160,6 +160,7 @@ def _holds(values: list[float | None], paper: float) -> bool | None:
 def _trace(cfg: Config, workload: str, kind: str, seed: int, *, load: float | None = None,
            scale: float | None = None):
     """The jobs of one case: the paper regime, Philly's own mix, or Philly's rows scaled."""
+    from placement.app.shipped import philly_rows
     from placement.sim.dally_workload import paper_trace, philly_scaled
 
     from ..bench.dally import dally_trace
@@ -169,7 +170,7 @@ def _trace(cfg: Config, workload: str, kind: str, seed: int, *, load: float | No
         return paper_trace(kind, jobs=cfg.jobs[kind], seed=seed, gpus=gpus,
                            load=cfg.paper_load if load is None else load)
     if workload == "scaled":
-        return philly_scaled(kind, jobs=cfg.jobs[kind], seed=seed, scale=scale, gpus=gpus)
+        return philly_scaled(philly_rows(seed), kind, jobs=cfg.jobs[kind], seed=seed, scale=scale, gpus=gpus)
     return dally_trace(kind, jobs=cfg.jobs[kind], seed=seed, jobs_per_hour=cfg.jobs_per_hour)
 
 
