@@ -174,17 +174,8 @@ def allocation_rate(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1
     the window, over ``n_gpus * (t1 - t0)``. None for an empty window."""
     if not (t1 > t0) or n_gpus <= 0:
         return None
-    open_: dict[str, tuple[float, int]] = {}
-    held = 0.0
-    for r in log:
-        if r.event == "start":
-            open_[r.job] = (r.time, len(r.gpus))
-        elif r.event in ("preempt", "finish") and r.job in open_:
-            a, n = open_.pop(r.job)
-            held += n * max(0.0, min(r.time, t1) - max(a, t0))
-    for a, n in open_.values():
-        held += n * max(0.0, t1 - max(a, t0))
-    return held / (n_gpus * (t1 - t0))
+    # the held GPUs are the step function utilization_between integrates
+    return utilization_between(log, n_gpus, t0, t1)
 
 
 def utilization_between(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float) -> float | None:
