@@ -22,7 +22,7 @@ from models import hived_vc as hv
 from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
 
-__all__ = ["brute_force", "tie_heavy", "large_magnitudes", "large_instance", "large",
+__all__ = ["held_gpu_seconds", "brute_force", "tie_heavy", "large_magnitudes", "large_instance", "large",
            "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT"]
 
 # --- Tetris ---------------------------------------------------------------------------------
@@ -180,3 +180,17 @@ def rack_spreads(log, rack) -> list[tuple[str, float, int, int]]:
                 for g in r.gpus:
                     busy[g] = True
     return out
+
+
+def held_gpu_seconds(log, t0: float, t1: float) -> float:
+    """Independent oracle of the simulator's utilization over ``[t0, t1]``: the GPU-seconds of
+    every attempt (a start to its job's next preempt or finish, or on past the log's end) that
+    fall inside the window, summed attempt by attempt (no step function)."""
+    held, since = 0.0, {}
+    for r in log:
+        if r.event == "start":
+            since[r.job] = (r.time, len(r.gpus))
+        elif r.event in ("preempt", "finish") and r.job in since:
+            a, g = since.pop(r.job)
+            held += g * max(0.0, min(r.time, t1) - max(a, t0))
+    return held + sum(g * max(0.0, t1 - max(a, t0)) for a, g in since.values())

@@ -13,7 +13,7 @@ import pytest
 from placement.app import reproduce as rp
 from placement.app.reproduce import dally
 from placement.sim.instance import evaluate_report, load_instance, load_solution
-from tests.support import rack_spreads, run_reproduction_with
+from tests.support import held_gpu_seconds, rack_spreads, run_reproduction_with
 
 TINY = dally.Config(racks=(2,), kinds=("batch", "poisson"), variants=False, jobs={"batch": 40, "poisson": 30},
                     jobs_per_hour=20.0, detail_racks=2, bound=True, length_scales=(1.0, 30.0),
@@ -62,14 +62,7 @@ def test_load_columns_equal_their_recomputation_from_trace_and_log(run):
         n = inst.cluster.n_gpus
         assert float(r["offered_load"]) == pytest.approx(
             sum(j.gpus * j.duration for j in inst.trace.jobs) / (n * (t1 - t0)), rel=1e-12)
-        busy, since = 0.0, {}
-        for e in log:
-            if e.event == "start":
-                since[e.job] = (e.time, len(e.gpus))
-            elif e.event in ("preempt", "finish") and e.job in since:
-                a, g = since.pop(e.job)
-                busy += g * max(0.0, min(e.time, t1) - max(a, t0))
-        busy += sum(g * max(0.0, t1 - max(a, t0)) for a, g in since.values())
+        busy = held_gpu_seconds(log, t0, t1)
         assert float(r["utilization_submission_window"]) == pytest.approx(busy / (n * (t1 - t0)), rel=1e-9)
 
 

@@ -11,6 +11,7 @@ from placement.sim.log import EventLog, LogRow
 from placement.sim.metrics import allocation_rate, per_job, summary, utilization_between
 from placement.sim.policies import policy_class
 from placement.sim.trace import Job, Trace, synthetic_trace
+from tests.support import held_gpu_seconds
 
 
 def test_allocation_rate_by_hand():
@@ -45,14 +46,7 @@ def test_allocation_rate_equals_the_step_integral_on_a_simulation():
     assert s["allocation_rate"] == pytest.approx(utilization_between(res.log, cl.n_gpus, min(subs), max(subs)))
     # and an independent per-attempt sum: each start to its job's next preempt or finish, clipped
     t0, t1 = min(subs), max(subs)
-    held, since = 0.0, {}
-    for r in res.log:
-        if r.event == "start":
-            since[r.job] = (r.time, len(r.gpus))
-        elif r.event in ("preempt", "finish") and r.job in since:
-            a, g = since.pop(r.job)
-            held += g * max(0.0, min(r.time, t1) - max(a, t0))
-    held += sum(g * max(0.0, t1 - max(a, t0)) for a, g in since.values())
+    held = held_gpu_seconds(res.log, t0, t1)
     assert s["allocation_rate"] == pytest.approx(held / (cl.n_gpus * (t1 - t0)), rel=1e-9)
     assert 0 < s["allocation_rate"] <= 1
     # the drain after the last submission is not counted: the mean over the makespan differs
