@@ -34,6 +34,17 @@ def _incidence(jobs, capacity: dict[str, float]) -> tuple[np.ndarray, np.ndarray
     return inc, np.array([capacity[k] for k in links])
 
 
+def _rates(jobs, phase: list[int], comm: tuple[int, ...], inc: np.ndarray, caps: np.ndarray,
+           loss: float, shared_goodput: float) -> dict[int, float]:
+    """Max-min rates of the communicating jobs ``comm`` in their current phases: a link over
+    its capacity loses ``loss``, one carrying two or more flows delivers ``shared_goodput``."""
+    dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
+    sub = inc[:, list(comm)]
+    eff = caps * np.where(sub @ dem > caps + 1e-9, 1 - loss, 1.0)
+    eff = eff * np.where(np.count_nonzero(sub, axis=1) >= 2, shared_goodput, 1.0)
+    return dict(zip(comm, max_min_rates(sub, eff, dem).tolist(), strict=True))
+
+
 def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]], capacity: dict[str, float],
                             horizon: float, loss: float = 0.0, dt: float = 0.05,
                             shared_goodput: float = 1.0) -> list[np.ndarray]:
@@ -62,11 +73,7 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
             key = tuple(phase[f] for f in comm) + comm
             rate = alloc.get(key)
             if rate is None:   # the allocation of this set of flows and phases, once
-                dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
-                sub = inc[:, list(comm)]
-                eff = caps * np.where(sub @ dem > caps + 1e-9, 1 - loss, 1.0)
-                eff = eff * np.where(np.count_nonzero(sub, axis=1) >= 2, shared_goodput, 1.0)
-                rate = alloc[key] = dict(zip(comm, max_min_rates(sub, eff, dem).tolist(), strict=True))
+                rate = alloc[key] = _rates(jobs, phase, comm, inc, caps, loss, shared_goodput)
         # Steps until the next step in which something changes (a job begins, a phase ends):
         # the steps in between drain every phase at the same rate, so they are taken at once.
         k = steps - i
@@ -146,12 +153,8 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
         if comm:
             key = tuple(phase[f] for f in comm) + comm
             rate = alloc.get(key)
-            if rate is None:
-                dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
-                sub = inc[:, list(comm)]
-                eff = caps * np.where(sub @ dem > caps + 1e-9, 1 - loss, 1.0)
-                eff = eff * np.where(np.count_nonzero(sub, axis=1) >= 2, shared_goodput, 1.0)
-                rate = alloc[key] = dict(zip(comm, max_min_rates(sub, eff, dem).tolist(), strict=True))
+            if rate is None:   # the allocation of this set of flows and phases, once
+                rate = alloc[key] = _rates(jobs, phase, comm, inc, caps, loss, shared_goodput)
         speed = [rate.get(f, 1.0) for f in range(n)]
         h = horizon - t
         for f, (_, _, s) in enumerate(jobs):
