@@ -96,6 +96,14 @@ class _Rows:
         return first
 
 
+def _entries(A, jobs: np.ndarray, n_j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One entry per (job, table) pair of ``jobs`` (CSR ``A.job_ptr`` / ``A.job_tab``, ``n_j``
+    tables each): the job's position in ``jobs`` and the table's index."""
+    ent_job = np.repeat(np.arange(len(jobs)), n_j)
+    within = np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j)
+    return ent_job, A.job_tab[np.repeat(A.job_ptr[jobs], n_j) + within]
+
+
 class BoundModel:
     """The relaxation's matrix and the index maps of its columns (see the module docstring).
 
@@ -193,9 +201,8 @@ class BoundModel:
         # ML AND rows: a[j,r] <= x[t,r]; a[j,r] >= sum_t x[t,r] - (n_j - 1)
         mm = self.multi_ml
         if len(mm):
-            starts, n_j = A.job_ptr[mm], lens[mm]
-            ent_job = np.repeat(np.arange(len(mm)), n_j)
-            ent_tab = A.job_tab[np.repeat(starts, n_j) + (np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j))]
+            n_j = lens[mm]
+            ent_job, ent_tab = _entries(A, mm, n_j)
             E = len(ent_job)
             rid = np.repeat(np.arange(E * R), 2)
             cols = np.empty(2 * E * R, dtype=np.int64)
@@ -211,9 +218,8 @@ class BoundModel:
         # analytics local bytes: m_j - sum_t size_t x[t,r] + size_j b[j,r] <= size_j; sum_r b = 1
         ma = self.multi_an
         if len(ma):
-            starts, n_j = A.job_ptr[ma], lens[ma]
-            ent_job = np.repeat(np.arange(len(ma)), n_j)
-            ent_tab = A.job_tab[np.repeat(starts, n_j) + (np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j))]
+            n_j = lens[ma]
+            ent_job, ent_tab = _entries(A, ma, n_j)
             nr = len(ma) * R
             sz = A.job_size[ma].astype(float)
             r_m = np.arange(nr)
