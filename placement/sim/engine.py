@@ -11,6 +11,11 @@ Work model: a job needs ``duration`` work; on GPUs spanning tier T it progresses
 checkpoint: with ``checkpoint_interval`` C seconds, checkpoints are taken every C seconds of the
 attempt's run time; with None (default, our choice) all progress is kept.
 
+Elastic starts: a policy whose ``elastic`` attribute is true may start a job on ``w`` of its
+``g = job.gpus`` GPUs (``1 <= w <= g``, :class:`~placement.sim.policy.Start`); the attempt's rate
+is then ``perf.rate(job, tier) * w / g`` (linear data-parallel scaling) and its start row's
+extra adds ``workers=w``. Every other policy must give exactly ``g``.
+
 Links: on a cluster with a ``network`` section the rate is also multiplied by the job's link
 factor (:mod:`placement.sim.links`). After each batch's decisions, when the running set or a
 phase changed, the factors are recomputed; a job whose factor changed has its progress settled
@@ -175,6 +180,7 @@ class _Loop:
         self.scan_interval, self.checkpoint_interval, self.progress = scan_interval, checkpoint_interval, progress
         self.s = _State(trace, cluster, perf, seed, links)
         self.links, self._link_key = links, None
+        self.elastic = bool(getattr(policy, "elastic", False))
         self.view = SimView(self.s)
         self.log = EventLog()
         self.jobs = trace.jobs
@@ -318,7 +324,8 @@ class _Loop:
         return made
 
     def _start(self, d: Start, t: float) -> None:
-        """Start a pending job on exactly its GPUs, all free and of its type (:meth:`_checked`)."""
+        """Start a pending job on exactly its GPUs (or, elastic, 1 to its GPUs), all free and of its
+        type (:meth:`_checked`)."""
         s = self.s
         job, g = self._checked(d, t)
         gpus = tuple(sorted(g.tolist()))
@@ -326,6 +333,9 @@ class _Loop:
         rate = float(self.perf.rate(job, tier))
         if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
+        elastic = len(g) < job.gpus
+        if elastic:   # w of its g workers (an elastic policy): linear data-parallel scaling
+            rate = rate * len(g) / job.gpus
         del s.pending[job.id]
         s.free[g] = False
         s.n_free -= len(g)
@@ -342,11 +352,13 @@ class _Loop:
             s.phase[job.id] = default_phase(job, t)
         self._push(t + left / rate, 0, "finish", (job.id, att, 0))
         self.stats["starts"] += 1
-        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"))
+        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"
+                               + (f" workers={len(g)}" if elastic else "")))
 
     def _checked(self, d: Start, t: float) -> tuple[Job, np.ndarray]:
         """The job of a ``Start`` and its GPU ids as an array, after checking the decision:
-        a pending job, as many distinct GPU ids as it needs, in range, free, of its type."""
+        a pending job, as many distinct GPU ids as it needs (1 to that many for an elastic
+        policy), in range, free, of its type."""
         s, cluster, free = self.s, self.cluster, self.s.free
         job = s.jobs.get(d.job_id) if isinstance(d.job_id, str) else None
         if job is None:
@@ -360,9 +372,11 @@ class _Loop:
             g = np.asarray(d.gpus, dtype=np.int64).reshape(-1)
         except (TypeError, ValueError):
             raise PolicyError(f"Start of job {d.job_id!r}: gpus must be GPU ids") from None
-        if len(g) != job.gpus or len(set(g.tolist())) != len(g):
-            raise PolicyError(f"Start of job {d.job_id!r}: needs {job.gpus} distinct GPUs, "
-                              f"got {tuple(d.gpus)}")
+        if len(set(g.tolist())) != len(g) or not (
+                len(g) == job.gpus or (self.elastic and 1 <= len(g) < job.gpus)):
+            raise PolicyError(f"Start of job {d.job_id!r}: needs {job.gpus} distinct GPUs"
+                              + (f" (1 to {job.gpus}: elastic)" if self.elastic else "")
+                              + f", got {tuple(d.gpus)}")
         if len(g) and (g.min() < 0 or g.max() >= cluster.n_gpus):
             raise PolicyError(f"Start of job {d.job_id!r}: GPU id out of range 0..{cluster.n_gpus - 1}")
         if not free[g].all():

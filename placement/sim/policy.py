@@ -4,7 +4,9 @@ The engine (:mod:`placement.sim.engine`) calls ``policy.schedule(view, events)``
 of simultaneous events and applies the returned decisions in order, validating each one: a
 decision that does not fit the state raises :class:`PolicyError` (never skipped).
 
-Decisions: :class:`Start` (run a pending job on exactly ``job.gpus`` free GPUs of its type),
+Decisions: :class:`Start` (run a pending job on exactly ``job.gpus`` free GPUs of its type, or,
+for a policy whose ``elastic`` attribute is true, on 1 to ``job.gpus`` of them: the job then
+runs ``w`` of its ``g`` requested workers at ``w / g`` of its rate, see :class:`Start`),
 :class:`Preempt` (stop a running job; it returns to the pending queue keeping its work up to the
 last checkpoint), :class:`Timer` (call me back at ``at`` with an event carrying ``key``),
 :class:`Shift` (on a cluster with a network, set a running job's iteration phase: a CASSINI
@@ -39,7 +41,14 @@ class PolicyError(RuntimeError):
 
 @dataclass(frozen=True)
 class Start:
-    """Start pending job ``job_id`` on ``gpus`` (exactly ``job.gpus`` distinct free GPU ids)."""
+    """Start pending job ``job_id`` on ``gpus`` (exactly ``job.gpus`` distinct free GPU ids).
+
+    An *elastic* policy (``policy.elastic`` true: Themis as CASSINI §5.1 runs it, re-tuning a
+    job's workers per lease) may give a job ``w`` of its ``g = job.gpus`` requested GPUs, any
+    ``1 <= w <= g``: it runs ``w`` data-parallel workers and progresses at ``w / g`` of its rate
+    on those GPUs (linear data-parallel scaling: the same per-worker batch, so an iteration takes
+    as long and processes ``w / g`` of the samples; §5.1: DistributedDataParallel "distributes
+    the dataset across GPUs"). The log's start row says ``workers=w`` when ``w < g``."""
 
     job_id: str
     gpus: tuple[int, ...]
@@ -83,13 +92,19 @@ class Event:
 class Running(NamedTuple):
     """A running job as the view shows it: its GPUs, when this attempt started, the work it still
     needs now (s at rate 1.0), its progress rate on these GPUs (times its link factor on a
-    cluster with a network), and the tier they span."""
+    cluster with a network; times ``workers / job.gpus`` when an elastic policy gave it fewer
+    GPUs than it asked for), and the tier they span. ``workers``: its current worker count."""
 
     gpus: tuple[int, ...]
     start: float
     remaining: float
     rate: float
     tier: str
+
+    @property
+    def workers(self) -> int:
+        """The job's current worker count (one per GPU of this attempt)."""
+        return len(self.gpus)
 
 
 class History(NamedTuple):
@@ -120,6 +135,8 @@ class Policy(ABC):
 
     name = "policy"
     needs: ClassVar[dict[str, str]] = {}
+    # True: the policy may start a job on fewer GPUs than it asks for (:class:`Start`)
+    elastic: bool = False
 
     def setup(self, view: SimView, seed: int) -> None:  # noqa: B027 - an optional hook, empty by default
         """Called once before the first event (``view.now`` is the first event's time)."""
@@ -243,5 +260,8 @@ class SimView:
         return self._s.phase.get(job_id)
 
     def rate(self, job: Job, gpus) -> float:
-        """The job's progress rate on these GPUs under the simulation's performance model."""
-        return self._s.perf.rate(job, self._s.cluster.tier(gpus))
+        """The job's progress rate on these GPUs under the simulation's performance model (times
+        ``len(gpus) / job.gpus`` on fewer GPUs than it asks for: an elastic start, :class:`Start`)."""
+        r = self._s.perf.rate(job, self._s.cluster.tier(gpus))
+        w = len(gpus)
+        return r * w / job.gpus if 0 < w < job.gpus else r

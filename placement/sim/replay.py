@@ -10,7 +10,11 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
 - ``state``: a start of a job not pending (running, finished, unschedulable), a preempt or
   finish of a job not running, a finish/preempt on other GPUs than started;
 - ``gpu-range``, ``gpu-count``, ``gpu-type``: a placement with ids outside the cluster, with
-  another number of distinct GPUs than the job asks for, or with GPUs of another type;
+  another number of distinct GPUs than the job asks for, or with GPUs of another type (an
+  *elastic* start, a start row whose extra says ``workers=w`` for ``1 <= w`` below the job's
+  GPUs, may use ``w`` GPUs: the job then progresses at ``w / job.gpus`` of its placement's rate,
+  :class:`placement.sim.policy.Start`; a ``workers=`` that is not the start's GPU count is a
+  ``gpu-count`` violation);
 - ``gpu-twice``: a GPU used by two jobs at once;
 - ``work``: a start or preempt claiming more work than the job could have done at its
   placement's rate (``perf``), or a start carrying other work than the last preempt kept;
@@ -115,8 +119,11 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             if any(x < 0 or x >= n_gpus for x in g):
                 bad(f"gpu-range: {where} uses GPU ids outside 0..{n_gpus - 1}")
                 continue
-            if len(set(g)) != len(g) or len(g) != job.gpus:
-                bad(f"gpu-count: {where} uses {len(set(g))} distinct GPUs; the job needs {job.gpus}")
+            workers = extra_value(r.extra, "workers")
+            want = job.gpus if workers is None else workers
+            if len(set(g)) != len(g) or len(g) != want or not 1 <= want <= job.gpus:
+                bad(f"gpu-count: {where} uses {len(set(g))} distinct GPUs; the job needs {job.gpus}"
+                    + ("" if workers is None else f" (elastic: {r.extra!r})"))
             if job.gpu_type is not None and any(str(cluster.gpu_type[x]) != job.gpu_type for x in g):
                 bad(f"gpu-type: {where} uses GPUs not of type {job.gpu_type!r}")
             for x in g:
@@ -130,6 +137,8 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             for x in g:
                 owner.setdefault(x, r.job)
             rate = perf.rate(job, cluster.tier(list(g)))
+            if workers is not None and 1 <= len(g) < job.gpus:   # elastic: w of its g workers
+                rate = rate * len(g) / job.gpus
             run[r.job] = (tuple(g), r.time, rate, rate)
             began[r.job] = kept.get(r.job, 0.0)
             status[r.job] = "running"

@@ -13,7 +13,8 @@ base's options stay ``--option`` settable). On a cluster with a network
    it, hence at the same performance-model rate, on the GPUs free after the base's preemptions.
    Our generator: a job takes a uniformly drawn group of its tier with enough free GPUs, and
    inside it the machines with the most free GPUs first (ties at random); a draw at another
-   tier, or one already seen, is dropped.
+   tier, or one already seen, is dropped. Under an elastic base (Themis re-tuning workers per
+   lease) a job's candidates keep the worker count the base gave it; swaps need equal counts.
 2. **Ranking** (Algorithm 2): every candidate, with the running jobs that share links with a
    starting job in some candidate (directly or through other jobs; the rest keep their
    shifts), is an instance
@@ -112,7 +113,8 @@ class CassiniPlugin:
         for i, a in enumerate(ids):
             for b in ids[i + 1:]:
                 ja, jb = view.job(a), view.job(b)
-                if len(cands) < self._n_candidates and ja.gpus == jb.gpus and ja.gpu_type == jb.gpu_type:
+                if (len(cands) < self._n_candidates and len(base[a]) == len(base[b])
+                        and ja.gpu_type == jb.gpu_type):
                     alt = {**base, a: base[b], b: base[a]}
                     key = tuple(sorted(alt.items()))
                     if key not in seen:
@@ -126,7 +128,7 @@ class CassiniPlugin:
             for j, gpus in base.items():
                 job = view.job(j)
                 tier = cluster.tier(gpus)
-                g = self._draw(cluster, f, job, groups[tier])
+                g = self._draw(cluster, f, job, len(gpus), groups[tier])
                 if g is None or cluster.tier(g) != tier:
                     break
                 f[list(g)] = False
@@ -138,11 +140,13 @@ class CassiniPlugin:
                     cands.append(alt)
         return cands
 
-    def _draw(self, cluster, free: np.ndarray, job, group: np.ndarray) -> tuple[int, ...] | None:
+    def _draw(self, cluster, free: np.ndarray, job, n: int, group: np.ndarray) -> tuple[int, ...] | None:
+        """``n`` free GPUs of ``job``'s type (its workers in the base's placement: ``job.gpus``, or
+        fewer under an elastic base) in a uniformly drawn group of ``group`` that holds them."""
         mask = usable_mask(cluster, free, job.gpu_type)
         per_machine = np.add.reduceat(mask.astype(np.int64), cluster.machine_first)
         per_group = np.bincount(group, weights=per_machine)
-        ok = np.flatnonzero(per_group >= job.gpus)
+        ok = np.flatnonzero(per_group >= n)
         if not ok.size:
             return None
         members = np.flatnonzero(group == self._rng.choice(ok))
@@ -150,8 +154,8 @@ class CassiniPlugin:
         taken: list[int] = []
         for m in order:
             ids = np.flatnonzero(mask[cluster.machine_first[m]:cluster.machine_first[m] + cluster.machine_gpus[m]])
-            taken += (ids + cluster.machine_first[m]).tolist()[: job.gpus - len(taken)]
-            if len(taken) == job.gpus:
+            taken += (ids + cluster.machine_first[m]).tolist()[: n - len(taken)]
+            if len(taken) == n:
                 return tuple(sorted(taken))
         return None
 

@@ -25,10 +25,27 @@ estimate of a bidder that cannot get one rack. A job whose lease expired and win
 its GPUs unless the new placement spans fewer racks (ties go to the GPUs it holds: moving costs a
 restart); so expiries move jobs that were fragmented when they started onto freed racks.
 
-Differences from §5.1 (stated on the cassini page): the worker count is the job's own trace
-count (Themis re-tunes it per lease from its fairness metric; the simulator's jobs are gangs of
-a fixed size, ``Start`` takes exactly ``job.gpus`` GPUs); the auction is a greedy pass in
-fairness order, not the arbiter's global optimisation over bids.
+Elastic workers (``elastic=True``, §5.1: "When a job arrives, its initial number of requested
+workers is randomly selected between 1 to 12 GPUs. As the experiment progresses, the number of
+workers is automatically tuned based on Themis's finish-time-fairness metric"): at every auction
+a winner gets ``w`` of its ``g`` requested GPUs, ``1 <= w <= g``, and runs ``w`` workers at
+``w / g`` of its rate (linear data-parallel scaling, :class:`placement.sim.policy.Start`). Our
+reading of the arbiter: the auctioned GPUs go first as each bidder's fair share, ``max(1,
+floor(G / N))`` GPUs (capped at ``g``; the share ``T_ideal`` assumes), in decreasing ``rho``
+while any are left, then what is left tops bidders up towards ``g`` in the same order. A job
+whose lease expired gives its servers back: the winners are placed in decreasing ``rho`` on the
+pooled GPUs, so a fairer job may take a returning job's servers; the returning job keeps its
+GPUs only when it wins the same worker count, they are all still unclaimed, and no placement
+spans fewer racks; otherwise it restarts on other GPUs (preempted and started in the same
+instant, keeping its work), with more or fewer workers. A running job's ``rho`` uses its current
+rate (its ``w / g`` included), so a job cut short bids higher at its next lease. Off by
+default (``themis`` keeps fixed gangs: the logs of earlier runs stay the same).
+
+Differences from §5.1 (stated on the cassini page): without ``elastic`` the worker count is the
+job's own trace count (a gang of fixed size); the elastic split above is our reading of
+Themis's partial-allocation auction (its arbiter optimises over the bids; here a greedy pass in
+fairness order); the rate of ``w`` workers is linear in ``w`` (no statistical-efficiency or
+batch-size effect).
 """
 
 from __future__ import annotations
@@ -40,22 +57,25 @@ __all__ = ["Themis"]
 
 
 class Themis(Policy):
-    """Themis: finish-time fairness auctions, 10-minute GPU leases returned on expiry (CASSINI §5.1)."""
+    """Themis: finish-time fairness auctions, 10-minute GPU leases returned on expiry, optionally elastic workers (CASSINI §5.1)."""
 
     name = "themis"
 
-    def __init__(self, lease: float = 600.0, rack_penalty: float = 1.25):
+    def __init__(self, lease: float = 600.0, rack_penalty: float = 1.25, elastic: bool = False):
         if not lease > 0:
             raise ValueError(f"lease: must be > 0, got {lease}")
         if not rack_penalty >= 1.0:
             raise ValueError(f"rack_penalty: must be >= 1, got {rack_penalty}")
         self.lease = float(lease)
         self.rack_penalty = float(rack_penalty)
+        self.elastic = bool(elastic)
         self._lease_end: dict[str, float] = {}
         self.auctions = 0
         self.preemptions = 0
         self.moves = 0
         self.renewals = 0
+        self.resized = 0          # winners given another worker count than they run / asked for
+        self.partial_starts = 0   # starts on fewer GPUs than the job asks for
 
     def schedule(self, view, events):
         now = view.now
@@ -88,11 +108,16 @@ class Themis(Policy):
 
         bidders.sort(key=lambda j: (-rho(j), view.job(j).submit, j))
         left = int(free.sum())
-        win = []
-        for j in bidders:
-            if view.job(j).gpus <= left:
-                win.append(j)
-                left -= view.job(j).gpus
+        want: dict[str, int] = {}
+        if self.elastic:
+            want = _elastic_split(bidders, [view.job(j).gpus for j in bidders], left, G, n_jobs)
+            win = [j for j in bidders if want.get(j, 0) > 0]
+        else:
+            win = []
+            for j in bidders:
+                if view.job(j).gpus <= left:
+                    win.append(j)
+                    left -= view.job(j).gpus
         won = set(win)
         out: list = []
         for j in expired:
@@ -102,8 +127,11 @@ class Themis(Policy):
                 self._lease_end.pop(j, None)
         for j in win:
             job = view.job(j)
-            gpus = first_fit_consolidated(cluster, free, job.gpus, job.gpu_type)
-            if gpus is not None and j in running and _racks(cluster, running[j].gpus) <= _racks(cluster, gpus):
+            n = want.get(j, job.gpus)
+            gpus = first_fit_consolidated(cluster, free, n, job.gpu_type)
+            if (gpus is not None and j in running and len(running[j].gpus) == n
+                    and free[list(running[j].gpus)].all()
+                    and _racks(cluster, running[j].gpus) <= _racks(cluster, gpus)):
                 gpus = tuple(running[j].gpus)   # no better placement: it keeps its GPUs (no move)
             if gpus is None:
                 if j in running:                # cannot happen (its own GPUs were returned); be safe
@@ -112,12 +140,14 @@ class Themis(Policy):
                 continue
             free[list(gpus)] = False
             self._lease_end[j] = now + self.lease
+            self.resized += n != (len(running[j].gpus) if j in running else job.gpus)
             if j in running:
                 if tuple(gpus) == tuple(running[j].gpus):
                     self.renewals += 1
                     continue
                 out.append(Preempt(j))          # moved: gives up its servers, restarts on the new ones
                 self.moves += 1
+            self.partial_starts += n < job.gpus
             out.append(Start(j, gpus))
         # preemptions first, so GPUs a moved job gave up are free for the starts of this call
         out = [d for d in out if isinstance(d, Preempt)] + [d for d in out if not isinstance(d, Preempt)]
@@ -129,7 +159,31 @@ class Themis(Policy):
 
     def stats(self):
         return {"auctions": self.auctions, "preemptions": self.preemptions, "moves": self.moves,
-                "renewals": self.renewals, "lease_s": self.lease, "rack_penalty": self.rack_penalty}
+                "renewals": self.renewals, "lease_s": self.lease, "rack_penalty": self.rack_penalty,
+                **({"elastic": True, "resized": self.resized, "partial_starts": self.partial_starts}
+                   if self.elastic else {})}
+
+
+def _elastic_split(bidders: list[str], asks: list[int], supply: int, n_gpus: int, n_jobs: int) -> dict[str, int]:
+    """Worker counts of the elastic auction (module docstring): ``bidders`` in decreasing
+    fairness, each asking ``asks`` GPUs, share ``supply`` GPUs: first each its fair share
+    ``max(1, n_gpus // n_jobs)`` (at most its ask) while GPUs are left, then the rest towards
+    each ask in the same order. Bidders given nothing are left out."""
+    share = max(1, n_gpus // max(1, n_jobs))
+    got: dict[str, int] = {}
+    for j, g in zip(bidders, asks, strict=True):
+        k = min(g, share, supply)
+        if k > 0:
+            got[j] = k
+            supply -= k
+    for j, g in zip(bidders, asks, strict=True):
+        if supply <= 0:
+            break
+        if j in got:
+            k = min(g - got[j], supply)
+            got[j] += k
+            supply -= k
+    return got
 
 
 def _racks(cluster, gpus) -> int:
