@@ -102,14 +102,21 @@ def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: fl
     running set): ``total`` (every job sharing links), ``per_minute`` (cluster-wide, over the
     window's minutes with jobs running) and ``per_job_minute`` (over the jobs CASSINI shifted,
     i.e. with a ``shift`` row in their current attempt, per minute each ran sharing links; NaN
-    when none did), which is what Fig. 17 plots (fewer than two per minute)."""
+    when none did), on the ideal iteration's grid, and ``per_job_minute_steady`` on each job's own
+    mean iteration. Also the scheduler's re-alignments when the placement changes: ``realign_total``
+    (``shift`` rows of a job already running, i.e. after the instant its attempt started, in the
+    window), ``realign_per_minute`` (cluster-wide) and ``realign_per_job_minute`` (over the same
+    shifted job-minutes as ``per_job_minute``); ``starts_per_minute`` (placements per minute)."""
     starts: dict[str, list[float]] = {}
     shifts: dict[str, list[float]] = {}
+    realign = n_starts = 0
     for r in log:
         if r.event == "start":
             starts.setdefault(r.job, []).append(r.time)
+            n_starts += start <= r.time <= end
         elif r.event == "shift":
             shifts.setdefault(r.job, []).append(r.time)
+            realign += start <= r.time <= end and starts.get(r.job, [r.time])[-1] < r.time
 
     def shifted(jid: str, t: float) -> bool:
         s0 = max((x for x in starts.get(jid, ()) if x <= t), default=None)
@@ -129,6 +136,9 @@ def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: fl
     return {"total": total, "per_minute": total / (busy / 60.0) if busy else 0.0,
             "per_job_minute": shifted_adj / shifted_min if shifted_min else math.nan,
             "per_job_minute_steady": shifted_steady / shifted_min if shifted_min else math.nan,
+            "realign_total": float(realign), "realign_per_minute": realign / (busy / 60.0) if busy else 0.0,
+            "realign_per_job_minute": realign / shifted_min if shifted_min else math.nan,
+            "starts_per_minute": n_starts / (busy / 60.0) if busy else 0.0,
             "jobs_running_mean": jobs_time / busy if busy else 0.0}
 
 

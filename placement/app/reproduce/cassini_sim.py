@@ -2,7 +2,8 @@
 measures, and the regime map.
 
 Every experiment is a ``placement simulate`` run (:meth:`Context.simulate`: the engine with a
-policy of :mod:`solvers.online`, ``themis`` or ``themis+cassini``, the log checked by
+policy of :mod:`solvers.online`, ``themis`` or ``themis+cassini`` with ``elastic=True`` (worker
+counts re-tuned per lease, §5.1) unless a view says fixed gangs, the log checked by
 ``replay_check`` with the link factors recomputed by :mod:`placement.sim.link_check`). The
 testbed is a cluster of 24 single-GPU machines with a ``network`` section (:mod:`placement.sim.network`):
 the Clos reading of Fig. 10 (6 racks of 4, 13 switches, 48 links, 2:1) by default, the tree
@@ -16,7 +17,9 @@ over iterations (Fig. 11(b)'s CDF is over every iteration), the same iterations'
 job alone: its profile's iteration, the paper's dedicated-cluster benchmark), the run over
 Ideal, the shift ceiling (:func:`placement.sim.link_metrics.shift_ceiling`: the run's mean over
 the mean that no shift can beat on its placements), the time-shift adjustments of §5.7
-(:func:`placement.sim.link_metrics.shift_adjustments`) and the jobs running at once.
+(:func:`placement.sim.link_metrics.shift_adjustments`: the drift trigger's count and the
+re-alignments of running jobs when placements change), placements per minute and the jobs
+running at once.
 """
 
 from __future__ import annotations
@@ -113,25 +116,31 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     return {"iter_mean": mean, "iter_p99": weighted_quantile(it, w, 0.99), "ideal_mean": ideal_mean,
             "over_ideal": mean / ideal_mean, "ceiling": ceil["ceiling"], "bound_mean": ceil["bound_ms_mean"],
             "adjust_per_job_min": adj["per_job_minute"], "adjust_steady_per_job_min": adj["per_job_minute_steady"],
-            "adjust_per_min": adj["per_minute"],
+            "adjust_per_min": adj["per_minute"], "realign_per_job_min": adj["realign_per_job_minute"],
+            "realign_per_min": adj["realign_per_minute"], "starts_per_min": adj["starts_per_minute"],
             "jobs_at_once": adj["jobs_running_mean"]}
 
 
 def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
-             policies=("themis", "themis+cassini"), keep_log: bool = True) -> tuple[dict[str, dict], dict]:
+             policies=("themis", "themis+cassini"), keep_log: bool = True,
+             elastic: bool = True) -> tuple[dict[str, dict], dict]:
     """Each policy on ``trace`` over ``cluster`` (one engine run each, checked), measured:
-    ``({policy: measures}, {policy: log})``."""
+    ``({policy: measures}, {policy: log})``. ``elastic``: Themis (and Th+CASSINI) re-tune worker
+    counts per lease as §5.1 runs it (:class:`solvers.online.themis.Themis`); False keeps
+    fixed gangs."""
     links = LinkSharing(cluster)
     inst = SimInstance(trace, cluster, "ideal")
     out, logs = {}, {}
     for pol in policies:
         name = f"{tag}-{pol}-s{seed}"
-        res, _rows, summ = ctx.simulate(inst, pol, seed, name, keep_log=keep_log)
+        opts = {"elastic": True} if elastic and pol.startswith("themis") else None
+        res, _rows, summ = ctx.simulate(inst, pol, seed, name, options=opts, keep_log=keep_log)
         m = measure(exp, trace, res.log, links)
         m["jct"] = summ["mean_jct_s"]
         st = ctx.last_policy.stats()
         m["moves"] = st.get("moves", 0)
-        ctx.row(run=name, seed=seed, experiment=exp, policy=pol, cluster=cluster.name,
+        m["partial_starts"] = st.get("partial_starts", 0)
+        ctx.row(run=name, seed=seed, experiment=exp, policy=pol, elastic=bool(opts), cluster=cluster.name,
                 goodput=cluster.network.get("goodput", 1.0), jobs=len(trace), **m)
         out[pol] = m
         logs[pol] = res.log
