@@ -117,8 +117,12 @@ class TenantUsage:
     ``change(t, tenant, delta)`` records a change at time ``t`` (non-decreasing);
     ``window_avg(now, window)`` returns, per tenant, the integral of its GPUs in use
     over ``[now - window, now]`` divided by ``window`` (time before the first record
-    counts as zero use). Stored as per-tenant breakpoints with cumulative integrals,
-    so one query costs a binary search per tenant.
+    counts as zero use). Stored as per-tenant breakpoints with cumulative integrals.
+    A query costs a binary search per tenant in general; when its two ends do not move
+    back in time (a simulation's clock), it is a few array operations: the upper end is
+    past every tenant's last breakpoint, and the lower end keeps a pointer per tenant into
+    its breakpoints that only moves forward (:meth:`_lower`), so the same breakpoint and
+    the same arithmetic give the same value as the search.
     """
 
     def __init__(self, n_tenants: int = 0):
@@ -126,6 +130,14 @@ class TenantUsage:
         self._level: list[list[float]] = []
         self._cum: list[list[float]] = []   # integral from -inf up to the breakpoint
         self.current = np.zeros(0, dtype=np.int64)
+        # per tenant: first and last breakpoint (time, level, integral); the lower end's pointer
+        # (index, time, level, integral, next breakpoint's time) and the last lower end queried
+        self._first = np.zeros(0)
+        self._last = np.zeros((3, 0))
+        self._pi = np.zeros(0, dtype=np.int64)
+        self._p = np.zeros((3, 0))
+        self._next = np.zeros(0)
+        self._pq = -np.inf
         self.grow(n_tenants)
 
     @property
@@ -133,12 +145,19 @@ class TenantUsage:
         return len(self._t)
 
     def grow(self, n_tenants: int) -> None:
+        k = n_tenants - len(self._t)
         while len(self._t) < n_tenants:
             self._t.append([])
             self._level.append([])
             self._cum.append([])
         if len(self.current) < n_tenants:
             self.current = np.concatenate([self.current, np.zeros(n_tenants - len(self.current), np.int64)])
+        if k > 0:
+            self._first = np.r_[self._first, np.full(k, np.inf)]
+            self._last = np.concatenate([self._last, np.zeros((3, k))], axis=1)
+            self._pi = np.r_[self._pi, np.full(k, -1, dtype=np.int64)]
+            self._p = np.concatenate([self._p, np.zeros((3, k))], axis=1)
+            self._next = np.r_[self._next, np.full(k, np.inf)]
 
     def change(self, t: float, tenant: int, delta: int) -> None:
         self.grow(tenant + 1)
@@ -152,10 +171,17 @@ class TenantUsage:
         self.current[tenant] = new
         if ts and ts[-1] == t:
             lv[-1], cu[-1] = float(new), cum
+            if self._pi[tenant] == len(ts) - 1:
+                self._p[1, tenant], self._p[2, tenant] = float(new), cum
         else:
             ts.append(float(t))
             lv.append(float(new))
             cu.append(cum)
+            if len(ts) == 1:
+                self._first[tenant] = float(t)
+            if self._pi[tenant] == len(ts) - 2:
+                self._next[tenant] = float(t)
+        self._last[0, tenant], self._last[1, tenant], self._last[2, tenant] = ts[-1], lv[-1], cu[-1]
 
     def _integral_until(self, tenant: int, t: float) -> float:
         ts = self._t[tenant]
@@ -164,7 +190,34 @@ class TenantUsage:
         i = bisect.bisect_right(ts, t) - 1
         return self._cum[tenant][i] + self._level[tenant][i] * (t - ts[i])
 
+    def _point(self, k: int, t: float) -> None:
+        """Set tenant k's pointer to its last breakpoint at or before ``t`` (index -1: none)."""
+        ts = self._t[k]
+        i = bisect.bisect_right(ts, t) - 1
+        self._pi[k] = i
+        if i >= 0:
+            self._p[0, k], self._p[1, k], self._p[2, k] = ts[i], self._level[k][i], self._cum[k][i]
+        else:
+            self._p[:, k] = 0.0
+        self._next[k] = ts[i + 1] if i + 1 < len(ts) else np.inf
+
+    def _lower(self, t: float) -> np.ndarray:
+        """Every tenant's integral until ``t`` by the forward-moving pointers."""
+        if t < self._pq:
+            for k in range(self.n):
+                self._point(k, t)
+        else:
+            for k in np.flatnonzero(self._next <= t).tolist():
+                self._point(k, t)
+        self._pq = t
+        pt, pl, pc = self._p
+        return np.where(t > self._first, pc + pl * (t - pt), 0.0)
+
     def window_avg(self, now: float, window: float) -> np.ndarray:
+        if self.n and now >= self._last[0].max():
+            lt, ll, lc = self._last
+            upper = np.where(now > self._first, lc + ll * (now - lt), 0.0)
+            return (upper - self._lower(now - window)) / window
         out = np.zeros(self.n)
         for k in range(self.n):
             if self._t[k]:

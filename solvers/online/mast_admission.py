@@ -29,12 +29,16 @@ class GmsAdmission:
         used = self._quota_used()
         queued_within = np.bincount(q.holder[q.within], weights=q.n[q.within], minlength=len(self.quota))
         rows = []
-        for job_id, since in self._arrivals:
-            n, g, p, k, _, h = self.jobs[job_id]
+        jobs = [self.jobs[job_id] for job_id, _ in self._arrivals]
+        crs = credit(np.array([now - since for _, since in self._arrivals], dtype=float),
+                     avg[np.array([j[3] for j in jobs], dtype=np.int64)], all_avg, self.gms).tolist()
+        for (job_id, since), (n, g, p, k, _, h), cr in zip(self._arrivals, jobs, crs, strict=True):
             within = used[h] + queued_within[h] + n <= self.quota[h]
             if within:
                 queued_within[h] += n
-            cr = float(credit(np.array([now - since]), np.array([avg[k]]), all_avg, self.gms)[0])
+            if n not in self._size_set:
+                self._size_set.add(n)
+                self._sizes = np.array(sorted(self._size_set), dtype=np.int64)
             rows.append((job_id, n, g, p if within else self.gms.lowest, p, k, h, since, cr,
                          self.elig[job_id], within))
         self._arrivals = []

@@ -58,7 +58,26 @@ class RmsPlacement:
         return best
 
     def _region_usable(self, st) -> np.ndarray:
-        """One region's row of :meth:`_usable_best` (T x L)."""
+        """One region's row of :meth:`_usable_best` (T x L), from the totals the region keeps
+        (:attr:`solvers.online.rms.RegionState.dt_free`, ``dt_held``): at level p, the free GPUs
+        of a (dynamic cluster, type) plus those held at levels p+1..L-1 and below (levels past
+        the lowest count as the lowest). Equal to :meth:`_region_usable_scratch`."""
+        if not st._held_ok:
+            return self._region_usable_scratch(st)
+        T, L = len(self.type_names), self.gms.lowest + 1
+        D, Tr = st.dt_free.shape
+        usable = np.zeros((D, T, L), dtype=np.int64)
+        usable[:, :Tr, :] = st.dt_free[:, :, None]
+        if self.preempt and st._ids:
+            h = st.dt_held
+            k = min(L - 1, h.shape[2] - 1)
+            if k > 0:
+                rc = np.cumsum(h[:, :, ::-1], axis=2)[:, :, ::-1]      # rc[p] = held at levels >= p
+                usable[:, :Tr, :k] += rc[:, :, 1:k + 1]
+        return usable.max(axis=0)
+
+    def _region_usable_scratch(self, st) -> np.ndarray:
+        """:meth:`_region_usable` recomputed from the machines' free GPUs and the running jobs."""
         T, L, D = len(self.type_names), self.gms.lowest + 1, st.n_dclusters
         free = np.bincount(st.dcluster * T + st.gpu_type, weights=st.free, minlength=D * T).reshape(D, T, 1)
         usable = np.broadcast_to(free, (D, T, L))
@@ -126,32 +145,41 @@ class RmsPlacement:
         for v in victims_all:          # preempted workloads queue again (§5.5: a new event)
             self._arrivals.append((v, now))
 
+    def _fits_table(self, best: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """fits[g, p, s]: the bit mask of the regions r whose usable cell ``best[r, g, p]`` holds
+        ``sizes[s]`` GPUs. A pending row (n, g, p, eligible regions) can be placed iff
+        ``fits[g, p, index of n] & eligible`` is not 0: one gather for the whole queue instead of
+        a regions x rows comparison."""
+        R = best.shape[0]
+        ge = (best[:, :, :, None] >= sizes).astype(np.int64)
+        return (ge * (np.int64(1) << np.arange(R, dtype=np.int64))[:, None, None, None]).sum(axis=0)
+
     def _fast_pass(self, now: float, free: np.ndarray, out: list) -> None:
         """The pass of :meth:`_pass` driven by the usable table (module docstring): the same
         placements in the same order, RMS called only where it finds a plan. Each region's
         free GPUs are the ones its :class:`RegionState` tracks (every start and stop goes
-        through it), so the engine's mask is not re-read."""
+        through it), so the engine's mask is not re-read. Whether a row can be placed is read
+        from :meth:`_fits_table` (sizes indexed in the sorted sizes ever queued)."""
         q = self._q
         R = len(self.states)
         best = self._usable_table()
-        top = best.max(axis=0)
         qn, qg, qeff, qelig = q.n, q.g, q.eff, q.elig
+        sizes = self._sizes
+        fits = self._fits_table(best, sizes)
         if q.size > self.prefilter_min:
             feas, snap = getattr(q, "feas", None), getattr(self, "_usable_snap", None)
             if feas is None or snap is None or snap.shape != best.shape:
                 judge = np.arange(q.size)
             else:      # rows judged unplaceable stay so unless a cell they could use grew since
-                up = np.argwhere(best > snap).tolist()
-                if len(up) > SNAP_CELLS:
+                grew = best > snap
+                if np.count_nonzero(grew) > SNAP_CELLS:
                     judge = np.arange(q.size)
-                else:
-                    again = feas != 0
-                    for r, g, p in up:
-                        again |= (qg == g) & (qeff == p) & (((qelig >> r) & 1) == 1)
-                    judge = np.flatnonzero(again)
-            cand = judge[top[qg[judge], qeff[judge]] >= qn[judge]]     # some region could host it
-            bits = ((qelig[cand][None, :] >> np.arange(R)[:, None]) & 1) == 1
-            cand = cand[np.where(bits, best[:, qg[cand], qeff[cand]], -1).max(axis=0) >= qn[cand]]
+                else:  # grown[g, p]: bit mask of the regions whose cell (r, g, p) grew
+                    grown = (grew.astype(np.int64) * (np.int64(1) << np.arange(R, dtype=np.int64))[:, None, None]
+                             ).sum(axis=0)
+                    judge = np.flatnonzero((feas != 0) | ((grown[qg, qeff] & qelig) != 0))
+            jg, jp = qg[judge], qeff[judge]
+            cand = judge[(fits[jg, jp, np.searchsorted(sizes, qn[judge])] & qelig[judge]) != 0]
             if feas is not None:
                 feas[judge] = 0
                 feas[cand] = 1
@@ -161,18 +189,14 @@ class RmsPlacement:
             cand = np.arange(q.size)
         placed: list[int] = []
         victims_all: list = []
-        while len(cand):
-            maybe = np.flatnonzero(top[qg[cand], qeff[cand]] >= qn[cand])   # some region could host it
-            hit = -1
-            for lo in range(0, len(maybe), 256):           # the first that an eligible region can host
-                c = cand[maybe[lo:lo + 256]]
-                bits = ((qelig[c][None, :] >> np.arange(R)[:, None]) & 1) == 1
-                ok = np.flatnonzero(np.where(bits, best[:, qg[c], qeff[c]], -1).max(axis=0) >= qn[c])
-                if len(ok):
-                    hit = int(maybe[lo + int(ok[0])])
-                    break
-            if hit < 0:
+        cg, cp, cs, ce = qg[cand], qeff[cand], np.searchsorted(sizes, qn[cand]), qelig[cand]
+        at = 0
+        while at < len(cand):
+            ok = (fits[cg[at:], cp[at:], cs[at:]] & ce[at:]) != 0    # an eligible region can host it
+            hit = int(ok.argmax())
+            if not ok[hit]:
                 break
+            hit += at
             i = int(cand[hit])
             n_i, g_i, p_i, mask = int(qn[i]), int(qg[i]), int(qeff[i]), int(qelig[i])
             win = self._auction(n_i, g_i, p_i, mask, best)
@@ -180,9 +204,9 @@ class RmsPlacement:
             r = win[0]
             best[r] = self._region_usable(self.states[r])
             self._usable_cache[1][r] = self.states[r].version
-            top = best.max(axis=0)
+            fits = self._fits_table(best, sizes)
             placed.append(i)
-            cand = cand[hit + 1:]
+            at = hit + 1
         if placed and hasattr(q, "drop"):
             q.drop(placed)
         elif placed:
@@ -198,6 +222,7 @@ class RmsPlacement:
             if len(st.free):
                 gs = self.region_gpus[r]
                 st.free[:] = np.bincount(self.gpu_unit[gs], weights=free[gs], minlength=len(st.free))
+                st.refresh_totals()
 
     def _candidates(self) -> np.ndarray:
         """Queue positions worth trying: all, or those the pre-filter (:meth:`_usable_best`) keeps."""
@@ -217,15 +242,24 @@ class RmsPlacement:
         With ``best`` (the usable table) RMS runs only in the regions where it finds a plan."""
         offers = {}
         t0 = time.perf_counter()
-        m, r = mask, 0
+        m, r, regions = mask, 0, []
         while m:
             if m & 1 and (best is None or best[r, g, p] >= n):
-                plan = plan_region(self.states[r], n, g, p, self.preempt)
-                self._st["rms_calls"] += 1
-                if plan is not None:
-                    offers[r] = (plan.cost, plan)
+                regions.append(r)
             m >>= 1
             r += 1
+        if best is not None and len(regions) > 1:
+            # a region with n free GPUs of the type in one dynamic cluster offers a plan without
+            # preemption (cost[0] == 0), which beats every preempting plan: the others need no RMS
+            calm = [r for r in regions if g < self.states[r].dt_free.shape[1]
+                    and int(self.states[r].dt_free[:, g].max()) >= n]
+            if calm:
+                regions = calm
+        for r in regions:
+            plan = plan_region(self.states[r], n, g, p, self.preempt)
+            self._st["rms_calls"] += 1
+            if plan is not None:
+                offers[r] = (plan.cost, plan)
         self._st["rms_time_s"] += time.perf_counter() - t0
         win = auction(offers, {r: -int(self.states[r].free[self.states[r].gpu_type == g].sum())
                                for r in offers} if len(offers) > 1 else None)

@@ -55,6 +55,8 @@ class MastState:
         self.running: dict = {}       # id -> (region, eff priority, within, gpus array)
         self.elig: dict = {}          # id -> region mask (the federated baseline: one region)
         self._q = RecordGmsQueue()
+        self._size_set: set = set()                      # GPU counts of the rows ever queued
+        self._sizes = np.zeros(0, dtype=np.int64)        # the same, sorted (_fast_pass's fits table)
         self._arrivals: list = []
         self._scan_armed = False
         self.data_waits: dict = {}    # workload -> when its data replication completes

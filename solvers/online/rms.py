@@ -70,6 +70,8 @@ class Plan:
 
 
 def _racks_machines(rack: np.ndarray, machines: np.ndarray) -> tuple[int, int]:
+    if len(machines) == 1:
+        return 1, 1
     return int(len(np.unique(rack[machines]))), int(len(machines))
 
 
@@ -81,13 +83,26 @@ def choose_machines(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.nda
     machines when taking its machines by decreasing availability (then the rack with
     the least available, then the lowest rack); else racks by decreasing availability
     until they suffice and, inside them, machines by decreasing availability.
+
+    Machines with nothing available are never chosen and change no choice (they come last in
+    their rack, add nothing to a rack's total, and an empty rack never precedes one that helps),
+    so the choice is made among the others (a busy region has few).
     """
-    idx = np.arange(len(avail))
+    some = np.flatnonzero(avail > 0)
+    if len(some) < len(avail):
+        sel, counts = _choose(avail[some], rack[some], n)
+        return some[sel], counts
+    return _choose(avail, rack, n)
+
+
+def _choose(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`choose_machines` on machines that all have some GPU available."""
     fits = avail >= n
     if fits.any():
-        cand = idx[fits]
-        m = cand[np.lexsort((cand, avail[cand]))[0]]
+        cand = np.flatnonzero(fits)
+        m = cand[int(np.argmin(avail[cand]))]          # the fewest available, then the lowest index
         return np.array([m]), np.array([n])
+    idx = np.arange(len(avail))
     # machines grouped by rack, inside a rack by decreasing availability
     order = np.lexsort((idx, -avail, rack))
     a, r = avail[order], rack[order]
@@ -148,17 +163,42 @@ class RegionState:
             ms = np.flatnonzero(key == k)
             self._groups[(int(self.dcluster[ms[0]]), int(self.gpu_type[ms[0]]))] = ms
             self.local[ms] = np.arange(len(ms))
-        # running jobs (rows; dead rows are compacted lazily)
+        # running jobs: one row each, ids and allocations in lists, the numeric fields in arrays
+        # grown by doubling (a stopped job's row is filled by the last row, as a list would be)
         self._row: dict = {}
         self._ids: list = []
-        self._dc: list[int] = []
-        self._type: list[int] = []
-        self._prio: list[int] = []
-        self._start: list[float] = []
-        self._size: list[int] = []
         self._alloc: list[tuple[np.ndarray, np.ndarray]] = []
-        self._arrays = None
+        self._dc = np.zeros(8, dtype=np.int64)
+        self._type = np.zeros(8, dtype=np.int64)
+        self._prio = np.zeros(8, dtype=np.int64)
+        self._start = np.zeros(8, dtype=float)
+        self._size = np.zeros(8, dtype=np.int64)
         self.version = 0      # bumped by add_job / remove_job (callers cache per-region summaries by it)
+        self.refresh_totals()
+
+    def refresh_totals(self) -> None:
+        """Recompute :attr:`dt_free` (free GPUs per (dynamic cluster, type)) and :attr:`dt_held`
+        (GPUs held per (dynamic cluster, type, priority level)) from scratch; ``add_job`` and
+        ``remove_job`` keep both up to date, a caller that writes ``free`` directly calls this."""
+        D = max(self.n_dclusters, int(self.dcluster.max()) + 1 if len(self.dcluster) else 0)
+        T = int(self.gpu_type.max()) + 1 if len(self.gpu_type) else 0
+        self.dt_free = np.zeros((D, T), dtype=np.int64)
+        np.add.at(self.dt_free, (self.dcluster, self.gpu_type), self.free)
+        m = len(self._ids)
+        P = int(self._prio[:m].max()) + 1 if m else 1
+        self._held_ok = not m or int(self._prio[:m].min()) >= 0
+        self.dt_held = np.zeros((D, T, max(P, 1)), dtype=np.int64)
+        if self._held_ok and m:
+            np.add.at(self.dt_held, (self._dc[:m], self._type[:m], self._prio[:m]), self._size[:m])
+
+    def _hold(self, dc: int, t: int, prio: int, n: int) -> None:
+        if prio < 0:
+            self._held_ok = False
+            return
+        if prio >= self.dt_held.shape[2]:
+            self.dt_held = np.concatenate(
+                [self.dt_held, np.zeros((*self.dt_held.shape[:2], prio + 1 - self.dt_held.shape[2]), np.int64)], axis=2)
+        self.dt_held[dc, t, prio] += n
 
     # ------------------------------------------------------------------ running jobs
     def add_job(self, job_id, priority: int, start: float, machines, counts, take_free: bool = True) -> None:
@@ -174,15 +214,19 @@ class RegionState:
             if (self.free[machines] < counts).any():
                 raise ValueError(f"job {job_id!r} takes GPUs that are not free")
             self.free[machines] -= counts
-        self._row[job_id] = len(self._ids)
+        r = len(self._ids)
+        if r == len(self._dc):
+            for name in ("_dc", "_type", "_prio", "_start", "_size"):
+                a = getattr(self, name)
+                setattr(self, name, np.concatenate([a, np.zeros_like(a)]))
+        dc, t, n = int(dcs[0]), int(types[0]), int(counts.sum())
+        self._row[job_id] = r
         self._ids.append(job_id)
-        self._dc.append(int(dcs[0]))
-        self._type.append(int(types[0]))
-        self._prio.append(int(priority))
-        self._start.append(float(start))
-        self._size.append(int(counts.sum()))
+        self._dc[r], self._type[r], self._prio[r], self._start[r], self._size[r] = dc, t, int(priority), float(start), n
         self._alloc.append((machines, counts))
-        self._arrays = None
+        if take_free:
+            self.dt_free[dc, t] -= n
+        self._hold(dc, t, int(priority), n)
         self.version += 1
 
     def remove_job(self, job_id) -> None:
@@ -190,25 +234,28 @@ class RegionState:
         r = self._row.pop(job_id)
         m, c = self._alloc[r]
         self.free[m] += c
+        dc, t, p, n = int(self._dc[r]), int(self._type[r]), int(self._prio[r]), int(self._size[r])
+        self.dt_free[dc, t] += n
+        if p >= 0:
+            self.dt_held[dc, t, p] -= n
         last = len(self._ids) - 1
         if r != last:  # move the last row into the hole
-            for lst in (self._ids, self._dc, self._type, self._prio, self._start, self._size, self._alloc):
-                lst[r] = lst[last]
+            self._ids[r], self._alloc[r] = self._ids[last], self._alloc[last]
+            for a in (self._dc, self._type, self._prio, self._start, self._size):
+                a[r] = a[last]
             self._row[self._ids[r]] = r
-        for lst in (self._ids, self._dc, self._type, self._prio, self._start, self._size, self._alloc):
-            lst.pop()
-        self._arrays = None
+        self._ids.pop()
+        self._alloc.pop()
         self.version += 1
 
     def jobs(self) -> dict:
-        return {j: (self._prio[r], self._start[r], self._alloc[r]) for j, r in self._row.items()}
+        return {j: (int(self._prio[r]), float(self._start[r]), self._alloc[r]) for j, r in self._row.items()}
 
     def _job_arrays(self):
-        if self._arrays is None:
-            self._arrays = (np.asarray(self._dc, dtype=np.int64), np.asarray(self._type, dtype=np.int64),
-                            np.asarray(self._prio, dtype=np.int64), np.asarray(self._start, dtype=float),
-                            np.asarray(self._size, dtype=np.int64))
-        return self._arrays
+        """Views of the running jobs' (dynamic cluster, type, priority, start, size) arrays: valid
+        until the next ``add_job`` / ``remove_job``."""
+        m = len(self._ids)
+        return self._dc[:m], self._type[:m], self._prio[:m], self._start[:m], self._size[:m]
 
     def machines_of(self, dc: int, gtype: int) -> np.ndarray:
         return self._groups.get((int(dc), int(gtype)), np.zeros(0, dtype=np.int64))
@@ -228,8 +275,8 @@ class RegionState:
             alloc[i, self.local[m]] = c
         return {"free": self.free[ms].copy(), "rack": self.rack[ms].copy(), "machines": ms,
                 "job_ids": [self._ids[r] for r in rows],
-                "job_priority": np.array([self._prio[r] for r in rows], dtype=np.int64),
-                "job_start": np.array([self._start[r] for r in rows], dtype=float), "alloc": alloc}
+                "job_priority": np.array([int(self._prio[r]) for r in rows], dtype=np.int64),
+                "job_start": np.array([float(self._start[r]) for r in rows], dtype=float), "alloc": alloc}
 
     def apply(self, plan: Plan, job_id, priority: int, start: float) -> None:
         """Preempt the plan's victims and start ``job_id`` as planned."""
@@ -317,7 +364,10 @@ def plan_region(state: RegionState, n: int, gtype: int, priority: int, preempt: 
         raise ValueError("a job needs at least one GPU")
     D = state.n_dclusters
     of_type = state.gpu_type == gtype
-    free_dc = np.bincount(state.dcluster[of_type], weights=state.free[of_type], minlength=D).astype(np.int64)
+    if 0 <= gtype < state.dt_free.shape[1] and state.dt_free.shape[0] == D:
+        free_dc = state.dt_free[:, gtype]
+    else:
+        free_dc = np.bincount(state.dcluster[of_type], weights=state.free[of_type], minlength=D).astype(np.int64)
     feasible = np.flatnonzero(free_dc >= n)
     if len(feasible):
         one = of_type & (state.free >= n)
