@@ -132,3 +132,33 @@ def test_time_shift_adjustments_follow_the_trigger_and_vanish_once_shifted():
     # in phase, every iteration of both is 48/25 x longer in its Up phase: one adjustment each
     assert th["per_minute"] == pytest.approx(2 * 60_000 / SHARED, rel=0.02) and np.isnan(th["per_job_minute"])
     assert cas["total"] == 0.0 and cas["per_job_minute"] == 0.0
+
+
+def test_fig17_snapshot_count_and_realignments_of_running_jobs():
+    from dataclasses import replace
+
+    from placement.app.reproduce.cassini_snapshots import adjustments
+    from placement.cassini.catalogue import profile_of
+    from placement.cassini.topology import tree_topology
+    from placement.sim.link_metrics import shift_adjustments
+    from placement.sim.log import EventLog, LogRow
+
+    topo = replace(tree_topology(pods=1, tors_per_pod=2, servers_per_tor=2, server_capacity=50.0,
+                                 oversubscription=2.0), shared_goodput=1.0)
+    p = profile_of("VGG16", "x")
+    servers = {"a": ("s0", "s2"), "b": ("s1", "s3")}
+    # in phase: every iteration's Up phase shares the 50 Gbps uplink (48 -> 25 Gbps), each iteration
+    # drifts 90 * (48/25 - 1) ms > 5% of 180 ms: one adjustment per iteration of SHARED ms
+    inphase = adjustments(topo, {j: (p, servers[j], 0.0) for j in servers}, seconds=20.0)
+    assert inphase == pytest.approx({"a": 60_000 / SHARED, "b": 60_000 / SHARED}, rel=1e-9)
+    # half an iteration apart the Up phases interleave: no drift, no adjustment
+    assert adjustments(topo, {"a": (p, servers["a"], 0.0), "b": (p, servers["b"], 90.0)}, 20.0) == {"a": 0.0, "b": 0.0}
+    # re-alignments: a shift of a job already running counts, a shift at its start does not
+    trace = Trace("t", (Job("a", 0.0, 1, 100.0, model="VGG16"), Job("b", 0.0, 1, 100.0, model="VGG16")))
+    log = EventLog([LogRow(0.0, "submit", "a"), LogRow(0.0, "submit", "b"), LogRow(0.0, "start", "a", (0,)),
+                    LogRow(0.0, "shift", "a", (0,), 0.0, "phase=0.0"), LogRow(10.0, "start", "b", (1,), 0.0),
+                    LogRow(10.0, "shift", "b", (1,), 0.0, "phase=3.0"),
+                    LogRow(10.0, "shift", "a", (0,), 10.0, "phase=7.0"),
+                    LogRow(100.0, "finish", "a", (0,), 100.0), LogRow(110.0, "finish", "b", (1,), 100.0)])
+    adj = shift_adjustments(trace, log, LinkSharing(_cluster()))
+    assert adj["realign_total"] == 1.0 and adj["starts_per_minute"] == pytest.approx(2 / (110 / 60))
