@@ -62,12 +62,13 @@ from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, sigmoid
 
-__all__ = ["build", "solve", "REL_SAFETY", "SATURATION_LEVEL"]
+__all__ = ["build", "solve", "dual_bound", "REL_SAFETY", "SATURATION_LEVEL"]
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 in double precision (as models/tetris.py)
 REL_SAFETY = 1e-6
 GRID_TANGENTS = 64
 SIMPLEX_MAX_COLUMNS = 10_000
+PDLP_MIN_COLUMNS = 2_000_000
 MAX_CHORD_VALUES = 256
 SUBSET_SUM_BITS = 1 << 20
 
@@ -112,9 +113,9 @@ class BoundModel:
     and ``zs[r]``, and ``y``, ``W`` per (r, g, level).
     """
 
-    def __init__(self, inst: TetrisInstance, integer: bool, tangents: int) -> None:
+    def __init__(self, inst: TetrisInstance, integer: bool, tangents: int, analytics_hull: bool = True) -> None:
         A = inst.arrays
-        self.inst, self.integer = inst, integer
+        self.inst, self.integer, self.analytics_hull = inst, integer, analytics_hull
         R, T = inst.n_regions, inst.n_tables
         G, K = A.total_demand.shape
         self.R, self.T, self.G, self.K = R, T, G, K
@@ -145,16 +146,24 @@ class BoundModel:
         self.oa = block(nM * R, 0.0, 1.0, np.repeat(-w1 * mm_size, R), False)
         self.ob = block(nA * R, 0.0, 1.0, 0.0, integer)
         self.om = block(nA, 0.0, A.job_size[self.multi_an].astype(float), -w1, False)
+        # u[j,r] <= min(L[j,r], size_j b[j,r]): the disjunctive form of m_j = max_r L[j,r]
+        self.ou = block(nA * R if analytics_hull else 0, 0.0,
+                        np.repeat(A.job_size[self.multi_an].astype(float), R if analytics_hull else 0),
+                        0.0, False)
         self.offset = w1 * float(mm_size.sum() + A.job_size[self.multi_an].sum())
         TD = A.total_demand.astype(float)
         TS = A.total_supply.astype(float)
         self.TD = TD
         self.s = np.where(TS[None, :] > 0, A.supply / np.where(TS > 0, TS, 1.0)[None, :], 0.0)  # [R, G]
         self.od = block(R * G * K, 0.0, 1.0, 0.0, False)  # demand shares D[r,g,k] / TD[g,k]
-        self.oz = block(R * G * K, 0.0, np.where(np.tile((TD > 0).ravel(), R), np.inf, 0.0), 0.0, False)
+        # z <= the square's largest value on its domain [0, 1] (a column bound the optimum never meets)
+        zmax = np.maximum(self.s[:, :, None] ** 2, (1.0 - self.s[:, :, None]) ** 2) * np.ones((1, 1, K))
+        self.oz = block(R * G * K, 0.0, np.where((TD > 0)[None], zmax, 0.0).ravel(), 0.0, False)
         tot = max(1.0, float(A.total_size))
         self.osd = block(R, 0.0, A.storage_cap / tot, 0.0, False)  # stored shares; (4) as the column's bound
-        self.ozs = block(R, 0.0, np.inf, w3, False)
+        cap_share = A.storage_cap / max(1.0, float(A.total_capacity))
+        top_s = np.minimum(A.storage_cap, A.total_size) / tot
+        self.ozs = block(R, 0.0, np.maximum(cap_share ** 2, (top_s - cap_share) ** 2), w3, False)
         # Overload levels per (r, g) with demand: 0 .. min(37, largest overload).
         TDg = TD.sum(axis=1)
         self.levels: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
@@ -166,7 +175,7 @@ class BoundModel:
                 over_hi = max(0, int(TDg[g]) - int(A.supply[r, g]))
                 L = min(SATURATION_LEVEL, over_hi)
                 oy = block(L + 1, 0.0, 1.0, 0.0, integer)
-                ow = block(L + 1, 0.0, np.inf, w2 * sig_l[:L + 1], False)
+                ow = block(L + 1, 0.0, self._level_qmax(r, g, L, over_hi), w2 * sig_l[:L + 1], False)
                 self.levels[r, g] = (over_hi, np.array([oy, ow]))
         self.n_cols = n
         self.col_lo, self.col_hi = np.concatenate(lo), np.concatenate(hi)
@@ -215,21 +224,34 @@ class BoundModel:
             ge_col = np.concatenate([self.oa + np.arange(len(mm) * R), self.ox + (ent_tab[:, None] * R + rr).ravel()])
             ge_val = np.concatenate([np.ones(len(mm) * R), -np.ones(E * R)])
             rows.add(ge_row, ge_col, ge_val, np.repeat(1.0 - n_j, R), np.inf, len(mm) * R)
-        # analytics local bytes: m_j - sum_t size_t x[t,r] + size_j b[j,r] <= size_j; sum_r b = 1
+        # analytics local bytes m_j = max_r L[j,r], L[j,r] = sum_t size_t x[t,r]; sum_r b = 1.
+        # Disjunctive form (default): m_j <= sum_r u[j,r], u[j,r] <= L[j,r], u[j,r] <= size_j b[j,r]
+        # (exact at one-hot b; at fractional b it implies the big-M form below, never weaker).
+        # Big-M form (analytics_hull=False, the exact model's rows): m_j <= L[j,r] + size_j (1 - b[j,r]).
         ma = self.multi_an
         if len(ma):
             n_j = lens[ma]
             ent_job, ent_tab = _entries(A, ma, n_j)
             nr = len(ma) * R
             sz = A.job_size[ma].astype(float)
-            r_m = np.arange(nr)
-            c_m = self.om + np.repeat(np.arange(len(ma)), R)
-            r_b, c_b, v_b = np.arange(nr), self.ob + np.arange(nr), np.repeat(sz, R)
             r_x = (ent_job[:, None] * R + rr).ravel()
             c_x = self.ox + (ent_tab[:, None] * R + rr).ravel()
             v_x = -np.repeat(A.size[ent_tab].astype(float), R)
-            rows.add(np.concatenate([r_m, r_b, r_x]), np.concatenate([c_m, c_b, c_x]),
-                     np.concatenate([np.ones(nr), v_b, v_x]), -np.inf, np.repeat(sz, R), nr)
+            if self.analytics_hull:
+                rows.add(np.concatenate([np.arange(len(ma)), np.repeat(np.arange(len(ma)), R)]),
+                         np.concatenate([self.om + np.arange(len(ma)), self.ou + np.arange(nr)]),
+                         np.concatenate([np.ones(len(ma)), -np.ones(nr)]), -np.inf, 0.0, len(ma))
+                rows.add(np.concatenate([np.arange(nr), r_x]), np.concatenate([self.ou + np.arange(nr), c_x]),
+                         np.concatenate([np.ones(nr), v_x]), -np.inf, 0.0, nr)
+                rows.add(np.repeat(np.arange(nr), 2),
+                         np.ravel(np.column_stack([self.ou + np.arange(nr), self.ob + np.arange(nr)])),
+                         np.ravel(np.column_stack([np.ones(nr), -np.repeat(sz, R)])), -np.inf, 0.0, nr)
+            else:
+                r_m = np.arange(nr)
+                c_m = self.om + np.repeat(np.arange(len(ma)), R)
+                r_b, c_b, v_b = np.arange(nr), self.ob + np.arange(nr), np.repeat(sz, R)
+                rows.add(np.concatenate([r_m, r_b, r_x]), np.concatenate([c_m, c_b, c_x]),
+                         np.concatenate([np.ones(nr), v_b, v_x]), -np.inf, np.repeat(sz, R), nr)
             rows.add(np.repeat(np.arange(len(ma)), R), self.ob + np.arange(nr), 1.0, 1.0, 1.0, len(ma))
         # SD[r] / total = sum_t (size_t / total) x[t,r]  (storage (4) is the column's bound)
         tot = max(1.0, float(A.total_size))
@@ -401,6 +423,41 @@ class BoundModel:
         return bad, n_val[bad]
 
 
+def dual_bound(m: BoundModel, row_dual: np.ndarray) -> tuple[float, dict]:
+    """The Lagrangian value of the relaxation at the row multipliers ``row_dual``: a valid lower bound for *any* vector.
+
+    For ``min c'x + offset`` s.t. ``lo <= A x <= hi`` and ``l <= x <= u`` (every column of
+    :class:`BoundModel` is boxed), weak duality gives, for every ``y``,
+    ``c'x >= sum_i y_i^+ lo_i - y_i^- hi_i + sum_j min(r_j l_j, r_j u_j)`` with ``r = c - A'y``,
+    once ``y_i`` is clipped to 0 where the bound it multiplies is infinite. Computed here in
+    numpy from the model's own matrix (every row, lazy tangents included, in HiGHS's order),
+    so the number does not rest on the solver's feasibility tolerances: an interior-point or
+    PDLP iterate stopped by the time limit still gives a valid bound, only a weaker one.
+    Returns the bound and its parts (``stats``).
+    """
+    rows = m.rows
+    y = np.asarray(row_dual, dtype=float).copy()
+    lo, hi = np.concatenate(rows.lo), np.concatenate(rows.hi)
+    if len(y) != len(lo):
+        raise RuntimeError(f"tetris_bound: {len(y)} duals for {len(lo)} rows (a bug)")
+    y[~np.isfinite(y)] = 0.0
+    clipped = int(((y > 0) & ~np.isfinite(lo)).sum() + ((y < 0) & ~np.isfinite(hi)).sum())
+    y[(y > 0) & ~np.isfinite(lo)] = 0.0
+    y[(y < 0) & ~np.isfinite(hi)] = 0.0
+    row_part = float(np.dot(np.where(y > 0, y, 0.0), np.where(y > 0, lo, 0.0))
+                     + np.dot(np.where(y < 0, y, 0.0), np.where(y < 0, hi, 0.0)))
+    aty = np.zeros(m.n_cols)
+    for i, j, v in zip(rows.i, rows.j, rows.v, strict=True):
+        aty += np.bincount(j, weights=v * y[i], minlength=m.n_cols)
+    r = m.cost - aty
+    col_part = float(np.minimum(r * m.col_lo, r * m.col_hi).sum())
+    value = m.offset + row_part + col_part
+    # floating-point error of the sums above: far below this margin
+    scale = m.offset + float(np.abs(np.where(y > 0, y * np.where(y > 0, lo, 0), y * np.where(y < 0, hi, 0))).sum()) \
+        + float(np.abs(np.minimum(r * m.col_lo, r * m.col_hi)).sum())
+    return value - 1e-9 * scale, {"dual_clipped_rows": clipped, "dual_row_part": row_part, "dual_col_part": col_part}
+
+
 def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
     """Every subset sum of ``values`` (sorted), or None when there are more than ``MAX_CHORD_VALUES``."""
     if top > SUBSET_SUM_BITS:
@@ -415,9 +472,11 @@ def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
     return out
 
 
-def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_TANGENTS) -> BoundModel:
-    """The relaxation of Figure 4 in matrix form (module docstring); ``integer`` keeps x, b, y integer."""
-    return BoundModel(inst, integer, tangents)
+def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_TANGENTS,
+          analytics_hull: bool = True) -> BoundModel:
+    """The relaxation of Figure 4 in matrix form (module docstring); ``integer`` keeps x, b, y integer;
+    ``analytics_hull=False`` writes the analytics majority as the exact model's big-M rows (weaker LP)."""
+    return BoundModel(inst, integer, tangents, analytics_hull)
 
 
 def _highs(m: BoundModel, time_limit: float, mip_gap: float):
@@ -466,7 +525,7 @@ def _highs(m: BoundModel, time_limit: float, mip_gap: float):
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False, tangents: int = GRID_TANGENTS,
           max_rounds: int = 30, tol: float = 1e-6, mip_gap: float = 1e-6, track_memory: bool = False,
-          lp_solver: str = "choose", seed: int = 0) -> SolveResult:
+          lp_solver: str = "choose", analytics_hull: bool = True, seed: int = 0) -> SolveResult:
     """A valid lower bound on the optimum of (1)-(9) (module docstring), as a ``SolveResult``.
 
     Parameters
@@ -481,11 +540,15 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         Outer-approximation rounds of the LP: a tangent is added at every square whose
         epigraph value is below the square by more than ``tol`` (relative); at most
         ``max_rounds`` solves.
-    lp_solver : {"choose", "simplex", "ipm"}
+    lp_solver : {"choose", "simplex", "ipm", "pdlp"}
         HiGHS's LP method: "choose" takes dual simplex up to ``SIMPLEX_MAX_COLUMNS``
-        columns (warm restarts make the tangent rounds cheap) and the interior-point
-        method beyond (measured at 1,000 x 2,000 x 10: IPM with crossover 87 s, dual
-        simplex unfinished after 250 s; presolve off, as HiGHS's presolve stalled on this model).
+        columns (warm restarts make the tangent rounds cheap), the interior-point method
+        without crossover up to ``PDLP_MIN_COLUMNS`` and HiGHS's first-order PDLP beyond
+        (see the Tetris page for the measurements behind each threshold). Presolve is off
+        (HiGHS's presolve stalled on this model).
+    analytics_hull : bool
+        The disjunctive form of the analytics majority (default; tighter) or the exact
+        model's big-M rows (for comparison).
     track_memory : bool
         Record Python's peak traced allocation of the build (``stats["build_peak_mb"]``;
         slows the build).
@@ -495,22 +558,26 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     Returns
     -------
     SolveResult
-        ``bound``: the valid lower bound (the relaxation's value minus ``REL_SAFETY`` of
-        it), ``objective``: the relaxation's value; ``solution`` is None. ``stats``:
-        columns, rows, nonzeros, rounds, tangents, build / transfer / solve seconds,
-        per-round values (``round_values``), the process's peak resident memory.
+        ``bound``: the valid lower bound. For the LP it is :func:`dual_bound` at each
+        round's row duals, computed here (never HiGHS's number), so a round stopped by the
+        time limit still gives one; the best round's, floored at 0 (every term of (1)-(3)
+        is non-negative). ``objective``: the solver's value of the last round that
+        finished (the relaxation's value, not a placement's); ``solution`` is None.
+        ``stats``: columns, rows, nonzeros, rounds, tangents, build / transfer / solve
+        seconds, per-round dual bounds (``round_values``) and solver values
+        (``round_lp_values``), the process's peak resident memory.
     """
     import highspy
 
     del seed
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
-    if lp_solver not in ("choose", "simplex", "ipm"):
-        raise InstanceError("lp_solver", f"must be 'choose', 'simplex' or 'ipm', got {lp_solver!r}")
+    if lp_solver not in ("choose", "simplex", "ipm", "pdlp"):
+        raise InstanceError("lp_solver", f"must be 'choose', 'simplex', 'ipm' or 'pdlp', got {lp_solver!r}")
     t0 = time.perf_counter()
     if track_memory:
         tracemalloc.start()
-    m = build(inst, integer=integer, tangents=tangents)
+    m = build(inst, integer=integer, tangents=tangents, analytics_hull=analytics_hull)
     build_s = time.perf_counter() - t0
     stats: dict = {"integer": integer, "columns": m.n_cols, "rows": m.rows.n, "build_s": build_s}
     if track_memory:
@@ -519,11 +586,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     t1 = time.perf_counter()
     h, nnz = _highs(m, time_limit - build_s, mip_gap)
     if lp_solver == "choose":
-        lp_solver = "simplex" if m.n_cols <= SIMPLEX_MAX_COLUMNS or integer else "ipm"
+        lp_solver = ("simplex" if m.n_cols <= SIMPLEX_MAX_COLUMNS or integer
+                     else "ipm" if m.n_cols < PDLP_MIN_COLUMNS else "pdlp")
     h.setOptionValue("solver", lp_solver)
+    if lp_solver == "ipm":
+        h.setOptionValue("run_crossover", "off")  # the dual bound needs no vertex
     stats.update(nonzeros=nnz, transfer_s=time.perf_counter() - t1, lp_solver=lp_solver, instance=inst.name)
     deadline = t0 + time_limit
-    best, status, values, rounds, added = None, None, [], 0, 0
+    best, status, values, lp_values, rounds, added = None, None, [], [], 0, 0
     while True:
         h.setOptionValue("time_limit", max(0.01, deadline - time.perf_counter()))
         h.run()
@@ -535,17 +605,22 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
                           highspy.HighsModelStatus.kSolutionLimit):
                 dual = float(info.mip_dual_bound)
                 if np.isfinite(dual):
-                    best = dual
+                    best = dual - REL_SAFETY * max(1.0, abs(dual))
                     values.append(dual)
             break
+        sol = h.getSolution()
+        if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
+                      highspy.HighsModelStatus.kIterationLimit) and sol.dual_valid:
+            value, parts = dual_bound(m, np.asarray(sol.row_dual))
+            values.append(value)
+            best = value if best is None else max(best, value)
+            stats["dual_clipped_rows"] = parts["dual_clipped_rows"]
         if status != highspy.HighsModelStatus.kOptimal:
             break
-        value = float(info.objective_function_value)
-        values.append(value)
-        best = value if best is None else max(best, value)
+        lp_values.append(float(info.objective_function_value))
         if rounds >= max_rounds or time.perf_counter() >= deadline:
             break
-        x = np.asarray(h.getSolution().col_value)
+        x = np.asarray(sol.col_value)
         bad, at = m.violated(x, tol)
         if not len(bad):
             break
@@ -555,26 +630,30 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         starts = np.searchsorted(rid, np.arange(len(rhs) + 1)).astype(np.int32)
         h.addRows(len(rhs), rhs, np.full(len(rhs), highspy.kHighsInf), len(vals), starts,
                   cols.astype(np.int32), vals)
+        m.rows.add(rid, cols, vals, rhs, np.inf, len(rhs))  # the same rows, appended in the same order
         added += len(rhs)
     wall = time.perf_counter() - t0
     stats.update(rounds=rounds, tangents=m.tangent_rows + added, lazy_tangents=added, round_values=values,
-                 solve_s=wall - build_s - stats["transfer_s"], peak_rss_mb=_peak_rss_mb())
+                 round_lp_values=lp_values, solve_s=wall - build_s - stats["transfer_s"],
+                 peak_rss_mb=_peak_rss_mb(), simplex_iterations=int(info.simplex_iteration_count),
+                 ipm_iterations=int(info.ipm_iteration_count), pdlp_iterations=int(info.pdlp_iteration_count))
     name = "tetris-bound-" + ("mip" if integer else "lp")
+    stats["last_round_status"] = h.modelStatusToString(status)
     if best is None:
         if status == highspy.HighsModelStatus.kInfeasible:
             return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
                                message="the relaxation is infeasible, so the instance is too")
         if status == highspy.HighsModelStatus.kTimeLimit:
             return SolveResult(Status.TIME_LIMIT, name, wall_time_s=wall, stats=stats,
-                               message="no round of the relaxation finished in time")
+                               message="no round of the relaxation gave a dual in time")
         return SolveResult(Status.ERROR, name, wall_time_s=wall, stats=stats,
                            message=f"HiGHS: {h.modelStatusToString(status)}")
-    bound = best - REL_SAFETY * max(1.0, abs(best))
+    bound = max(0.0, best)
     ok = status == highspy.HighsModelStatus.kOptimal
-    stats["last_round_status"] = h.modelStatusToString(status)
+    objective = (values[-1] if integer else lp_values[-1]) if (values if integer else lp_values) else None
     msg = "" if ok else (f"the last round ended with HiGHS status {stats['last_round_status']!r}; "
-                         f"the bound is the best finished round's")
-    return SolveResult(Status.OPTIMAL if ok else Status.TIME_LIMIT, name, objective=best, bound=bound,
+                         f"the bound is the best round's dual bound")
+    return SolveResult(Status.OPTIMAL if ok else Status.TIME_LIMIT, name, objective=objective, bound=bound,
                        wall_time_s=wall, stats=stats, message=msg)
 
 

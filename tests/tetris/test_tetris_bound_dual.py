@@ -1,0 +1,63 @@
+"""The Tetris bound's own dual certificate (models/tetris_bound.dual_bound) and the disjunctive analytics rows."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from instances import generate_tetris
+from models import tetris_bound
+from tests.support import brute_force
+
+tiny = st.builds(
+    lambda T, J, R, seed: generate_tetris(T, J, R, seed=seed, n_gpu_types=2, n_priorities=2),
+    T=st.integers(2, 5), J=st.integers(2, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
+).filter(lambda inst: inst.n_regions ** inst.n_tables <= 243)
+
+
+def _lp_duals(m):
+    h, _ = tetris_bound._highs(m, 30.0, 1e-6)
+    h.setOptionValue("solver", "simplex")
+    h.run()
+    return h.getInfo().objective_function_value, np.asarray(h.getSolution().row_dual)
+
+
+@settings(max_examples=6, deadline=None)
+@given(tiny, st.integers(0, 2**31 - 1))
+def test_dual_bound_is_valid_at_any_multipliers_and_tight_at_the_lp_duals(inst, seed):
+    best, _ = brute_force(inst)
+    m = tetris_bound.build(inst)
+    value, y = _lp_duals(m)
+    at_opt, _ = tetris_bound.dual_bound(m, y)
+    # the LP's own duals reproduce its value (to the margin), and no LP value is above the optimum
+    assert at_opt == pytest.approx(value, rel=1e-6, abs=1e-6)
+    assert at_opt <= best + 1e-7 * max(1.0, best)
+    # perturbed and random multipliers (wrong signs included): still below the optimum
+    rng = np.random.default_rng(seed)
+    for y2 in (y + rng.normal(0, 1 + np.abs(y)), rng.normal(0, 10, len(y)), np.zeros(len(y))):
+        assert tetris_bound.dual_bound(m, y2)[0] <= best + 1e-7 * max(1.0, best)
+
+
+@pytest.mark.parametrize("seed", [3811, 3812])
+def test_disjunctive_analytics_rows_are_never_weaker_and_stay_valid(seed):
+    inst = generate_tetris(6, 10, 3, seed=seed)
+    best, _ = brute_force(inst)
+    hull = tetris_bound.solve(inst, time_limit=30)
+    bigm = tetris_bound.solve(inst, time_limit=30, analytics_hull=False)
+    assert bigm.bound <= hull.bound + 1e-6 * max(1.0, hull.bound) <= best + 2e-6 * max(1.0, best)
+
+
+def test_pdlp_round_stopped_early_still_gives_a_valid_bound():
+    inst = generate_tetris(6, 10, 3, seed=3813)
+    best, _ = brute_force(inst)
+    m = tetris_bound.build(inst)
+    h, _ = tetris_bound._highs(m, 30.0, 1e-6)
+    h.setOptionValue("solver", "pdlp")
+    h.setOptionValue("pdlp_iteration_limit", 50)
+    h.run()
+    sol = h.getSolution()
+    assert sol.dual_valid
+    early, _ = tetris_bound.dual_bound(m, np.asarray(sol.row_dual))
+    full = tetris_bound.solve(inst, time_limit=30, lp_solver="pdlp")
+    assert early <= best + 1e-7 * max(1.0, best)
+    assert full.bound <= best + 1e-7 * max(1.0, best)
