@@ -255,6 +255,14 @@ class RmsPlacement:
                     and int(self.states[r].dt_free[:, g].max()) >= n]
             if calm:
                 regions = calm
+            if len(calm) > 1:
+                # a machine with n free GPUs of the type gives the least cost of all, (0, 0, 0, 0, 1, 1):
+                # among such regions the auction's tie-break alone decides (most free GPUs of the
+                # type, then the lowest index), so RMS runs in the winner only
+                free_of = {r: self.states[r].free[self.states[r].gpu_type == g] for r in regions}
+                single = [r for r in regions if (free_of[r] >= n).any()]
+                if single:
+                    regions = [min(single, key=lambda r: (-int(free_of[r].sum()), r))]
         for r in regions:
             plan = plan_region(self.states[r], n, g, p, self.preempt)
             self._st["rms_calls"] += 1
@@ -295,6 +303,6 @@ class RmsPlacement:
         self.used_all[int(q.holder[i])] += n
         if within:
             self.used_within[int(q.holder[i])] += n
-        out.append(("start", job_id, tuple(int(x) for x in gpus)))
+        out.append(("start", job_id, tuple(gpus.tolist())))
         self._st["starts"] += 1
         return levels

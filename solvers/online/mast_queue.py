@@ -100,13 +100,24 @@ class RecordGmsQueue(GmsQueue):
             return
         n = self.size - k
         tail = n + np.lexsort((seq[n:], since[n:], -cr[n:], eff[n:]))
-        e, c, s = eff[:n], cr[:n], since[:n]
-        pos = [int(np.count_nonzero((e < te) | ((e == te) & ((c > tc) | ((c == tc) & (s <= ts))))))
-               for te, tc, ts in zip(eff[tail].tolist(), cr[tail].tolist(), since[tail].tolist(), strict=True)]
-        self._i = np.insert(self._i[:, :n], pos, self._i[:, tail], axis=1)
-        self._f = np.insert(self._f[:, :n], pos, self._f[:, tail], axis=1)
-        self._w = np.insert(self._w[:n], pos, self._w[tail])
-        self._o = np.insert(self._o[:n], pos, self._o[tail])
+        # each new row goes after the queued rows whose (eff, -credit, since) is <= its own: the
+        # queued rows are in that order, so the count is found by binary searches (the block of
+        # its eff, inside it the credits above and equal to its own, inside those the since <=)
+        e = eff[:n]
+        lo = np.searchsorted(e, eff[tail], side="left").tolist()
+        hi = np.searchsorted(e, eff[tail], side="right").tolist()
+        pos = []
+        for a, b, tc, ts in zip(lo, hi, cr[tail].tolist(), since[tail].tolist(), strict=True):
+            if a == b:
+                pos.append(a)
+                continue
+            nc = -cr[a:b]
+            c0 = a + int(np.searchsorted(nc, -tc, side="left"))
+            c1 = a + int(np.searchsorted(nc, -tc, side="right"))
+            pos.append(c0 + int(np.searchsorted(since[c0:c1], ts, side="right")) if c1 > c0 else c0)
+        idx = np.insert(np.arange(n), pos, tail)
+        self._i, self._f = np.take(self._i, idx, axis=1), np.take(self._f, idx, axis=1)
+        self._w, self._o = self._w[idx], self._o[idx]
 
 
 def _field(block: str, row: int | None, name: str = "") -> property:

@@ -72,7 +72,7 @@ class Plan:
 def _racks_machines(rack: np.ndarray, machines: np.ndarray) -> tuple[int, int]:
     if len(machines) == 1:
         return 1, 1
-    return int(len(np.unique(rack[machines]))), int(len(machines))
+    return len(set(rack[machines].tolist())), int(len(machines))
 
 
 def choose_machines(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,25 +106,27 @@ def _choose(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.ndarray, np
     # machines grouped by rack, inside a rack by decreasing availability
     order = np.lexsort((idx, -avail, rack))
     a, r = avail[order], rack[order]
-    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    first = np.empty(len(r), dtype=bool)                  # a position that starts a rack
+    first[0] = True
+    np.not_equal(r[1:], r[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    group = np.cumsum(first) - 1                          # each position's rack (in order)
     tot = np.add.reduceat(a, starts)
     cs = np.cumsum(a)
-    base = np.r_[0, cs[starts[1:] - 1]]                   # cumulative sum before each rack
     ok = np.flatnonzero(tot >= n)
     if len(ok):
-        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(a)]))
-        within = cs - base[group]
+        within = cs - (cs[starts] - a[starts])[group]     # running sum inside each rack
         # machines needed per fitting rack: positions in the rack with running sum < n, plus 1
-        need = np.bincount(group[within < n], minlength=len(starts))[ok] + 1
-        best = ok[np.lexsort((r[starts[ok]], tot[ok], need))[0]]
-        k = int(np.bincount(group[within < n], minlength=len(starts))[best]) + 1
+        short = np.bincount(group[within < n], minlength=len(starts))
+        best = ok[np.lexsort((r[starts[ok]], tot[ok], short[ok] + 1))[0]]
+        k = int(short[best]) + 1
         sel = order[starts[best]: starts[best] + k]
     else:
         rack_order = np.lexsort((r[starts], -tot))
         k = int(np.searchsorted(np.cumsum(tot[rack_order]), n)) + 1
-        chosen = r[starts[rack_order[:k]]]
-        in_chosen = np.isin(rack, chosen) & (avail > 0)
-        cidx = idx[in_chosen]
+        chosen = np.zeros(len(starts), dtype=bool)
+        chosen[rack_order[:k]] = True
+        cidx = order[chosen[group]]                       # the chosen racks' machines (all have some)
         cidx = cidx[np.lexsort((cidx, -avail[cidx]))]
         k2 = int(np.searchsorted(np.cumsum(avail[cidx]), n)) + 1
         sel = cidx[:k2]
@@ -207,8 +209,8 @@ class RegionState:
         counts = np.asarray(counts, dtype=np.int64)
         if job_id in self._row:
             raise ValueError(f"job {job_id!r} is already running")
-        dcs, types = np.unique(self.dcluster[machines]), np.unique(self.gpu_type[machines])
-        if len(dcs) != 1 or len(types) != 1:
+        dcs, types = self.dcluster[machines], self.gpu_type[machines]
+        if len(machines) == 0 or (len(machines) > 1 and ((dcs != dcs[0]).any() or (types != types[0]).any())):
             raise ValueError(f"job {job_id!r} must use one dynamic cluster and one GPU type")
         if take_free:
             if (self.free[machines] < counts).any():
@@ -371,9 +373,13 @@ def plan_region(state: RegionState, n: int, gtype: int, priority: int, preempt: 
     feasible = np.flatnonzero(free_dc >= n)
     if len(feasible):
         one = of_type & (state.free >= n)
-        if one.any():
+        if one.any():      # choose_machines' single machine: the fewest free, then the lowest index
             dc = int(state.dcluster[one].min())
-            return _plan_in(state, dc, gtype, n, np.zeros(0, dtype=np.int64))
+            ms = state.machines_of(dc, gtype)
+            f = state.free[ms]
+            c = np.flatnonzero(f >= n)
+            return Plan(dcluster=dc, machines=np.array([ms[c[int(np.argmin(f[c]))]]]), counts=np.array([n]),
+                        victims=(), cost=(*NO_PREEMPTION, 1, 1))
         plans = [_plan_in(state, int(dc), gtype, n, np.zeros(0, dtype=np.int64)) for dc in feasible]
         return min(plans, key=lambda p: (p.cost, p.dcluster))
     if not preempt:

@@ -462,12 +462,12 @@ def mast_week_run(days: float = 7.0, cluster_text: str = "20x1x8x80x8", seed: in
             pol._gms_scan, pol._auction = timed_scan, timed_auction
         if echo:
             echo(f"mast week: {name} on {len(trace.jobs):,} workloads, {cluster.n_gpus:,} GPUs")
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         res = simulate(trace, cluster, pol, seed=seed, links=False)
-        wall = time.perf_counter() - t1
+        wall, cpu = time.perf_counter() - t1, time.process_time() - c1
         t2 = time.perf_counter()
         broken = replay_check(trace, cluster, res.log)
-        out[name] = {"wall_s": wall, "replay_s": time.perf_counter() - t2, "replay_violations": len(broken),
+        out[name] = {"wall_s": wall, "cpu_s": cpu, "replay_s": time.perf_counter() - t2, "replay_violations": len(broken),
                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                      "log_rows": len(res.log), "starts": res.stats["starts"], "preemptions": res.stats["preemptions"],
                      "peak_pending": res.stats["peak_pending"], "unfinished": len(res.unfinished),
@@ -484,6 +484,7 @@ def mast_week_run(days: float = 7.0, cluster_text: str = "20x1x8x80x8", seed: in
         del res
     if "fifo" in out and "mast" in out:
         out["ratio"] = out["mast"]["wall_s"] / out["fifo"]["wall_s"]
+        out["ratio_cpu"] = out["mast"]["cpu_s"] / out["fifo"]["cpu_s"]
     return out
 
 
