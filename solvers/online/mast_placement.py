@@ -154,6 +154,14 @@ class RmsPlacement:
         ge = (best[:, :, :, None] >= sizes).astype(np.int64)
         return (ge * (np.int64(1) << np.arange(R, dtype=np.int64))[:, None, None, None]).sum(axis=0)
 
+    @staticmethod
+    def _fits_update(fits: np.ndarray, best: np.ndarray, sizes: np.ndarray, r: int) -> np.ndarray:
+        """:meth:`_fits_table` after region ``r``'s row of ``best`` changed: its bit only."""
+        bit = np.int64(1) << np.int64(r)
+        fits &= ~bit
+        fits |= (best[r][:, :, None] >= sizes).astype(np.int64) * bit
+        return fits
+
     def _fast_pass(self, now: float, free: np.ndarray, out: list) -> None:
         """The pass of :meth:`_pass` driven by the usable table (module docstring): the same
         placements in the same order, RMS called only where it finds a plan. Each region's
@@ -204,7 +212,7 @@ class RmsPlacement:
             r = win[0]
             best[r] = self._region_usable(self.states[r])
             self._usable_cache[1][r] = self.states[r].version
-            fits = self._fits_table(best, sizes)
+            fits = self._fits_update(fits, best, sizes, r)
             placed.append(i)
             at = hit + 1
         if placed and hasattr(q, "drop"):

@@ -388,6 +388,10 @@ def plan_region(state: RegionState, n: int, gtype: int, priority: int, preempt: 
         stats["preemption_searches"] = stats.get("preemption_searches", 0) + 1
     jdc, _, prio, start, size = state._job_arrays()
     cand = _candidates(state, gtype, priority)
+    if D == 1:         # one dynamic cluster: its victims, if free and preemptable GPUs suffice
+        if int(free_dc[0]) + int(size[cand].sum()) < n:
+            return None
+        return _plan_in(state, 0, gtype, n, _victims(state, cand, int(free_dc[0]), n))
     pre_dc = np.bincount(jdc[cand], weights=size[cand], minlength=D).astype(np.int64)
     victims = {}
     for dc in np.flatnonzero(free_dc + pre_dc >= n).tolist():

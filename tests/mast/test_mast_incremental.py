@@ -82,6 +82,13 @@ def test_pass_tables_equal_their_recomputation():
             seen["fits"] += 1
         return got
 
-    pol._region_usable, pol._fits_table = checked_usable, checked_fits
+    def checked_update(fits, best, sizes, r):
+        got = type(pol)._fits_update(fits, best, sizes, r)
+        assert np.array_equal(got, fits_table(best, sizes))
+        seen["update"] = seen.get("update", 0) + 1
+        return got
+
+    pol._region_usable, pol._fits_table, pol._fits_update = checked_usable, checked_fits, checked_update
     res = simulate(trace, cl, pol)
     assert res.stats["preemptions"] > 20 and seen["usable"] > 100 and seen["fits"] > 100
+    assert seen["update"] > 100
