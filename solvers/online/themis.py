@@ -29,26 +29,35 @@ Elastic workers (``elastic=True``, §5.1: "When a job arrives, its initial numbe
 workers is randomly selected between 1 to 12 GPUs. As the experiment progresses, the number of
 workers is automatically tuned based on Themis's finish-time-fairness metric"): at every auction
 a winner gets ``w`` of its ``g`` requested GPUs, ``1 <= w <= g``, and runs ``w`` workers at
-``w / g`` of its rate (linear data-parallel scaling, :class:`placement.sim.policy.Start`). Our
-reading of the arbiter: the auctioned GPUs go first as each bidder's fair share, ``max(1,
-floor(G / N))`` GPUs (capped at ``g``; the share ``T_ideal`` assumes), in decreasing ``rho``
-while any are left, then what is left tops bidders up towards ``g`` in the same order. A job
+``w / g`` of its rate (linear data-parallel scaling, :class:`placement.sim.policy.Start`). The
+split is Themis's arbiter (Themis, NSDI'20, §4-5) as we read it: the auctioned GPUs are offered
+to the ``1 - f`` fraction of bidders with the largest ``rho`` (at least one; ``f`` is Themis's
+fairness knob, ``fairness`` here, our value 0.8), which share them by the partial-allocation
+mechanism; with valuations linear in workers (a job's rate is ``w / g`` of its full rate), the
+allocation that maximises the product of the valuations gives them equal counts capped at each
+ask (one GPU at a time in decreasing ``rho``); what is left goes to the other bidders in
+decreasing ``rho``, each up to its ask (Themis's work-conserving leftover allocation). A job
 whose lease expired gives its servers back: the winners are placed in decreasing ``rho`` on the
 pooled GPUs, so a fairer job may take a returning job's servers; the returning job keeps its
 GPUs only when it wins the same worker count, they are all still unclaimed, and no placement
 spans fewer racks; otherwise it restarts on other GPUs (preempted and started in the same
 instant, keeping its work), with more or fewer workers. A running job's ``rho`` uses its current
-rate (its ``w / g`` included), so a job cut short bids higher at its next lease. Off by
+rate (its ``w / g`` included), so a job cut short bids higher. A running job below its ask also
+bids, for its missing workers, whenever GPUs are free (Themis's agents keep bidding while a job
+could use more; its lease holds what it has): when it wins ``k`` more it restarts at once on its
+GPUs plus ``k`` free ones (a new lease). Off by
 default (``themis`` keeps fixed gangs: the logs of earlier runs stay the same).
 
 Differences from §5.1 (stated on the cassini page): without ``elastic`` the worker count is the
 job's own trace count (a gang of fixed size); the elastic split above is our reading of
-Themis's partial-allocation auction (its arbiter optimises over the bids; here a greedy pass in
-fairness order); the rate of ``w`` workers is linear in ``w`` (no statistical-efficiency or
+Themis's partial-allocation auction (bids are the linear valuations, not the agents' own
+estimates); the rate of ``w`` workers is linear in ``w`` (no statistical-efficiency or
 batch-size effect).
 """
 
 from __future__ import annotations
+
+import math
 
 from placement.sim.placement import first_fit_consolidated
 from placement.sim.policy import Policy, Preempt, Start, Timer
@@ -61,14 +70,18 @@ class Themis(Policy):
 
     name = "themis"
 
-    def __init__(self, lease: float = 600.0, rack_penalty: float = 1.25, elastic: bool = False):
+    def __init__(self, lease: float = 600.0, rack_penalty: float = 1.25, elastic: bool = False,
+                 fairness: float = 0.8):
         if not lease > 0:
             raise ValueError(f"lease: must be > 0, got {lease}")
         if not rack_penalty >= 1.0:
             raise ValueError(f"rack_penalty: must be >= 1, got {rack_penalty}")
         self.lease = float(lease)
         self.rack_penalty = float(rack_penalty)
+        if not 0.0 <= fairness < 1.0:
+            raise ValueError(f"fairness: must be in [0, 1), got {fairness}")
         self.elastic = bool(elastic)
+        self.fairness = float(fairness)
         self._lease_end: dict[str, float] = {}
         self.auctions = 0
         self.preemptions = 0
@@ -76,6 +89,7 @@ class Themis(Policy):
         self.renewals = 0
         self.resized = 0          # winners given another worker count than they run / asked for
         self.partial_starts = 0   # starts on fewer GPUs than the job asks for
+        self.grown = 0            # running jobs given more workers before their lease ended
 
     def schedule(self, view, events):
         now = view.now
@@ -85,6 +99,12 @@ class Themis(Policy):
                 del self._lease_end[jid]
         expired = [j for j in running if self._lease_end.get(j, now) <= now + 1e-9]
         bidders = [j.id for j in view.pending] + expired
+        grow: dict[str, int] = {}   # elastic: running jobs below their ask bid for more GPUs
+        if self.elastic and view.n_free:
+            gone = set(expired)
+            grow = {j: view.job(j).gpus - len(r.gpus) for j, r in running.items()
+                    if j not in gone and len(r.gpus) < view.job(j).gpus}
+            bidders += list(grow)
         if not bidders:
             return self._timers(now)
         self.auctions += 1
@@ -110,7 +130,8 @@ class Themis(Policy):
         left = int(free.sum())
         want: dict[str, int] = {}
         if self.elastic:
-            want = _elastic_split(bidders, [view.job(j).gpus for j in bidders], left, G, n_jobs)
+            want = _elastic_split([grow.get(j) or view.job(j).gpus for j in bidders], left, self.fairness)
+            want = {j: k for j, k in zip(bidders, want, strict=True) if k}
             win = [j for j in bidders if want.get(j, 0) > 0]
         else:
             win = []
@@ -127,6 +148,16 @@ class Themis(Policy):
                 self._lease_end.pop(j, None)
         for j in win:
             job = view.job(j)
+            if j in grow:                       # more workers: its GPUs and the extra ones won
+                extra = first_fit_consolidated(cluster, free, want[j], job.gpu_type)
+                if extra is None:
+                    continue
+                free[list(extra)] = False
+                self._lease_end[j] = now + self.lease
+                self.grown += 1
+                self.partial_starts += len(running[j].gpus) + len(extra) < job.gpus
+                out += [Preempt(j), Start(j, tuple(sorted(running[j].gpus + tuple(extra))))]
+                continue
             n = want.get(j, job.gpus)
             gpus = first_fit_consolidated(cluster, free, n, job.gpu_type)
             if (gpus is not None and j in running and len(running[j].gpus) == n
@@ -160,29 +191,30 @@ class Themis(Policy):
     def stats(self):
         return {"auctions": self.auctions, "preemptions": self.preemptions, "moves": self.moves,
                 "renewals": self.renewals, "lease_s": self.lease, "rack_penalty": self.rack_penalty,
-                **({"elastic": True, "resized": self.resized, "partial_starts": self.partial_starts}
+                **({"elastic": True, "fairness": self.fairness, "resized": self.resized,
+                    "partial_starts": self.partial_starts, "grown": self.grown}
                    if self.elastic else {})}
 
 
-def _elastic_split(bidders: list[str], asks: list[int], supply: int, n_gpus: int, n_jobs: int) -> dict[str, int]:
-    """Worker counts of the elastic auction (module docstring): ``bidders`` in decreasing
-    fairness, each asking ``asks`` GPUs, share ``supply`` GPUs: first each its fair share
-    ``max(1, n_gpus // n_jobs)`` (at most its ask) while GPUs are left, then the rest towards
-    each ask in the same order. Bidders given nothing are left out."""
-    share = max(1, n_gpus // max(1, n_jobs))
-    got: dict[str, int] = {}
-    for j, g in zip(bidders, asks, strict=True):
-        k = min(g, share, supply)
-        if k > 0:
-            got[j] = k
-            supply -= k
-    for j, g in zip(bidders, asks, strict=True):
-        if supply <= 0:
+def _elastic_split(asks: list[int], supply: int, fairness: float) -> list[int]:
+    """Worker counts of the elastic auction (module docstring), bidders in decreasing ``rho``
+    asking ``asks`` GPUs for ``supply`` GPUs: the first ``max(1, ceil((1 - fairness) * n))``
+    share them equally (one GPU at a time in order, each up to its ask), then the others in
+    order take what is left, each up to its ask."""
+    got = [0] * len(asks)
+    k = max(1, math.ceil((1.0 - fairness) * len(asks) - 1e-9))
+    while supply > 0:
+        took = False
+        for i in range(min(k, len(asks))):
+            if supply > 0 and got[i] < asks[i]:
+                got[i] += 1
+                supply -= 1
+                took = True
+        if not took:
             break
-        if j in got:
-            k = min(g - got[j], supply)
-            got[j] += k
-            supply -= k
+    for i in range(k, len(asks)):
+        got[i] = min(asks[i], supply)
+        supply -= got[i]
     return got
 
 
