@@ -26,28 +26,42 @@ proves is at most the exact optimum:
 3. The exact-argmax rows of analytics jobs under a CPU limit (R^2 rows per job)
    are dropped: their ``b`` may then pick any region for (5), a relaxation.
 
-Everything else -- one home per table, the AND rows of ML jobs, the local-bytes
-rows of analytics jobs, storage (4) (as column bounds), CPU (5), home GPU-hours
-(6), the move quota, the disaggregated (7) x (8) product over the overload levels
-with per-level big-M -- is the exact model's, row for row.
+One change makes it tighter than the exact model's LP: the analytics majority
+``m_j = max_r L[j,r]`` is written in disjunctive form, ``m_j <= sum_r u[j,r]``,
+``u[j,r] <= L[j,r]``, ``u[j,r] <= size_j b[j,r]`` (exact at one-hot ``b``; it implies
+the exact model's big-M rows ``m_j <= L[j,r] + size_j (1 - b[j,r])`` at every
+fractional ``b``, under which a job split ``1/R`` over the regions reads its bytes
+nearly for free). ``analytics_hull=False`` keeps the big-M rows for comparison.
 
-Measured before choosing (Tetris page, "A lower bound at scale"): keeping the
-overload levels ``y`` binary (the only integers that stay few at 100,000 tables:
-R x G x 38) raised the exact model's LP bound by 0.3% on 30x60x5 seed 9501; the
-LP's weakness is the fractional job placement (a job split over regions matches the
-GPU shares better than any whole job can), not the sigmoid. A Lagrangian relaxation
-of the aggregate rows D[r,g,k] with whole-job subproblems, or column generation over
-jobs' region patterns, would keep jobs whole and can be stronger than this LP; they
-are not built here: the LP is the baseline they would have to beat, and it is what
-scales with one HiGHS call.
+Everything else -- one home per table, the AND rows of ML jobs, storage (4) (as
+column bounds), CPU (5), home GPU-hours (6), the move quota, the disaggregated (7) x (8)
+product over the overload levels with per-level big-M -- is the exact model's, row for row.
 
-Numerics: HiGHS's LP optimum is feasible within its tolerances (1e-7), so the
-reported ``bound`` is the optimal value minus ``REL_SAFETY`` of its magnitude
-(a margin far above what a 1e-7 tolerance moves an objective of this scale).
+Where the LP loses (measured on 8 proven instances 20x40x4 to 40x80x5, seeds 9601-9608,
+Tetris page): the GPU balance (2), through the *fractional placement of ML jobs*. The LP's
+(7) sum is 1.3-3x below the optimum's while its sigmoid factor (8) stays near 0.5 as the
+optimum's does (0.52-0.67); keeping the ML jobs whole (``a`` and single-table ML jobs'
+``x`` integer, the rest relaxed) lifts the bound from 34-65% of the optimum to 68-91%,
+and with the overload levels ``y`` integer too to 84-99%, while ``y`` integer alone gives
+0-23% more. The disjunctive analytics rows gave 0-6%. A bound that keeps jobs whole
+at scale needs a decomposition (a job's region choice is a simplex, so a Lagrangian
+relaxation that separates the jobs from the tables has the LP's value; the strength
+comes from the AND rows with integer ``a``): not built here.
+
+The bound is certified in numpy (:func:`dual_bound`): for any row multipliers, the
+Lagrangian value ``b'y + sum_j min(r_j l_j, r_j u_j)`` (every column is boxed) is a
+valid bound, so it is computed at each round's duals and never taken from the solver;
+an interior-point or PDLP iterate stopped by the time limit still gives a valid (weaker)
+bound. Measured at 1,000 x 2,000 x 10 (seed 38001, machine shared): HiGHS's IPM 87
+iterations, 27.6 s CPU, dual bound equal to the LP value to 1e-8; 16 iterations
+(time limit): -2.6e8 (useless but valid); PDLP 8,758 / 27,373 iterations: 41,263 /
+59,977 (the LP's value 103,344). At 10,000 x 20,000 x 16 IPM took 17 s CPU per
+iteration (0.3 s at 1,000) and had 20 iterations after 342 s CPU: PDLP is the method
+beyond ``PDLP_MIN_COLUMNS``.
 
 Statuses: ``optimal`` (the relaxation solved: ``bound`` is valid; ``objective``
-is the relaxation's value, not a placement's), ``time_limit`` (the last round
-that finished gives ``bound``; none finished: no bound), ``infeasible`` (the
+is the relaxation's value, not a placement's), ``time_limit`` (``bound`` is the best
+round's dual bound, a time-limited round's included; no dual at all: no bound), ``infeasible`` (the
 relaxation is infeasible, hence the instance too), ``error``.
 """
 
@@ -68,7 +82,7 @@ SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 in double precision (as models/tetri
 REL_SAFETY = 1e-6
 GRID_TANGENTS = 64
 SIMPLEX_MAX_COLUMNS = 10_000
-PDLP_MIN_COLUMNS = 2_000_000
+PDLP_MIN_COLUMNS = 100_000
 MAX_CHORD_VALUES = 256
 SUBSET_SUM_BITS = 1 << 20
 
