@@ -61,3 +61,18 @@ def test_pdlp_round_stopped_early_still_gives_a_valid_bound():
     full = tetris_bound.solve(inst, time_limit=30, lp_solver="pdlp")
     assert early <= best + 1e-7 * max(1.0, best)
     assert full.bound <= best + 1e-7 * max(1.0, best)
+
+
+def test_bench_certified_section_gaps_are_against_a_valid_bound():
+    from placement.app.bench.tetris import _certified
+
+    class _Progress:
+        def update(self, *args, **kwargs):
+            pass
+
+    sec = _certified(0, _Progress(), None, sizes=[(8, 12, 3, 30.0)])
+    (row,) = sec.rows
+    assert row["bound_status"] == "optimal"
+    for k in ("hill_climb", "job_moves", "lns"):
+        assert row["bound"] <= row[k] + 1e-9 * row[k]
+        assert row[f"{k}_gap"] == pytest.approx((row[k] - row["bound"]) / row["bound"])
