@@ -173,21 +173,28 @@ class RmsPlacement:
         best = self._usable_table()
         qn, qg, qeff, qelig = q.n, q.g, q.eff, q.elig
         sizes = self._sizes
-        fits = self._fits_table(best, sizes)
+        fits = None
         if q.size > self.prefilter_min:
             feas, snap = getattr(q, "feas", None), getattr(self, "_usable_snap", None)
             if feas is None or snap is None or snap.shape != best.shape:
                 judge = np.arange(q.size)
             else:      # rows judged unplaceable stay so unless a cell they could use grew since
                 grew = best > snap
-                if np.count_nonzero(grew) > SNAP_CELLS:
+                n_grew = np.count_nonzero(grew)
+                if n_grew > SNAP_CELLS:
                     judge = np.arange(q.size)
+                elif n_grew == 0:
+                    judge = np.flatnonzero(feas != 0)
                 else:  # grown[g, p]: bit mask of the regions whose cell (r, g, p) grew
                     grown = (grew.astype(np.int64) * (np.int64(1) << np.arange(R, dtype=np.int64))[:, None, None]
                              ).sum(axis=0)
                     judge = np.flatnonzero((feas != 0) | ((grown[qg, qeff] & qelig) != 0))
-            jg, jp = qg[judge], qeff[judge]
-            cand = judge[(fits[jg, jp, np.searchsorted(sizes, qn[judge])] & qelig[judge]) != 0]
+            if len(judge):
+                fits = self._fits_table(best, sizes)
+                jg, jp = qg[judge], qeff[judge]
+                cand = judge[(fits[jg, jp, np.searchsorted(sizes, qn[judge])] & qelig[judge]) != 0]
+            else:
+                cand = judge
             if feas is not None:
                 feas[judge] = 0
                 feas[cand] = 1
@@ -195,6 +202,10 @@ class RmsPlacement:
             self._st["prefiltered"] += q.size - len(cand)
         else:
             cand = np.arange(q.size)
+        if len(cand) == 0:
+            return
+        if fits is None:
+            fits = self._fits_table(best, sizes)
         placed: list[int] = []
         victims_all: list = []
         cg, cp, cs, ce = qg[cand], qeff[cand], np.searchsorted(sizes, qn[cand]), qelig[cand]

@@ -316,12 +316,13 @@ def _victims(state: RegionState, cand: np.ndarray, free_total: int, n: int) -> n
 
 def _plan_in(state: RegionState, dc: int, gtype: int, n: int, victims_rows: np.ndarray) -> Plan:
     ms = state.machines_of(dc, gtype)
-    avail = state.free[ms].copy()
+    avail = state.free[ms]
     for r in victims_rows.tolist():
         m, c = state._alloc[r]
         avail[state.local[m]] += c
-    sel, counts = choose_machines(avail, state.rack[ms], n)
-    machines = ms[sel]
+    some = np.flatnonzero(avail > 0)      # choose_machines' own first step, before the racks are read
+    sel, counts = _choose(avail[some], state.rack[ms[some]], n)
+    machines = ms[some[sel]]
     return Plan(dcluster=int(dc), machines=machines, counts=counts,
                 victims=tuple(state._ids[r] for r in victims_rows.tolist()),
                 cost=_cost(state, victims_rows, machines))
