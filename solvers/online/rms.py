@@ -95,8 +95,64 @@ def choose_machines(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.nda
     return _choose(avail, rack, n)
 
 
+SMALL = 48   # at most this many machines with free GPUs: choose in plain Python (the same choice)
+
+
 def _choose(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`choose_machines` on machines that all have some GPU available."""
+    if len(avail) <= SMALL:
+        sel, counts = _choose_small(avail.tolist(), rack.tolist(), n)
+        return np.array(sel, dtype=np.int64), np.array(counts, dtype=avail.dtype)
+    return _choose_arrays(avail, rack, n)
+
+
+def _choose_small(avail: list, rack: list, n: int) -> tuple[list, list]:
+    """:func:`_choose_arrays` on lists, step for step (a busy region has few machines with free GPUs)."""
+    fit = [(a, i) for i, a in enumerate(avail) if a >= n]
+    if fit:
+        return [min(fit)[1]], [n]
+    order = sorted(range(len(avail)), key=lambda i: (rack[i], -avail[i], i))
+    racks: list[list[int]] = []                       # positions of each rack, in order
+    for i in order:
+        if racks and rack[racks[-1][0]] == rack[i]:
+            racks[-1].append(i)
+        else:
+            racks.append([i])
+    tot = [sum(avail[i] for i in ms) for ms in racks]
+    best = None
+    for g, ms in enumerate(racks):
+        if tot[g] < n:
+            continue
+        run, k = 0, 0
+        for i in ms:                                    # machines needed: running sum < n, plus 1
+            if run + avail[i] >= n:
+                break
+            run += avail[i]
+            k += 1
+        key = (k + 1, tot[g], rack[ms[0]])
+        if best is None or key < best[0]:
+            best = (key, g)
+    if best is not None:
+        sel = racks[best[1]][: best[0][0]]
+    else:
+        rack_order = sorted(range(len(racks)), key=lambda g: (-tot[g], rack[racks[g][0]]))
+        run, k = 0, 0
+        while run < n:
+            run += tot[rack_order[k]]
+            k += 1
+        cidx = sorted((i for g in rack_order[:k] for i in racks[g]), key=lambda i: (-avail[i], i))
+        run, k2 = 0, 0
+        while run < n:
+            run += avail[cidx[k2]]
+            k2 += 1
+        sel = cidx[:k2]
+    counts = [avail[i] for i in sel]
+    counts[-1] -= sum(counts) - n
+    return sel, counts
+
+
+def _choose_arrays(avail: np.ndarray, rack: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`choose_machines` on machines that all have some GPU available, by array operations."""
     fits = avail >= n
     if fits.any():
         cand = np.flatnonzero(fits)

@@ -92,3 +92,22 @@ def test_pass_tables_equal_their_recomputation():
     res = simulate(trace, cl, pol)
     assert res.stats["preemptions"] > 20 and seen["usable"] > 100 and seen["fits"] > 100
     assert seen["update"] > 100
+
+
+def test_small_machine_choice_equals_the_array_one():
+    """RMS's machine choice (:func:`solvers.online.rms.choose_machines`) made in plain Python for a
+    few machines equals the array version on random availabilities: one machine, one rack, racks."""
+    from solvers.online.rms import _choose_arrays, _choose_small
+
+    rng = np.random.default_rng(6)
+    kinds = set()
+    for _ in range(3000):
+        m = int(rng.integers(1, 30))
+        avail = rng.integers(1, 9, m)
+        rack = rng.integers(0, int(rng.integers(1, 8)), m)
+        n = int(rng.integers(1, int(avail.sum()) + 1))
+        sel, counts = _choose_arrays(avail, rack, n)
+        s2, c2 = _choose_small(avail.tolist(), rack.tolist(), n)
+        assert sel.tolist() == s2 and counts.tolist() == c2
+        kinds.add("one" if len(s2) == 1 else "rack" if len(set(rack[s2].tolist())) == 1 else "racks")
+    assert kinds == {"one", "rack", "racks"}
