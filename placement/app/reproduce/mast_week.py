@@ -9,7 +9,8 @@ measured from the first to the last submission (:func:`placement.sim.metrics.all
 never over the drain.
 
 Full run: 7 days on ``20x1x8x80x8`` (102,400 GPUs in 20 regions, about 220,000 workloads), one
-seed (18 minutes for MAST on this loaded 2-core machine); ``--quick``: one day on ``5x1x8x20x8`` (6,400 GPUs in 5 regions: regions of 320 GPUs hold a 256-GPU gang badly). Both map the
+seed (18 minutes for MAST on this loaded 2-core machine before issue 37's second speed-up round, not
+re-measured since; the bench's week, default quotas, went from 1,100 s to 453 s); ``--quick``: one day on ``5x1x8x20x8`` (6,400 GPUs in 5 regions: regions of 320 GPUs hold a 256-GPU gang badly). Both map the
 knob that decides the claim, the offered load, on 4 values (1 day on 6,400 GPUs each; two seeds in
 the full run, one with ``--quick``, whose headline is the 1.05x point of the map).
 """
