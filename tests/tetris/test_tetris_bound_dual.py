@@ -76,3 +76,11 @@ def test_bench_certified_section_gaps_are_against_a_valid_bound():
     for k in ("hill_climb", "job_moves", "lns"):
         assert row["bound"] <= row[k] + 1e-9 * row[k]
         assert row[f"{k}_gap"] == pytest.approx((row[k] - row["bound"]) / row["bound"])
+
+
+def test_dense_rows_split_through_partial_sums_keep_the_lp_value():
+    inst = generate_tetris(10, 16, 3, seed=3814)
+    whole = tetris_bound.solve(inst, time_limit=30, dense_row=0)
+    split = tetris_bound.solve(inst, time_limit=30, dense_row=4)
+    assert split.stats["split_rows"] > 0 and split.stats["columns"] > whole.stats["columns"]
+    assert split.bound == pytest.approx(whole.bound, rel=1e-7, abs=1e-7)
