@@ -210,8 +210,8 @@ class BoundModel:
         entries; ``s_i`` boxed by the chunk's smallest and largest value), repeated until no
         row is longer: the same feasible set, projected. The quota, storage, (6) and demand
         rows have one entry per table or job; an interior-point method's normal equations
-        fill in as the square of such a row, which is what made HiGHS's IPM 17 s per
-        iteration at 10,000 tables.
+        fill in as the square of such a row (the suspect for HiGHS's IPM taking 17 s per
+        iteration at 10,000 tables; not shown to be the cause: Tetris page).
         """
         if limit < 3:
             raise InstanceError("dense_row", f"must be 0 or at least 3, got {limit}")
