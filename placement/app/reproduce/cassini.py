@@ -88,9 +88,10 @@ def run(ctx: Context, config: Config | None = None) -> None:
              f"18 busy GPUs. Seeds {ctx.seeds}.")
     ctx.note("Schedulers: Themis as §5.1 runs it (finish-time fairness auctions, 10-minute leases returning "
              "servers to the auction on expiry, rack penalty, and elastic workers: at each auction a job gets 1 to "
-             "its requested GPUs, first its fair share G/N in decreasing finish-time fairness, then the rest, and "
-             "runs w of its g workers at w/g of its rate, linear data-parallel scaling; a returning job may lose "
-             "its servers to a fairer one) and Th+CASSINI (the same, with up to 10 candidates of the same "
+             "its requested GPUs, the fairest fifth of the bidders sharing the GPUs equally and the rest served in "
+             "fairness order, a running job below its ask bidding for more when GPUs are free; it runs w of its g "
+             "workers at w/g of its rate, linear data-parallel scaling; a returning job may lose its servers to a "
+             "fairer one) and Th+CASSINI (the same, with up to 10 candidates of the same "
              "fairness outcome ranked by Algorithm 2 and Algorithm 1 shifts), policies of the simulator's engine "
              "(`themis --option elastic=true`); a fixed-gang Themis (the job's own worker count) as a second "
              "view. Ideal: every job at its profile's iteration.")
@@ -121,7 +122,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
                 f"{fmt_spread(vals(view, exp, 'themis', 'ceiling'), 'x')}")
 
     diff = ("synthetic profiles; fluid link model with the goodput factor, not DCQCN/PFC; elastic Themis by our "
-            "reading of its auction (fair share first), linear scaling in workers; Clos reading of Fig. 10")
+            "reading of its partial-allocation auction, linear scaling in workers; Clos reading of Fig. 10")
     for exp, source, papers in EXPERIMENTS:
         for key, paper, what in (("iter_mean", papers[0], "average"), ("iter_p99", papers[1], "99th percentile")):
             g = gains("main", exp, key)
