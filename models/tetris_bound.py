@@ -56,8 +56,9 @@ bound. Measured at 1,000 x 2,000 x 10 (seed 38001, machine shared): HiGHS's IPM 
 iterations, 27.6 s CPU, dual bound equal to the LP value to 1e-8; 16 iterations
 (time limit): -2.6e8 (useless but valid); PDLP 8,758 / 27,373 iterations: 41,263 /
 59,977 (the LP's value 103,344). At 10,000 x 20,000 x 16 IPM took 17 s CPU per
-iteration (0.3 s at 1,000) and had 20 iterations after 342 s CPU: PDLP is the method
-beyond ``PDLP_MIN_COLUMNS``.
+iteration (0.3 s at 1,000; the same with the dense rows split) and had 20 iterations after
+342 s CPU; PDLP (21,313 iterations in 600 s) reached no positive bound either. Neither
+certifies anything at 10,000 tables within 10 minutes here.
 
 Statuses: ``optimal`` (the relaxation solved: ``bound`` is valid; ``objective``
 is the relaxation's value, not a placement's), ``time_limit`` (``bound`` is the best
@@ -210,8 +211,8 @@ class BoundModel:
         entries; ``s_i`` boxed by the chunk's smallest and largest value), repeated until no
         row is longer: the same feasible set, projected. The quota, storage, (6) and demand
         rows have one entry per table or job; an interior-point method's normal equations
-        fill in as the square of such a row (the suspect for HiGHS's IPM taking 17 s per
-        iteration at 10,000 tables; not shown to be the cause: Tetris page).
+        fill in as the square of such a row. Measured at 10,000 tables: not the cause of
+        HiGHS's IPM taking ~17 s per iteration there (the same with and without; Tetris page).
         """
         if limit < 3:
             raise InstanceError("dense_row", f"must be 0 or at least 3, got {limit}")
