@@ -41,7 +41,7 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["read_document", "parse_document", "write_json", "write_text", "write_bytes", "check_output_path", "check_output_folder", "staged_folder",
+__all__ = ["read_document", "parse_document", "dumps_json", "write_json", "write_text", "write_bytes", "check_output_path", "check_output_folder", "staged_folder",
            "commit", "outputs_committed", "reset_commit",
            "max_input_bytes", "max_yaml_bytes", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS"]
 
@@ -531,5 +531,20 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def write_json(path: str | os.PathLike, obj: Any) -> None:
-    write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+def dumps_json(obj: Any, rows: str | None = None) -> str:
+    """``obj`` as indented JSON; with ``rows``, the top-level list ``obj[rows]`` holds one item per
+    line (a trace's job rows: a 7-day MAST week is 23 MB so, 68 MB with every value on its own line,
+    beyond the 64 MiB input limit). The text parses to the same document either way."""
+    if rows is None or not isinstance(obj, dict) or not isinstance(obj.get(rows), list) or not obj[rows]:
+        return json.dumps(obj, indent=2, sort_keys=False)
+    marker = json.dumps("\u0000rows\u0000")
+    text = json.dumps({**obj, rows: json.loads(marker)}, indent=2, sort_keys=False)
+    if text.count(marker) != 1:   # the marker string is also a value of the document
+        return json.dumps(obj, indent=2, sort_keys=False)
+    body = "[\n" + ",\n".join("    " + json.dumps(item, separators=(",", ":")) for item in obj[rows]) + "\n  ]"
+    return text.replace(marker, body, 1)
+
+
+def write_json(path: str | os.PathLike, obj: Any, rows: str | None = None) -> None:
+    """Write ``obj`` as JSON (atomically, :func:`write_text`); ``rows``: see :func:`dumps_json`."""
+    write_text(path, dumps_json(obj, rows) + "\n")

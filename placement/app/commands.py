@@ -8,13 +8,11 @@ parses its cells with :func:`base_parser` (so it never imports the CLI).
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import sys
 from typing import Any
 
 from ..errors import InstanceError
-from ..io import check_output_path, commit, read_document, write_json
+from ..io import check_output_path, commit, dumps_json, read_document, write_json
 from ..registry import get_problem, problem_of_document, problems
 from .options import key_value, nonnegative_int
 
@@ -73,11 +71,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     doc = spec.instance_to_json(instance)
     if args.output:
         with commit():  # the file lands whole, and from then on the command has succeeded
-            write_json(args.output, doc)
+            write_json(args.output, doc, rows="jobs")
         print(f"wrote {args.output}")
     else:
-        json.dump(doc, sys.stdout, indent=2)
-        print()
+        print(dumps_json(doc, rows="jobs"))
     return 0
 
 

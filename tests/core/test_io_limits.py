@@ -1,14 +1,24 @@
 """Where documents enter (placement/io.py): limits before and while parsing, and the write path."""
 
+import json
 import os
 import stat
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from placement.errors import InstanceError
-from placement.io import MAX_DEPTH, check_output_path, parse_document, read_document, write_text
+from placement.io import (
+    MAX_DEPTH,
+    check_output_path,
+    dumps_json,
+    parse_document,
+    read_document,
+    write_text,
+)
 
 BOMB = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" + "".join(
     f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefg", "bcdefgh", strict=True))
@@ -153,3 +163,23 @@ def test_staged_folder_replaces_sub_folders_of_an_earlier_run(tmp_path):
     assert sorted(p.name for p in (out / "logs").iterdir()) == ["new-run"]
     assert (out / "report.md").read_text() == "new" and (out / "keep.txt").read_text() == "not ours"
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt", "logs", "report.md"]   # nothing left behind
+
+
+_scalars = st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.floats(allow_nan=False, allow_infinity=False) \
+    | st.text(max_size=8)
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                            max_size=4), max_leaves=12)
+
+
+@settings(max_examples=60)
+@given(st.dictionaries(st.text(max_size=6), _values, max_size=4), st.lists(_values, max_size=5))
+def test_json_with_one_row_per_line_parses_to_the_same_document(head, rows):
+    """dumps_json(rows="jobs") (how `placement generate` writes a trace) is the same document as plain
+    JSON, and each non-empty row sits on one line of its own."""
+    doc = {**head, "jobs": rows}
+    text = dumps_json(doc, rows="jobs")
+    assert parse_document(text) == json.loads(json.dumps(doc)) == json.loads(text)
+    if rows and "\u0000rows\u0000" not in json.dumps(doc):
+        lines = [line.removesuffix(",") for line in text.splitlines()]
+        for row in rows:
+            assert "    " + json.dumps(row, separators=(",", ":")) in lines
