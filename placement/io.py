@@ -533,7 +533,7 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 def dumps_json(obj: Any, rows: str | None = None) -> str:
     """``obj`` as indented JSON; with ``rows``, the top-level list ``obj[rows]`` holds one item per
-    line (a trace's job rows: a 7-day MAST week is 23 MB so, 68 MB with every value on its own line,
+    line (a trace's job rows: a 7-day MAST week is 35 MB so, 68 MB with every value on its own line,
     beyond the 64 MiB input limit). The text parses to the same document either way."""
     if rows is None or not isinstance(obj, dict) or not isinstance(obj.get(rows), list) or not obj[rows]:
         return json.dumps(obj, indent=2, sort_keys=False)
