@@ -37,7 +37,18 @@ import numpy as np
 from .cluster import Cluster
 from .log import EventLog, LogRow
 from .perf import DallyPerf, PerfModel
-from .policy import Event, History, Policy, PolicyError, Preempt, Shift, SimView, Start, Timer
+from .policy import (
+    Event,
+    History,
+    Policy,
+    PolicyError,
+    Preempt,
+    Shift,
+    SimView,
+    Start,
+    Timer,
+    worker_rate,
+)
 from .trace import Job, Trace
 
 __all__ = ["simulate", "SimResult", "KIND_ORDER"]
@@ -334,8 +345,7 @@ class _Loop:
         if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
         elastic = len(g) < job.gpus
-        if elastic:   # w of its g workers (an elastic policy): linear data-parallel scaling
-            rate = rate * len(g) / job.gpus
+        rate = worker_rate(rate, len(g), job.gpus)   # w of its g workers (an elastic policy)
         del s.pending[job.id]
         s.free[g] = False
         s.n_free -= len(g)

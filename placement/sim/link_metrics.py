@@ -133,12 +133,15 @@ def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: fl
                 shifted_adj += r * (t1 - t0)
                 shifted_steady += r_steady * (t1 - t0)
                 shifted_min += (t1 - t0) / 60.0
-    return {"total": total, "per_minute": total / (busy / 60.0) if busy else 0.0,
+    def per_min(x: float) -> float:
+        return x / (busy / 60.0) if busy else 0.0
+
+    return {"total": total, "per_minute": per_min(total),
             "per_job_minute": shifted_adj / shifted_min if shifted_min else math.nan,
             "per_job_minute_steady": shifted_steady / shifted_min if shifted_min else math.nan,
-            "realign_total": float(realign), "realign_per_minute": realign / (busy / 60.0) if busy else 0.0,
+            "realign_total": float(realign), "realign_per_minute": per_min(realign),
             "realign_per_job_minute": realign / shifted_min if shifted_min else math.nan,
-            "starts_per_minute": n_starts / (busy / 60.0) if busy else 0.0,
+            "starts_per_minute": per_min(n_starts),
             "jobs_running_mean": jobs_time / busy if busy else 0.0}
 
 

@@ -31,12 +31,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cluster import Cluster
     from .trace import Job
 
-__all__ = ["Policy", "Start", "Preempt", "Timer", "Shift", "Event", "PolicyError", "Running", "History",
+__all__ = ["Policy", "Start", "worker_rate", "Preempt", "Timer", "Shift", "Event", "PolicyError", "Running", "History",
            "SimView"]
 
 
 class PolicyError(RuntimeError):
     """A policy returned a decision that does not fit the simulator's state (a policy bug)."""
+
+
+def worker_rate(rate: float, workers: int, gpus: int) -> float:
+    """A job's progress rate on ``workers`` of its ``gpus`` requested GPUs (an elastic start,
+    :class:`Start`): ``rate * workers / gpus`` below its ask (linear data-parallel scaling),
+    ``rate`` at it."""
+    return rate * workers / gpus if 0 < workers < gpus else rate
 
 
 @dataclass(frozen=True)
@@ -262,6 +269,4 @@ class SimView:
     def rate(self, job: Job, gpus) -> float:
         """The job's progress rate on these GPUs under the simulation's performance model (times
         ``len(gpus) / job.gpus`` on fewer GPUs than it asks for: an elastic start, :class:`Start`)."""
-        r = self._s.perf.rate(job, self._s.cluster.tier(gpus))
-        w = len(gpus)
-        return r * w / job.gpus if 0 < w < job.gpus else r
+        return worker_rate(self._s.perf.rate(job, self._s.cluster.tier(gpus)), len(gpus), job.gpus)

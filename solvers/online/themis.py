@@ -130,9 +130,9 @@ class Themis(Policy):
         left = int(free.sum())
         want: dict[str, int] = {}
         if self.elastic:
-            want = _elastic_split([grow.get(j) or view.job(j).gpus for j in bidders], left, self.fairness)
-            want = {j: k for j, k in zip(bidders, want, strict=True) if k}
-            win = [j for j in bidders if want.get(j, 0) > 0]
+            counts = _elastic_split([grow.get(j) or view.job(j).gpus for j in bidders], left, self.fairness)
+            want = {j: k for j, k in zip(bidders, counts, strict=True) if k}
+            win = [j for j in bidders if j in want]
         else:
             win = []
             for j in bidders:
