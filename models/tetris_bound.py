@@ -534,17 +534,17 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray) -> tuple[float, dict]:
     clipped = int(((y > 0) & ~np.isfinite(lo)).sum() + ((y < 0) & ~np.isfinite(hi)).sum())
     y[(y > 0) & ~np.isfinite(lo)] = 0.0
     y[(y < 0) & ~np.isfinite(hi)] = 0.0
-    row_part = float(np.dot(np.where(y > 0, y, 0.0), np.where(y > 0, lo, 0.0))
-                     + np.dot(np.where(y < 0, y, 0.0), np.where(y < 0, hi, 0.0)))
+    lo_y, hi_y = np.where(y > 0, lo, 0.0), np.where(y < 0, hi, 0.0)
+    row_part = float(np.dot(np.where(y > 0, y, 0.0), lo_y) + np.dot(np.where(y < 0, y, 0.0), hi_y))
     aty = np.zeros(m.n_cols)
     for i, j, v in zip(rows.i, rows.j, rows.v, strict=True):
         aty += np.bincount(j, weights=v * y[i], minlength=m.n_cols)
     r = m.cost - aty
-    col_part = float(np.minimum(r * m.col_lo, r * m.col_hi).sum())
+    col_terms = np.minimum(r * m.col_lo, r * m.col_hi)
+    col_part = float(col_terms.sum())
     value = m.offset + row_part + col_part
     # floating-point error of the sums above: far below this margin
-    scale = m.offset + float(np.abs(np.where(y > 0, y * np.where(y > 0, lo, 0), y * np.where(y < 0, hi, 0))).sum()) \
-        + float(np.abs(np.minimum(r * m.col_lo, r * m.col_hi)).sum())
+    scale = m.offset + float(np.abs(np.where(y > 0, y * lo_y, y * hi_y)).sum()) + float(np.abs(col_terms).sum())
     return value - 1e-9 * scale, {"dual_clipped_rows": clipped, "dual_row_part": row_part, "dual_col_part": col_part}
 
 
@@ -590,7 +590,6 @@ def _highs(m: BoundModel, time_limit: float, mip_gap: float):
     keep = rv != 0.0
     ri, rj, rv = ri[keep], rj[keep], rv[keep]
     rlo, rhi = np.concatenate(rows.lo), np.concatenate(rows.hi)
-    order = np.arange(len(rj))  # np.unique sorted the keys column by column
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = m.n_cols, rows.n
     lp.col_cost_ = m.cost
@@ -599,16 +598,15 @@ def _highs(m: BoundModel, time_limit: float, mip_gap: float):
     lp.row_lower_ = np.where(np.isinf(rlo), -inf, rlo)
     lp.row_upper_ = np.where(np.isinf(rhi), inf, rhi)
     lp.offset_ = m.offset
-    cols = rj[order]
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.searchsorted(cols, np.arange(m.n_cols + 1)).astype(np.int32)
-    lp.a_matrix_.index_ = ri[order].astype(np.int32)
-    lp.a_matrix_.value_ = rv[order]
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise   # np.unique sorted the keys column by column
+    lp.a_matrix_.start_ = np.searchsorted(rj, np.arange(m.n_cols + 1)).astype(np.int32)
+    lp.a_matrix_.index_ = ri.astype(np.int32)
+    lp.a_matrix_.value_ = rv
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = m.n_cols, rows.n
     if m.integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
                            for b in m.integ]
-    del ri, rj, rv, order, cols
+    del ri, rj, rv
     h.passModel(lp)
     return h, int(keep.sum())
 
