@@ -150,9 +150,7 @@ class RmsPlacement:
         ``sizes[s]`` GPUs. A pending row (n, g, p, eligible regions) can be placed iff
         ``fits[g, p, index of n] & eligible`` is not 0: one gather for the whole queue instead of
         a regions x rows comparison."""
-        R = best.shape[0]
-        ge = (best[:, :, :, None] >= sizes).astype(np.int64)
-        return (ge * (np.int64(1) << np.arange(R, dtype=np.int64))[:, None, None, None]).sum(axis=0)
+        return _region_bits(best[:, :, :, None] >= sizes)
 
     @staticmethod
     def _fits_update(fits: np.ndarray, best: np.ndarray, sizes: np.ndarray, r: int) -> np.ndarray:
@@ -169,7 +167,6 @@ class RmsPlacement:
         through it), so the engine's mask is not re-read. Whether a row can be placed is read
         from :meth:`_fits_table` (sizes indexed in the sorted sizes ever queued)."""
         q = self._q
-        R = len(self.states)
         best = self._usable_table()
         qn, qg, qeff, qelig = q.n, q.g, q.eff, q.elig
         sizes = self._sizes
@@ -186,8 +183,7 @@ class RmsPlacement:
                 elif n_grew == 0:
                     judge = np.flatnonzero(feas != 0)
                 else:  # grown[g, p]: bit mask of the regions whose cell (r, g, p) grew
-                    grown = (grew.astype(np.int64) * (np.int64(1) << np.arange(R, dtype=np.int64))[:, None, None]
-                             ).sum(axis=0)
+                    grown = _region_bits(grew)
                     judge = np.flatnonzero((feas != 0) | ((grown[qg, qeff] & qelig) != 0))
             if len(judge):
                 fits = self._fits_table(best, sizes)
@@ -325,3 +321,9 @@ class RmsPlacement:
         out.append(("start", job_id, tuple(gpus.tolist())))
         self._st["starts"] += 1
         return levels
+
+
+def _region_bits(x: np.ndarray) -> np.ndarray:
+    """The bit mask over regions (axis 0) of a boolean array: bit r set where ``x[r, ...]``."""
+    bits = np.int64(1) << np.arange(x.shape[0], dtype=np.int64)
+    return (x.astype(np.int64) * bits.reshape(-1, *[1] * (x.ndim - 1))).sum(axis=0)

@@ -376,9 +376,8 @@ def _plan_in(state: RegionState, dc: int, gtype: int, n: int, victims_rows: np.n
     for r in victims_rows.tolist():
         m, c = state._alloc[r]
         avail[state.local[m]] += c
-    some = np.flatnonzero(avail > 0)      # choose_machines' own first step, before the racks are read
-    sel, counts = _choose(avail[some], state.rack[ms[some]], n)
-    machines = ms[some[sel]]
+    sel, counts = choose_machines(avail, state.rack[ms], n)
+    machines = ms[sel]
     return Plan(dcluster=int(dc), machines=machines, counts=counts,
                 victims=tuple(state._ids[r] for r in victims_rows.tolist()),
                 cost=_cost(state, victims_rows, machines))
