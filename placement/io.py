@@ -531,20 +531,32 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def dumps_json(obj: Any, rows: str | None = None) -> str:
-    """``obj`` as indented JSON; with ``rows``, the top-level list ``obj[rows]`` holds one item per
-    line (a trace's job rows: a 7-day MAST week is 35 MB so, 68 MB with every value on its own line,
-    beyond the 64 MiB input limit). The text parses to the same document either way."""
-    if rows is None or not isinstance(obj, dict) or not isinstance(obj.get(rows), list) or not obj[rows]:
+def dumps_json(obj: Any, rows: str | tuple[str, ...] | None = None) -> str:
+    """``obj`` as indented JSON; with ``rows`` (a key or keys of ``obj``), each top-level list
+    ``obj[key]`` holds one item per line and each top-level object one entry per line (a trace's
+    job rows and its ``table_regions``: a 7-day MAST week is 43 MB so, far more with every value on
+    its own line, beyond the 64 MiB input limit). The text parses to the same document either way."""
+    keys = (rows,) if isinstance(rows, str) else tuple(rows or ())
+    if not isinstance(obj, dict):
         return json.dumps(obj, indent=2, sort_keys=False)
-    marker = json.dumps("\u0000rows\u0000")
-    text = json.dumps({**obj, rows: json.loads(marker)}, indent=2, sort_keys=False)
-    if text.count(marker) != 1:   # the marker string is also a value of the document
+    keys = tuple(k for k in keys if isinstance(obj.get(k), list | dict) and obj[k])
+    if not keys:
         return json.dumps(obj, indent=2, sort_keys=False)
-    body = "[\n" + ",\n".join("    " + json.dumps(item, separators=(",", ":")) for item in obj[rows]) + "\n  ]"
-    return text.replace(marker, body, 1)
+    markers = {k: json.dumps(f"\u0000rows\u0000{i}\u0000") for i, k in enumerate(keys)}
+    text = json.dumps({**obj, **{k: json.loads(m) for k, m in markers.items()}}, indent=2, sort_keys=False)
+    if any(text.count(m) != 1 for m in markers.values()):   # a marker string is also a value of the document
+        return json.dumps(obj, indent=2, sort_keys=False)
+    for k, m in markers.items():
+        v = obj[k]
+        if isinstance(v, list):
+            body = "[\n" + ",\n".join("    " + json.dumps(item, separators=(",", ":")) for item in v) + "\n  ]"
+        else:
+            body = "{\n" + ",\n".join(f"    {json.dumps(key)}: {json.dumps(item, separators=(',', ':'))}"
+                                        for key, item in v.items()) + "\n  }"
+        text = text.replace(m, body, 1)
+    return text
 
 
-def write_json(path: str | os.PathLike, obj: Any, rows: str | None = None) -> None:
+def write_json(path: str | os.PathLike, obj: Any, rows: str | tuple[str, ...] | None = None) -> None:
     """Write ``obj`` as JSON (atomically, :func:`write_text`); ``rows``: see :func:`dumps_json`."""
     write_text(path, dumps_json(obj, rows) + "\n")

@@ -71,10 +71,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     doc = spec.instance_to_json(instance)
     if args.output:
         with commit():  # the file lands whole, and from then on the command has succeeded
-            write_json(args.output, doc, rows="jobs")
+            write_json(args.output, doc, rows=("jobs", "table_regions"))
         print(f"wrote {args.output}")
     else:
-        print(dumps_json(doc, rows="jobs"))
+        print(dumps_json(doc, rows=("jobs", "table_regions")))
     return 0
 
 

@@ -10,10 +10,13 @@ option the user did not give from the provider of its kind:
     (``"multi"`` or ``"node"``) unless ``--option levels=...`` says otherwise. Cached per
     (nodes, levels).
 ``"data-placement"`` (MAST, federated)
-    :func:`tetris_placement` for the cluster: a variant name (``data=replicas`` by default,
-    ``v0``, ``hill_climb``) with ``data_seed``, ``n_tables`` and ``n_data_jobs``;
-    ``data=null`` means no data constraint. Built afresh for every run (replication during a
-    run changes it).
+    ``data=candidate-regions`` (the default when the instance has ``table_regions``, as the
+    traces of ``placement generate trace --kind mast`` do): each table where the instance says,
+    :func:`candidate_placement`; the trace's workloads name their tables. Otherwise
+    :func:`tetris_placement` for the cluster: a variant name (``data=replicas``, the default
+    without ``table_regions``, ``v0``, ``hill_climb``) with ``data_seed``, ``n_tables`` and
+    ``n_data_jobs``; ``data=null`` means no data constraint. Built afresh for every run
+    (replication during a run changes it).
 
 Data placement variants (MAST §3)
 ---------------------------------
@@ -56,10 +59,11 @@ from solvers import replicas as replicas_solver
 from solvers.online.mast import DataPlacement
 from solvers.online.tenants import as_assignment, check_cluster, fit_assignment
 
-__all__ = ["build_policy", "tetris_placement", "philly_assignment", "cluster_supply", "VARIANTS", "PROVIDERS",
-           "check_policy_options"]
+__all__ = ["build_policy", "tetris_placement", "candidate_placement", "default_data", "philly_assignment",
+           "cluster_supply", "VARIANTS", "PROVIDERS", "check_policy_options"]
 
 VARIANTS = ("v0", "hill_climb", "replicas")
+CANDIDATES = "candidate-regions"
 _MISSING = object()
 
 
@@ -145,6 +149,21 @@ def tetris_placement(regions: list[str], gpu_types: list[str], gpus: np.ndarray,
                          jobs_of_type=jobs_of_type, all_jobs=ml, variant=variant, seed=seed, stats=stats)
 
 
+def candidate_placement(cluster, masks: dict[str, int]) -> DataPlacement:
+    """Each table in the regions of its bit mask (``masks``: table -> bit r set for the cluster's
+    region r), no Tetris instance: the data placement of a trace that says where its tables are
+    (the candidate regions of MAST's workloads, Fig. 7: :mod:`placement.sim.meta_week`)."""
+    tables = tuple(sorted(masks))
+    return DataPlacement(regions=tuple(cluster.region_names), gpu_types=tuple(cluster.types), tables=tables,
+                         present=np.array([masks[t] for t in tables], dtype=np.int64), job_tables=[],
+                         jobs_of_type={}, all_jobs=np.zeros(0, dtype=np.int64), variant=CANDIDATES)
+
+
+def default_data(table_regions: bool) -> str:
+    """The data option's default: ``"candidate-regions"`` when the instance has ``table_regions``."""
+    return CANDIDATES if table_regions else "replicas"
+
+
 def cluster_supply(cluster) -> tuple[list[str], list[str], np.ndarray]:
     """Region names, GPU type names (sorted) and GPUs per (region, type) of a simulator cluster."""
     types = list(cluster.types)
@@ -164,17 +183,28 @@ def philly_assignment(n_nodes: int, levels: str = "multi"):
     return fit_assignment(jobs, n_nodes, levels, name="philly.csv")
 
 
-def _vc_assignment(cls, option: str, options: dict[str, Any], cluster) -> dict[str, Any]:
+def _vc_assignment(cls, option: str, options: dict[str, Any], cluster, table_regions=None) -> dict[str, Any]:
     levels = options.pop("levels", getattr(cls, "fit_levels", "multi"))
     if options.get(option) is None:
         options[option] = philly_assignment(check_cluster(cluster), levels)
     return options
 
 
-def _data_placement(cls, option: str, options: dict[str, Any], cluster) -> dict[str, Any]:
-    value = options.get(option, "replicas")
+def _data_placement(cls, option: str, options: dict[str, Any], cluster, table_regions=None) -> dict[str, Any]:
+    value = options.get(option, default_data(table_regions is not None))
     extra = {k: options.pop(k) for k in ("data_seed", "n_tables", "n_data_jobs") if k in options}
-    if isinstance(value, str):
+    if value == CANDIDATES:
+        if table_regions is None:
+            raise InstanceError("data", "candidate-regions needs an instance with table_regions (the traces of "
+                                        "placement generate trace --kind mast have them)")
+        index = {r: i for i, r in enumerate(cluster.region_names)}
+        masks = {}
+        for t, regs in table_regions.items():
+            if any(r not in index for r in regs):
+                raise InstanceError(f"table_regions.{t}"[:200], "names a region the cluster does not have")
+            masks[t] = sum(1 << index[r] for r in set(regs))
+        options[option] = candidate_placement(cluster, masks)
+    elif isinstance(value, str):
         regions, types, supply = cluster_supply(cluster)
         options[option] = tetris_placement(regions, types, supply, variant=value,
                                            n_tables=int(extra.get("n_tables", 200)),
@@ -194,7 +224,7 @@ PROVIDER_OPTIONS: dict[str, dict[str, Any]] = {
                        "n_data_jobs": Annotated[int, Range(1, 100_000)]},   # bounded by its build time
 }
 # What the data option itself takes from the command line: a variant name or null.
-DATA_OPTION = Literal["v0", "hill_climb", "replicas"] | DataPlacement | None
+DATA_OPTION = Literal["candidate-regions", "v0", "hill_climb", "replicas"] | DataPlacement | None
 
 
 def check_policy_options(name: str, options: dict[str, Any], cluster=None) -> dict[str, Any]:
@@ -217,16 +247,17 @@ def check_policy_options(name: str, options: dict[str, Any], cluster=None) -> di
     return out
 
 
-def build_policy(name: str, cluster, **options: Any):
+def build_policy(name: str, cluster, *, table_regions=None, **options: Any):
     """The registered policy ``name`` built with ``options`` (checked first:
     :func:`check_policy_options`), its ``needs`` filled for ``cluster`` by :data:`PROVIDERS`
-    (module doc). A constructor that still refuses the options is an :class:`InstanceError`."""
+    (module doc; ``table_regions``: the instance's, for ``data=candidate-regions``). A
+    constructor that still refuses the options is an :class:`InstanceError`."""
     cls = policy_class(name)
     options = check_policy_options(name, options, cluster)
     for option, kind in getattr(cls, "needs", {}).items():
         if kind not in PROVIDERS:
             raise InstanceError("--policy", f"{name!r} needs data of kind {kind!r}, which nothing provides")
-        options = PROVIDERS[kind](cls, option, options, cluster)
+        options = PROVIDERS[kind](cls, option, options, cluster, table_regions)
     try:
         return cls(**options)
     except InstanceError:

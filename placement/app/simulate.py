@@ -149,8 +149,14 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         jobs = window(base.trace.jobs, **win)
         tr = type(base.trace)(base.trace.name, tuple(jobs), base.trace.provenance)
         cl = _cluster(cluster) if cluster is not None else base.cluster
+        regions = base.table_regions
+        if regions is not None:   # the tables of the jobs kept, on the cluster run (its region names)
+            from ..sim.instance import table_regions_of
+
+            used = {t for j in jobs for t in j.tables}
+            regions = table_regions_of({t: list(r) for t, r in regions.items() if t in used}, cl.region_names)
         inst = SimInstance(tr, cl, perf or base.perf, checkpoint or base.checkpoint_interval,
-                           scan or base.scan_interval)
+                           scan or base.scan_interval, regions)
     else:
         if isinstance(trace, Trace):
             tr = Trace(trace.name, tuple(window(trace.jobs, **win)), trace.provenance)
@@ -238,13 +244,16 @@ def option_json(value: Any) -> Any:
     return {"object": f"{type(value).__module__}.{type(value).__qualname__}"}
 
 
-def resolved_options(policy: str, options: dict[str, Any] | None) -> dict[str, Any]:
+def resolved_options(policy: str, options: dict[str, Any] | None, table_regions: bool = False) -> dict[str, Any]:
     """Every constructor option of the registered ``policy``: the given ones, the defaults of the
-    rest, and the options its data providers take (``needs``), as JSON (:func:`option_json`).
+    rest, and the options its data providers take (``needs``), as JSON (:func:`option_json`); a
+    data option not given is the provider's default (:func:`placement.app.policy_data.default_data`:
+    ``"candidate-regions"`` when the instance has ``table_regions``, else ``"replicas"``).
     A value whose JSON exceeds 200,000 characters is recorded as its class and length."""
     import inspect
 
     from ..sim.policies import policy_class
+    from .policy_data import default_data
 
     cls = policy_class(policy)
     given = dict(options or {})
@@ -254,9 +263,11 @@ def resolved_options(policy: str, options: dict[str, Any] | None) -> dict[str, A
             continue
         out[p.name] = given.pop(p.name) if p.name in given else (
             None if p.default is inspect.Parameter.empty else p.default)
-    for _option, kind in getattr(cls, "needs", {}).items():
+    for option, kind in getattr(cls, "needs", {}).items():
         if kind == "vc-assignment":
             out["levels"] = given.pop("levels", getattr(cls, "fit_levels", "multi"))
+        if kind == "data-placement" and option not in (options or {}):
+            out[option] = default_data(table_regions)
         for k, v in _PROVIDER_DEFAULTS.get(kind, {}).items():
             out[k] = given.pop(k, v)
     out.update(given)  # anything else the caller passed (refused by the checker before a run)
@@ -275,7 +286,8 @@ def provenance(inst, policy: str, options: dict | None, seed: int, command: str 
     (defaults included), the seed, the perf model and intervals, the package version and the
     command line. ``placement simulate --rerun DIR`` reads it back."""
     given = {k: option_json(v) for k, v in (options or {}).items()}
-    return {"policy": policy, "options": given, "resolved_options": resolved_options(policy, options),
+    return {"policy": policy, "options": given,
+            "resolved_options": resolved_options(policy, options, getattr(inst, "table_regions", None) is not None),
             "seed": seed, "perf": inst.perf, "checkpoint_interval": inst.checkpoint_interval,
             "scan_interval": inst.scan_interval, "bin_s": bin_s, "version": package_version(),
             "command": command}
@@ -319,7 +331,7 @@ def folder_checks(instance_path: str, inst, log) -> list[str]:
     if not isinstance(run, dict) or run.get("policy") not in policy_names() or not isinstance(run.get("options"), dict):
         return []
     try:
-        pol = build_policy(run["policy"], inst.cluster, **run["options"])
+        pol = build_policy(run["policy"], inst.cluster, table_regions=inst.table_regions, **run["options"])
     except InstanceError as exc:
         return [f"{path}: the recorded options do not build policy {run['policy']!r} ({exc})"]
     out: list[str] = []
@@ -346,7 +358,7 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     if isinstance(policy, str):
         if record is not None:
             record.update(provenance(inst, policy, options, seed, command=record.get("command")))
-        pol = build_policy(policy, inst.cluster, **(options or {}))
+        pol = build_policy(policy, inst.cluster, table_regions=inst.table_regions, **(options or {}))
     else:  # a policy object built by a Python caller: its class is what can be recorded
         if options:
             raise InstanceError("options", "apply to a policy given by name; this one is already built")

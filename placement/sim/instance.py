@@ -8,6 +8,7 @@ registers them as the ``trace`` family (:mod:`placement.app.families.trace`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from .perf import DallyPerf, IdealPerf, PerfModel
 from .trace import CSV_V1_COLUMNS, MAX_PROVENANCE, Job, Trace, trace_name
 
 __all__ = ["SimInstance", "load_instance", "instance_to_json", "load_solution", "solution_to_json",
-           "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS"]
+           "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS", "table_regions_of"]
 
 PERF_MODELS = ("dally", "dally-machine", "ideal")
 MAX_JOBS = 2_000_000
@@ -40,13 +41,17 @@ def make_perf(name: str) -> PerfModel:
 
 @dataclass(frozen=True)
 class SimInstance:
-    """A simulation input: trace, cluster, performance model name, checkpoint and scan intervals."""
+    """A simulation input: trace, cluster, performance model name, checkpoint and scan intervals,
+    and optionally where each data table is (``table_regions``: table name -> the regions that
+    hold it, by name; the generated MAST traces carry each workload's candidate regions, Fig. 7,
+    and ``placement simulate`` gives them to MAST as its data placement, ``data=candidate-regions``)."""
 
     trace: Trace
     cluster: Cluster
     perf: str = "dally"
     checkpoint_interval: float | None = None
     scan_interval: float | None = None
+    table_regions: Mapping[str, tuple[str, ...]] | None = None
 
     @property
     def name(self) -> str:
@@ -66,7 +71,7 @@ def _opt_pos(doc: dict, key: str) -> float | None:
 def load_instance(doc: Any) -> SimInstance:
     """Validate a ``"problem": "trace"`` document (every job row, the cluster spec)."""
     allowed = {"problem", "name", "provenance", "columns", "jobs", "cluster", "perf",
-               "checkpoint_interval", "scan_interval"}
+               "checkpoint_interval", "scan_interval", "table_regions"}
     doc = validate.known_keys(validate.obj(doc, "document"), allowed, "")
     if doc.get("problem", "trace") != "trace":
         raise InstanceError("problem", "must be 'trace'")
@@ -106,7 +111,31 @@ def load_instance(doc: Any) -> SimInstance:
     scan = _opt_pos(doc, "scan_interval")
     if scan is not None and scan < 1.0:
         raise InstanceError("scan_interval", "must be at least 1 s (a scan runs the policy over the whole queue)")
-    return SimInstance(trace, cluster, perf, _opt_pos(doc, "checkpoint_interval"), scan)
+    return SimInstance(trace, cluster, perf, _opt_pos(doc, "checkpoint_interval"), scan,
+                       table_regions_of(doc.get("table_regions"), cluster.region_names))
+
+
+def table_regions_of(value: Any, regions, where: str = "table_regions") -> dict[str, tuple[str, ...]] | None:
+    """A ``table_regions`` value checked: null, or an object of at most :data:`MAX_JOBS` tables,
+    each a non-empty list of distinct region names of the cluster (``regions``)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) > MAX_JOBS:
+        raise InstanceError(where, f"must be an object of at most {MAX_JOBS:,} tables, each a list of region names")
+    known = set(regions)
+    out: dict[str, tuple[str, ...]] = {}
+    for table, regs in value.items():
+        w = f"{where}.{table}"[:200]
+        validate.name(table, w)
+        if not isinstance(regs, list) or not regs or len(regs) > len(known):
+            raise InstanceError(w, f"must be a non-empty list of at most {len(known)} region names of the cluster")
+        for r in regs:
+            if not isinstance(r, str) or r not in known:
+                raise InstanceError(w, f"{str(r)[:60]!r} is not a region of the cluster")
+        if len(set(regs)) != len(regs):
+            raise InstanceError(w, "names a region twice")
+        out[table] = tuple(regs)
+    return out
 
 
 def instance_to_json(inst: SimInstance) -> dict:
@@ -115,7 +144,9 @@ def instance_to_json(inst: SimInstance) -> dict:
             "jobs": [[j.id, j.submit, j.gpus, j.duration, j.tenant, j.priority, j.gpu_type,
                       j.model, list(j.tables), sorted(j.synthetic)] for j in inst.trace.jobs],
             "cluster": cluster_to_doc(inst.cluster), "perf": inst.perf,
-            "checkpoint_interval": inst.checkpoint_interval, "scan_interval": inst.scan_interval}
+            "checkpoint_interval": inst.checkpoint_interval, "scan_interval": inst.scan_interval,
+            **({} if inst.table_regions is None else
+               {"table_regions": {t: list(r) for t, r in inst.table_regions.items()}})}
 
 
 LOG_KEYS = ["time", "event", "job", "gpus", "work_done", "extra"]

@@ -172,14 +172,18 @@ _values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.
 
 
 @settings(max_examples=60)
-@given(st.dictionaries(st.text(max_size=6), _values, max_size=4), st.lists(_values, max_size=5))
-def test_json_with_one_row_per_line_parses_to_the_same_document(head, rows):
-    """dumps_json(rows="jobs") (how `placement generate` writes a trace) is the same document as plain
-    JSON, and each non-empty row sits on one line of its own."""
-    doc = {**head, "jobs": rows}
-    text = dumps_json(doc, rows="jobs")
+@given(st.dictionaries(st.text(max_size=6), _values, max_size=4), st.lists(_values, max_size=5),
+       st.dictionaries(st.text(max_size=6), _values, max_size=5))
+def test_json_with_one_row_per_line_parses_to_the_same_document(head, rows, mapping):
+    """dumps_json(rows=("jobs", "table_regions")) (how `placement generate` writes a trace) is the
+    same document as plain JSON; each non-empty row of the list and each entry of the object sits
+    on one line of its own."""
+    doc = {**head, "jobs": rows, "table_regions": mapping}
+    text = dumps_json(doc, rows=("jobs", "table_regions"))
     assert parse_document(text) == json.loads(json.dumps(doc)) == json.loads(text)
-    if rows and "\u0000rows\u0000" not in json.dumps(doc):
+    if r"\u0000rows\u0000" not in json.dumps(doc):
         lines = [line.removesuffix(",") for line in text.splitlines()]
         for row in rows:
             assert "    " + json.dumps(row, separators=(",", ":")) in lines
+        for k, v in mapping.items():
+            assert f"    {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" in lines

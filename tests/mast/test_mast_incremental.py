@@ -4,8 +4,7 @@ the pass reads, and the fits table the pass places by."""
 
 import numpy as np
 
-from placement.app.policy_data import build_policy
-from placement.app.reproduce.mast import data_of
+from placement.app.policy_data import build_policy, candidate_placement
 from placement.app.shipped import cluster_arg
 from placement.sim.engine import simulate
 from placement.sim.meta_week import DAY, meta_week
@@ -60,7 +59,7 @@ def test_pass_tables_equal_their_recomputation():
     cl = cluster_arg("4x1x2x8x8")
     trace, masks = meta_week((128,) * 4, days=0.6, per_day=700, load=1.3, tenants=6, seed=11)
     trace = type(trace)(trace.name, tuple(j for j in trace.jobs if j.duration < DAY), trace.provenance)
-    pol = build_policy("mast", cl, data=data_of(cl, masks))
+    pol = build_policy("mast", cl, data=candidate_placement(cl, masks))
     seen = {"usable": 0, "fits": 0}
     usable, fits_table = pol._region_usable, pol._fits_table
 

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from placement.app.cli import main
-from placement.app.policy_data import build_policy
-from placement.app.reproduce.mast import data_of
+from placement.app.policy_data import build_policy, candidate_placement
 from placement.app.shipped import cluster_arg
 from placement.sim.engine import simulate
 from placement.sim.meta_trace import GANG_PROBS, GANG_SIZES, WARMUP_PREFIX
@@ -104,8 +103,8 @@ def test_fast_pass_places_as_the_loop(policy, opts):
     trace, masks = meta_week((128,) * 4, days=0.6, per_day=700, load=1.3, tenants=6, seed=11)
     # without the month-long tail, whose drain only re-arms GMS-scans
     trace = type(trace)(trace.name, tuple(j for j in trace.jobs if j.duration < DAY), trace.provenance)
-    fast = simulate(trace, cl, build_policy(policy, cl, data=data_of(cl, masks), **opts))
-    loop_policy = build_policy(policy, cl, data=data_of(cl, masks), **opts)
+    fast = simulate(trace, cl, build_policy(policy, cl, data=candidate_placement(cl, masks), **opts))
+    loop_policy = build_policy(policy, cl, data=candidate_placement(cl, masks), **opts)
     loop_policy._fast_pass = loop_policy._loop_pass
     loop = simulate(trace, cl, loop_policy)
     assert fast.log.to_csv() == loop.log.to_csv()
@@ -150,3 +149,42 @@ def test_record_queue_matches_the_base_queue():
         for f in (*GmsQueue.FIELDS, "seq"):
             assert np.array_equal(getattr(a, f), getattr(b, f)), (step, f)
 
+
+
+def test_cli_trace_carries_candidate_regions(tmp_path, capsys):
+    """`placement generate trace --kind mast` writes each workload's candidate regions
+    (``table_regions``), and `placement simulate` of the file gives MAST the data placement the
+    bench builds from the generator's masks: the same log, the default recorded as
+    ``candidate-regions``. Bad region names and a ``data=candidate-regions`` without them are
+    one-line errors that write nothing."""
+    from placement.sim.instance import load_instance, make_perf
+    from placement.sim.log import read_log
+
+    cl = cluster_arg("4x1x2x8x8")
+    path = tmp_path / "w.json"
+    assert main(["generate", "trace", "--kind", "mast", "--cluster", "4x1x2x8x8", "--days", "0.05", "--seed", "3",
+                 "--tenants", "6", "-o", str(path)]) == 0
+    doc = json.loads(path.read_text())
+    trace, masks = meta_week((128,) * 4, days=0.05, tenants=6, seed=3)
+    assert {t: sum(1 << int(r[1:]) for r in regs) for t, regs in doc["table_regions"].items()} == masks
+    inst = load_instance(doc)
+    assert inst.trace.jobs == trace.jobs
+    out = tmp_path / "run"
+    assert main(["simulate", str(path), "--policy", "mast", "-o", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["replay_ok"] and summary["run"]["resolved_options"]["data"] == "candidate-regions"
+    want = simulate(trace, cl, build_policy("mast", cl, data=candidate_placement(cl, masks)),
+                    perf=make_perf(inst.perf))
+    assert read_log(out / "log.csv").to_csv() == want.log.to_csv()
+    assert json.loads((out / "instance.json").read_text())["table_regions"] == doc["table_regions"]
+    bad = dict(doc, table_regions={**doc["table_regions"], next(iter(masks)): ["r0", "nowhere"]})
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    plain = {k: v for k, v in doc.items() if k != "table_regions"}
+    (tmp_path / "plain.json").write_text(json.dumps(plain))
+    capsys.readouterr()
+    assert main(["simulate", str(tmp_path / "bad.json"), "--policy", "mast", "-o", str(tmp_path / "b")]) == 2
+    assert main(["simulate", str(tmp_path / "plain.json"), "--policy", "mast", "--option", "data=candidate-regions",
+                 "-o", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "table_regions." in err[0] and "nowhere" in err[0] and "data" in err[1]
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()

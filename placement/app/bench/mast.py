@@ -430,8 +430,7 @@ def mast_week_run(days: float = 7.0, cluster_text: str = "20x1x8x80x8", seed: in
     from ...sim.meta_week import meta_week
     from ...sim.metrics import allocation_rate
     from ...sim.replay import replay_check
-    from ..policy_data import build_policy
-    from ..reproduce.mast import data_of
+    from ..policy_data import build_policy, candidate_placement
     from ..shipped import cluster_arg
 
     cluster = cluster_arg(cluster_text)
@@ -442,7 +441,7 @@ def mast_week_run(days: float = 7.0, cluster_text: str = "20x1x8x80x8", seed: in
     out: dict = {"jobs": len(trace.jobs), "gpus": cluster.n_gpus, "regions": len(sizes), "days": days,
                  "generate_s": time.perf_counter() - t0}
     for name in policies:
-        pol = build_policy(name, cluster, **({"data": data_of(cluster, masks)} if name in ("mast", "federated") else {}))
+        pol = build_policy(name, cluster, **({"data": candidate_placement(cluster, masks)} if name in ("mast", "federated") else {}))
         timing = {"scan": [], "plain": [], "preempt": []}
         if name == "mast":
             scan, auction = pol._gms_scan, pol._auction

@@ -93,8 +93,13 @@ def _week(args: argparse.Namespace, sizes: tuple[int, ...]):
         raise InstanceError("--days", f"gives about {expected:,.0f} workloads on this cluster; at most "
                                       f"{MAX_TRACE_ROWS:,}")
     generated_size([("--days", expected * BYTES_PER_JOB)], "the trace")
-    trace, _masks = meta_week(sizes, days=args.days, tenants=args.tenants, seed=args.seed)
-    return trace
+    return meta_week(sizes, days=args.days, tenants=args.tenants, seed=args.seed)
+
+
+def _named(cluster, masks: dict[str, int]) -> dict[str, tuple[str, ...]]:
+    """Table -> region bit mask as table -> region names of the cluster (the file's ``table_regions``)."""
+    names = cluster.region_names
+    return {t: tuple(names[r] for r in range(len(names)) if m >> r & 1) for t, m in masks.items()}
 
 
 def _generate(args: argparse.Namespace) -> SimInstance:
@@ -127,9 +132,10 @@ def _generate(args: argparse.Namespace) -> SimInstance:
 
         sizes = tuple(int((cluster.region == r).sum()) for r in range(len(cluster.region_names)))
         if args.days is not None:
-            return SimInstance(_week(args, sizes), cluster, args.perf)
-        trace, _masks = meta_trace(sizes, tenants=args.tenants, seed=args.seed)
-        return SimInstance(trace, cluster, args.perf)
+            trace, masks = _week(args, sizes)
+        else:
+            trace, masks = meta_trace(sizes, tenants=args.tenants, seed=args.seed)
+        return SimInstance(trace, cluster, args.perf, table_regions=_named(cluster, masks))
     if dally:
         from placement.app.bench.dally import dally_trace
 

@@ -61,7 +61,7 @@ from . import Context, Reproduction
 from .context import fmt_spread
 
 __all__ = ["REPRODUCTION", "Config", "FULL", "QUICK", "run", "POLICIES", "RUNS", "GUARANTEED", "LOWEST",
-           "cluster_of", "quotas_of", "data_of", "run_options", "measure", "preemptible_share"]
+           "cluster_of", "quotas_of", "run_options", "measure", "preemptible_share"]
 
 H = 3600.0
 POLICIES = ("mast", "federated")
@@ -129,16 +129,6 @@ def quotas_of(trace, n_gpus: int) -> dict[tuple[str, int], int]:
     return {h: int(n_gpus * v / tot) for h, v in d.items()}
 
 
-def data_of(cluster, masks: dict[str, int]):
-    """The data placement both policies receive: each job's table in its candidate regions."""
-    from solvers.online.mast_data import DataPlacement
-
-    tables = tuple(sorted(masks))
-    return DataPlacement(regions=tuple(cluster.region_names), gpu_types=tuple(cluster.types), tables=tables,
-                         present=np.array([masks[t] for t in tables], dtype=np.int64), job_tables=[],
-                         jobs_of_type={}, all_jobs=np.zeros(0, dtype=np.int64), variant="candidate-regions")
-
-
 def run(ctx: Context, config: Config | None = None) -> None:
     from placement.sim.slo import Overhead
 
@@ -188,6 +178,7 @@ def _peak_runs(ctx: Context, cfg: Config, cluster, over, worst: float, low: floa
                runs) -> dict[str, dict[str, Any]]:
     """One peak workload (worst region at ``worst``, low-priority capacity ``low``), every run of
     ``runs`` on it, measured from its log (:func:`measure`)."""
+    from placement.app.policy_data import candidate_placement
     from placement.sim.instance import SimInstance
     from placement.sim.meta_trace import high_priority_ratio, peak_quotas, peak_trace
 
@@ -203,7 +194,7 @@ def _peak_runs(ctx: Context, cfg: Config, cluster, over, worst: float, low: floa
         name = f"peak-w{worst:g}-l{low:g}-s{seed}-{pol}"
         policy, extra = run_options(pol)
         res, _rows, summ = ctx.simulate(inst, policy, seed, name,
-                                        options={"data": data_of(cluster, masks), "quotas": dict(quotas), **extra})
+                                        options={"data": candidate_placement(cluster, masks), "quotas": dict(quotas), **extra})
         m = measure(trace, res.log, quotas, cfg, over)
         m["ratio"], m["preemptible"] = [float(x) for x in ratio], [float(x) for x in pre]
         out[pol] = m
@@ -296,6 +287,7 @@ def _worst_at_limit(ev, limit_s: float, keep, cfg: Config) -> dict[str, float | 
 def _sweep(ctx: Context, cfg: Config) -> dict[tuple[float, float, int, str], dict[str, Any]]:
     """The region-imbalance sweep: (backlog, protected, seed, policy) -> within-quota level-0
     events and violations in the window (module docstring)."""
+    from placement.app.policy_data import candidate_placement
     from placement.sim.instance import SimInstance
     from placement.sim.meta_trace import imbalance_trace
     from placement.sim.slo import scheduling_events
@@ -312,7 +304,7 @@ def _sweep(ctx: Context, cfg: Config) -> dict[tuple[float, float, int, str], dic
                 for pol in POLICIES:
                     name = f"sweep-b{b:g}-p{p:g}-s{seed}-{pol}"
                     res, _rows, _summ = ctx.simulate(inst, pol, seed, name,
-                                                     options={"data": data_of(cluster, masks), "quotas": dict(quotas)})
+                                                     options={"data": candidate_placement(cluster, masks), "quotas": dict(quotas)})
                     ev = [e for e in scheduling_events(trace, res.log, quotas)
                           if 0 < e.begin < cfg.sweep_hours * H and e.within_quota and e.priority == 0]
                     r = {"events": len(ev), "violations": sum(e.violated for e in ev)}

@@ -32,14 +32,15 @@ def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: fl
     from placement.sim.instance import SimInstance
     from placement.sim.meta_week import DEFAULT_LOAD, meta_week
 
-    from .mast import data_of, quotas_of
+    from ..policy_data import candidate_placement
+    from .mast import quotas_of
 
     cluster = cluster_arg(cluster_text)
     sizes = tuple(int((cluster.region == r).sum()) for r in range(len(cluster.region_names)))
     trace, masks = meta_week(sizes, days=days, load=DEFAULT_LOAD if load is None else load, tenants=40, seed=seed)
     inst = SimInstance(trace, cluster, perf="ideal")
     res, _rows, summ = ctx.simulate(inst, "mast", seed, name,
-                                    options={"data": data_of(cluster, masks), "quotas": quotas_of(trace, cluster.n_gpus)})
+                                    options={"data": candidate_placement(cluster, masks), "quotas": quotas_of(trace, cluster.n_gpus)})
     return {"allocation_rate": summ.get("allocation_rate"), "jobs": len(trace.jobs), "gpus": cluster.n_gpus,
             "wall_s": res.stats.get("wall_s"), "preemptions": summ.get("preemptions")}
 
