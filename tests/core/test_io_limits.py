@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from placement.errors import InstanceError
 from placement.io import (
     MAX_DEPTH,
+    MAX_NODES,
     check_output_path,
     dumps_json,
     parse_document,
@@ -40,6 +41,17 @@ BOMB = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n" + "".join(
 def test_hostile_documents_are_one_error(text, yaml_file, expect):
     with pytest.raises(InstanceError, match=expect):
         parse_document(text, "f", yaml_file=yaml_file)
+
+
+def test_value_limit_is_yamls_alone():
+    """The 5,000,000-value limit guards against YAML alias bombs; JSON has no aliases, so a JSON
+    document is bounded by its size only (a 7-day MAST week holds 5.2 million values)."""
+    text = "[" + "0," * MAX_NODES + "0]"
+    assert len(parse_document(text, "f")) == MAX_NODES + 1
+    with pytest.raises(InstanceError, match="more than 10 values"):
+        parse_document("[" + "0," * 10 + "0]", "f", max_nodes=10)
+    with pytest.raises(InstanceError, match="YAML aliases expanded"):
+        parse_document("- 0\n" * 11, "f", yaml_file=True, max_nodes=10)
 
 
 def test_depth_limit_is_exact():
