@@ -45,6 +45,20 @@ def _rates(jobs, phase: list[int], comm: tuple[int, ...], inc: np.ndarray, caps:
     return dict(zip(comm, max_min_rates(sub, eff, dem).tolist(), strict=True))
 
 
+def _step_rates(jobs, phase: list[int], begun: list[bool], alloc: dict, inc: np.ndarray, caps: np.ndarray,
+                loss: float, shared_goodput: float) -> dict[int, float]:
+    """The rates of the jobs communicating in this step (begun, in a phase with bytes, on links):
+    :func:`_rates`, computed once per set of flows and phases (``alloc`` keeps them)."""
+    comm = tuple(f for f, (p, ls, _) in enumerate(jobs) if begun[f] and p.phases[phase[f]][1] > 0 and ls)
+    if not comm:
+        return {}
+    key = tuple(phase[f] for f in comm) + comm
+    rate = alloc.get(key)
+    if rate is None:
+        rate = alloc[key] = _rates(jobs, phase, comm, inc, caps, loss, shared_goodput)
+    return rate
+
+
 def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]], capacity: dict[str, float],
                             horizon: float, loss: float = 0.0, dt: float = 0.05,
                             shared_goodput: float = 1.0) -> list[np.ndarray]:
@@ -67,13 +81,7 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
                 begun[f] = True
                 d, b = p.phases[0]
                 left[f] = d * b if (b > 0 and ls) else d
-        comm = tuple(f for f, (p, ls, _) in enumerate(jobs) if begun[f] and p.phases[phase[f]][1] > 0 and ls)
-        rate = {}
-        if comm:
-            key = tuple(phase[f] for f in comm) + comm
-            rate = alloc.get(key)
-            if rate is None:   # the allocation of this set of flows and phases, once
-                rate = alloc[key] = _rates(jobs, phase, comm, inc, caps, loss, shared_goodput)
+        rate = _step_rates(jobs, phase, begun, alloc, inc, caps, loss, shared_goodput)
         # Steps until the next step in which something changes (a job begins, a phase ends):
         # the steps in between drain every phase at the same rate, so they are taken at once.
         k = steps - i
@@ -148,13 +156,7 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
             if not begun[f] and t >= s - eps:
                 begun[f], phase[f] = True, 0
                 left[f] = work(f)
-        comm = tuple(f for f, (p, ls, _) in enumerate(jobs) if begun[f] and p.phases[phase[f]][1] > 0 and ls)
-        rate: dict[int, float] = {}
-        if comm:
-            key = tuple(phase[f] for f in comm) + comm
-            rate = alloc.get(key)
-            if rate is None:   # the allocation of this set of flows and phases, once
-                rate = alloc[key] = _rates(jobs, phase, comm, inc, caps, loss, shared_goodput)
+        rate = _step_rates(jobs, phase, begun, alloc, inc, caps, loss, shared_goodput)
         speed = [rate.get(f, 1.0) for f in range(n)]
         h = horizon - t
         for f, (_, _, s) in enumerate(jobs):
