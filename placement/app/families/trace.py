@@ -56,7 +56,8 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
                         "sampled by seed, all at time 0 or Poisson arrivals; mast: a Meta-like workload "
                         "from MAST's published distributions on the cluster's regions (a 98%% warm-up, then "
                         "8 h at 1.5x supply; --jobs and --jobs-per-hour do not apply; each job's table "
-                        "stands for its candidate regions); cassini: CASSINI's Poisson trace (§5.1) on its "
+                        "stands for its candidate regions, written as table_regions, which simulate gives "
+                        "MAST as its data); cassini: CASSINI's Poisson trace (§5.1) on its "
                         "24-GPU testbed (--cluster cassini-testbed-clos, the 48-link Clos, unless given): "
                         "all 13 models of the catalogue, 200-1,000 iterations, 1-12 workers, load 1 for 1 h "
                         "(--jobs and --jobs-per-hour do not apply) (default poisson)")
