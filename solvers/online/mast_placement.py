@@ -170,7 +170,7 @@ class RmsPlacement:
         best = self._usable_table()
         qn, qg, qeff, qelig = q.n, q.g, q.eff, q.elig
         sizes = self._sizes
-        fits = None
+        fits = cs = None
         if q.size > self.prefilter_min:
             feas, snap = getattr(q, "feas", None), getattr(self, "_usable_snap", None)
             if feas is None or snap is None or snap.shape != best.shape:
@@ -187,8 +187,9 @@ class RmsPlacement:
                     judge = np.flatnonzero((feas != 0) | ((grown[qg, qeff] & qelig) != 0))
             if len(judge):
                 fits = self._fits_table(best, sizes)
-                jg, jp = qg[judge], qeff[judge]
-                cand = judge[(fits[jg, jp, np.searchsorted(sizes, qn[judge])] & qelig[judge]) != 0]
+                sj = np.searchsorted(sizes, qn[judge])
+                keep = (fits[qg[judge], qeff[judge], sj] & qelig[judge]) != 0
+                cand, cs = judge[keep], sj[keep]
             else:
                 cand = judge
             if feas is not None:
@@ -204,7 +205,9 @@ class RmsPlacement:
             fits = self._fits_table(best, sizes)
         placed: list[int] = []
         victims_all: list = []
-        cg, cp, cs, ce = qg[cand], qeff[cand], np.searchsorted(sizes, qn[cand]), qelig[cand]
+        cg, cp, ce = qg[cand], qeff[cand], qelig[cand]
+        if cs is None:
+            cs = np.searchsorted(sizes, qn[cand])
         at = 0
         while at < len(cand):
             ok = (fits[cg[at:], cp[at:], cs[at:]] & ce[at:]) != 0    # an eligible region can host it
@@ -237,7 +240,7 @@ class RmsPlacement:
             if len(st.free):
                 gs = self.region_gpus[r]
                 st.free[:] = np.bincount(self.gpu_unit[gs], weights=free[gs], minlength=len(st.free))
-                st.refresh_totals()
+                st.refresh_totals(held=False)
 
     def _candidates(self) -> np.ndarray:
         """Queue positions worth trying: all, or those the pre-filter (:meth:`_usable_best`) keeps."""
@@ -250,6 +253,11 @@ class RmsPlacement:
         cand = np.flatnonzero(np.where(bits == 1, vals, -1).max(axis=0) >= q.n)
         self._st["prefiltered"] += q.size - len(cand)
         return cand
+
+    def _type_free(self, r: int, g: int) -> int:
+        """Free GPUs of type ``g`` in region ``r`` (the region's kept totals, ``RegionState.dt_free``)."""
+        dt = self.states[r].dt_free
+        return int(dt[:, g].sum()) if g < dt.shape[1] else 0
 
     def _auction(self, n: int, g: int, p: int, mask: int, best: np.ndarray | None = None):
         """RMS plans in every region of ``mask`` (:func:`solvers.online.rms.plan_region`) and the
@@ -277,15 +285,14 @@ class RmsPlacement:
                 free_of = {r: self.states[r].free[self.states[r].gpu_type == g] for r in regions}
                 single = [r for r in regions if (free_of[r] >= n).any()]
                 if single:
-                    regions = [min(single, key=lambda r: (-int(free_of[r].sum()), r))]
+                    regions = [min(single, key=lambda r: (-self._type_free(r, g), r))]
         for r in regions:
             plan = plan_region(self.states[r], n, g, p, self.preempt)
             self._st["rms_calls"] += 1
             if plan is not None:
                 offers[r] = (plan.cost, plan)
         self._st["rms_time_s"] += time.perf_counter() - t0
-        win = auction(offers, {r: -int(self.states[r].free[self.states[r].gpu_type == g].sum())
-                               for r in offers} if len(offers) > 1 else None)
+        win = auction(offers, {r: -self._type_free(r, g) for r in offers} if len(offers) > 1 else None)
         if win is not None:
             self._st["auctions_multi_region"] += len(offers) > 1
         return win

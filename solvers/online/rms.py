@@ -234,14 +234,17 @@ class RegionState:
         self.version = 0      # bumped by add_job / remove_job (callers cache per-region summaries by it)
         self.refresh_totals()
 
-    def refresh_totals(self) -> None:
-        """Recompute :attr:`dt_free` (free GPUs per (dynamic cluster, type)) and :attr:`dt_held`
-        (GPUs held per (dynamic cluster, type, priority level)) from scratch; ``add_job`` and
-        ``remove_job`` keep both up to date, a caller that writes ``free`` directly calls this."""
+    def refresh_totals(self, held: bool = True) -> None:
+        """Recompute :attr:`dt_free` (free GPUs per (dynamic cluster, type)) and, with ``held``,
+        :attr:`dt_held` (GPUs held per (dynamic cluster, type, priority level)) from scratch;
+        ``add_job`` and ``remove_job`` keep both up to date, a caller that writes ``free``
+        directly calls this (``held=False``: the running jobs did not change)."""
         D = max(self.n_dclusters, int(self.dcluster.max()) + 1 if len(self.dcluster) else 0)
         T = int(self.gpu_type.max()) + 1 if len(self.gpu_type) else 0
         self.dt_free = np.zeros((D, T), dtype=np.int64)
         np.add.at(self.dt_free, (self.dcluster, self.gpu_type), self.free)
+        if not held:
+            return
         m = len(self._ids)
         P = int(self._prio[:m].max()) + 1 if m else 1
         self._held_ok = not m or int(self._prio[:m].min()) >= 0
