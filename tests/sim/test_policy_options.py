@@ -25,7 +25,7 @@ BAD = [
     ("mast", "prefilter_min=abc", "--option prefilter_min: must be int"),
     ("mast", 'quotas={"t0": -5}', "--option quotas.t0: must be int >= 0"),
     ("mast", "perf=1", "'perf' is not a parameter of policy 'mast'"),
-    ("mast", "data=bogus", "--option data: must be one of ['v0', 'hill_climb', 'replicas'] or null"),
+    ("mast", "data=bogus", "--option data: must be one of ['candidate-regions', 'v0', 'hill_climb', 'replicas'] or null"),
     ("mast", "data=1", "--option data: must be one of"),
     ("mast", "data_seed=-1", "--option data_seed: must be int >= 0"),
     ("mast", "n_tables=-1", "--option n_tables: must be int >= 1"),
