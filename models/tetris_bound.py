@@ -77,7 +77,7 @@ from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, sigmoid
 
-__all__ = ["build", "solve", "dual_bound", "REL_SAFETY", "SATURATION_LEVEL"]
+__all__ = ["build", "solve", "dual_bound", "farkas_value", "REL_SAFETY", "SATURATION_LEVEL"]
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 in double precision (as models/tetris.py)
 REL_SAFETY = 1e-6
@@ -513,7 +513,8 @@ class BoundModel:
         return bad, n_val[bad]
 
 
-def dual_bound(m: BoundModel, row_dual: np.ndarray) -> tuple[float, dict]:
+def dual_bound(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None = None,
+               col_hi: np.ndarray | None = None) -> tuple[float, dict]:
     """The Lagrangian value of the relaxation at the row multipliers ``row_dual``: a valid lower bound for *any* vector.
 
     For ``min c'x + offset`` s.t. ``lo <= A x <= hi`` and ``l <= x <= u`` (every column of
@@ -523,6 +524,8 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray) -> tuple[float, dict]:
     numpy from the model's own matrix (every row, lazy tangents included, in HiGHS's order),
     so the number does not rest on the solver's feasibility tolerances: an interior-point or
     PDLP iterate stopped by the time limit still gives a valid bound, only a weaker one.
+    ``col_lo`` / ``col_hi`` replace the model's column bounds (a branch-and-bound node's
+    fixings, :mod:`models.tetris_bound_branch`): the bound is then that node's.
     Returns the bound and its parts (``stats``).
     """
     rows = m.rows
@@ -540,12 +543,43 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray) -> tuple[float, dict]:
     for i, j, v in zip(rows.i, rows.j, rows.v, strict=True):
         aty += np.bincount(j, weights=v * y[i], minlength=m.n_cols)
     r = m.cost - aty
-    col_terms = np.minimum(r * m.col_lo, r * m.col_hi)
+    lo_c = m.col_lo if col_lo is None else col_lo
+    hi_c = m.col_hi if col_hi is None else col_hi
+    col_terms = np.minimum(r * lo_c, r * hi_c)
     col_part = float(col_terms.sum())
     value = m.offset + row_part + col_part
     # floating-point error of the sums above: far below this margin
     scale = m.offset + float(np.abs(np.where(y > 0, y * lo_y, y * hi_y)).sum()) + float(np.abs(col_terms).sum())
     return value - 1e-9 * scale, {"dual_clipped_rows": clipped, "dual_row_part": row_part, "dual_col_part": col_part}
+
+
+def farkas_value(m: BoundModel, ray: np.ndarray, col_lo: np.ndarray | None = None,
+                 col_hi: np.ndarray | None = None) -> float:
+    """The infeasibility certificate of a row-multiplier ray, computed in numpy: positive means no point exists.
+
+    For ``lo <= A x <= hi``, ``l <= x <= u`` and any ``y`` (clipped to 0 where the row side it
+    multiplies is infinite), every feasible ``x`` has ``0 = y'Ax - y'Ax >= psi(y)`` with
+    ``psi(y) = sum_i y_i^+ lo_i - y_i^- hi_i + sum_j min(-(A'y)_j l_j, -(A'y)_j u_j)``
+    (the cost-free part of :func:`dual_bound`), so ``psi(y) > 0`` proves the system empty.
+    Returns ``psi`` minus a rounding margin (1e-9 of the magnitudes summed).
+    """
+    rows = m.rows
+    y = np.asarray(ray, dtype=float).copy()
+    lo, hi = np.concatenate(rows.lo), np.concatenate(rows.hi)
+    if len(y) != len(lo):
+        raise RuntimeError(f"tetris_bound: {len(y)} ray entries for {len(lo)} rows (a bug)")
+    y[~np.isfinite(y)] = 0.0
+    y[(y > 0) & ~np.isfinite(lo)] = 0.0
+    y[(y < 0) & ~np.isfinite(hi)] = 0.0
+    row_terms = np.where(y > 0, y * np.where(y > 0, lo, 0.0), y * np.where(y < 0, hi, 0.0))
+    aty = np.zeros(m.n_cols)
+    for i, j, v in zip(rows.i, rows.j, rows.v, strict=True):
+        aty += np.bincount(j, weights=v * y[i], minlength=m.n_cols)
+    lo_c = m.col_lo if col_lo is None else col_lo
+    hi_c = m.col_hi if col_hi is None else col_hi
+    col_terms = np.minimum(-aty * lo_c, -aty * hi_c)
+    value = float(row_terms.sum() + col_terms.sum())
+    return value - 1e-9 * float(np.abs(row_terms).sum() + np.abs(col_terms).sum())
 
 
 def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
