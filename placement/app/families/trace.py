@@ -66,7 +66,8 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs-per-hour", type=float, default=None,
                    help="Poisson arrival rate (default 60; dally-poisson 8)")
     p.add_argument("--max-gpus", type=int, default=None, help="drop larger job sizes")
-    p.add_argument("--tenants", type=int, default=4, help="tenants of synthetic jobs (not the dally kinds)")
+    p.add_argument("--tenants", type=int, default=None,
+                   help="tenants (not the dally kinds; default 4, mast 40 as in the bench and reproduce mast)")
     p.add_argument("--gpu-types", default=None,
                    help="comma-separated GPU types to draw from (synthetic kinds only)")
     p.add_argument("--cluster", default=None,
@@ -116,6 +117,8 @@ def _generate(args: argparse.Namespace) -> SimInstance:
         raise InstanceError("--max-gpus", "must be a positive integer")
     if not (math.isfinite(rate) and rate > 0):
         raise InstanceError("--jobs-per-hour", "must be a positive number")
+    if args.tenants is None:
+        args.tenants = 40 if args.kind == "mast" else 4
     if not 1 <= args.tenants <= MAX_TENANTS:
         raise InstanceError("--tenants", f"must be an integer in 1..{MAX_TENANTS:,}")
     # measured: a generated job with its cluster row takes about 2.3 KB in memory
