@@ -722,7 +722,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     deadline = t0 + time_limit
     best, status, values, lp_values, rounds, added = None, None, [], [], 0, 0
     while True:
-        h.setOptionValue("time_limit", max(0.01, deadline - time.perf_counter()))
+        # HiGHS's limit counts the run time of all runs of this object (ERGO-Code/HiGHS#1477)
+        h.setOptionValue("time_limit", h.getRunTime() + max(0.01, deadline - time.perf_counter()))
         h.run()
         rounds += 1
         status = h.getModelStatus()

@@ -68,6 +68,7 @@ class _Search:
         self.lo0, self.hi0 = m.col_lo.copy(), m.col_hi.copy()
         self.applied: dict[int, float] = {}   # column -> value fixed in HiGHS now
         self.lazy = 0
+        self.statuses: dict[str, int] = {}
 
     def table_cols(self, t: int) -> np.ndarray:
         return self.m.ox + t * self.m.R + np.arange(self.m.R)
@@ -105,10 +106,16 @@ class _Search:
             left = self.deadline - time.perf_counter()
             if left <= 0:
                 break
-            self.h.setOptionValue("time_limit", max(0.01, left))
+            # HiGHS compares its limit with the run time summed over all runs of this object
+            # (ERGO-Code/HiGHS#1477), so the limit is that sum plus what is left
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(0.01, left))
             self.h.run()
+            # after the root's first solve (interior point crossed over, on a large model), dual simplex
+            # from the basis: the tangent rounds and the nodes change a few rows and bounds each
+            self.h.setOptionValue("solver", "simplex")
             st = self.h.getModelStatus()
             status = self.h.modelStatusToString(st)
+            self.statuses[status] = self.statuses.get(status, 0) + 1
             sol = self.h.getSolution()
             if st in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
                       highspy.HighsModelStatus.kIterationLimit) and sol.dual_valid:
@@ -219,7 +226,6 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
         h.setOptionValue("solver", "simplex")
     search = _Search(inst, m, h, t0 + time_limit, tol, max_rounds)
     root, x, status = search.solve_node({})
-    h.setOptionValue("solver", "simplex")
     stats: dict = {"columns": m.n_cols, "rows": m.rows.n, "nonzeros": nnz, "root_bound": root,
                    "root_status": status, "instance": inst.name}
     name = "tetris-bound-branch"
@@ -266,7 +272,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
     wall = time.perf_counter() - t0
     stats.update(nodes=nodes, open_leaves=len(heap) + len(final) + len(stopped), stopped_leaves=len(stopped), branched=branched[:50],
                  n_branched=len(branched), infeasible_nodes=infeasible, lazy_tangents=search.lazy,
-                 bound_trace=trace[-200:], peak_rss_mb=tb._peak_rss_mb())
+                 bound_trace=trace[-200:], lp_statuses=search.statuses, peak_rss_mb=tb._peak_rss_mb())
     done = bool(np.isfinite(held)) and held <= bound   # the minimum is a leaf with nothing left to branch on
     if bound == np.inf:
         return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
