@@ -648,11 +648,18 @@ def _highs(m: BoundModel, time_limit: float, mip_gap: float):
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False, tangents: int = GRID_TANGENTS,
           max_rounds: int = 30, tol: float = 1e-6, mip_gap: float = 1e-6, track_memory: bool = False,
           lp_solver: str = "choose", analytics_hull: bool = True, dense_row: int = DENSE_ROW,
-          seed: int = 0) -> SolveResult:
+          method: str = "lp", max_nodes: int | None = None, seed: int = 0) -> SolveResult:
     """A valid lower bound on the optimum of (1)-(9) (module docstring), as a ``SolveResult``.
 
     Parameters
     ----------
+    method : {"lp", "branch", "hot"}
+        "lp": this module's relaxation (the parameters below); "branch": best-first branching on
+        hot tables' homes over the same LP, every leaf certified in numpy, within ``time_limit``
+        (:mod:`models.tetris_bound_branch`; the tighter bound up to ~1,000 tables); "hot": the
+        closed-form hot-table bound (:mod:`models.tetris_bound_hot`; seconds at any size, weak).
+    max_nodes : int, optional
+        "branch" only: a node limit besides ``time_limit``.
     time_limit : float
         Seconds for the build and all rounds.
     integer : bool
@@ -698,6 +705,17 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     del seed
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
+    if method not in ("lp", "branch", "hot"):
+        raise InstanceError("method", f"must be 'lp', 'branch' or 'hot', got {method!r}")
+    if method == "branch":
+        from .tetris_bound_branch import solve as branch
+
+        return branch(inst, time_limit=time_limit, max_nodes=max_nodes, tangents=tangents, max_rounds=max_rounds,
+                      tol=tol, dense_row=dense_row)
+    if method == "hot":
+        from .tetris_bound_hot import solve as hot
+
+        return hot(inst)
     if lp_solver not in ("choose", "simplex", "ipm", "pdlp"):
         raise InstanceError("lp_solver", f"must be 'choose', 'simplex', 'ipm' or 'pdlp', got {lp_solver!r}")
     t0 = time.perf_counter()

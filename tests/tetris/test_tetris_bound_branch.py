@@ -83,3 +83,26 @@ def test_bad_options_are_refused():
         tetris_bound_branch.solve(inst, max_nodes=0)
     with pytest.raises(InstanceError, match="time_limit"):
         tetris_bound_branch.solve(inst, time_limit=0)
+
+
+def test_cli_bound_methods(tmp_path):
+    import json
+
+    from placement.app.cli import main
+
+    inst_path = tmp_path / "t.json"
+    assert main(["generate", "tetris", "--tables", "6", "--jobs", "10", "--regions", "3", "--seed", "3823",
+                 "-o", str(inst_path)]) == 0
+    bounds = {}
+    for method in ("lp", "branch", "hot"):
+        out = tmp_path / f"{method}.json"
+        assert main(["solve", str(inst_path), "--solver", "bound", "--time-limit", "30", "--option",
+                     f"method={method}", "-o", str(out)]) == 0
+        bounds[method] = json.loads(out.read_text())["bound"]
+    from placement.tetris import load_instance
+
+    best, _ = brute_force(load_instance(json.loads(inst_path.read_text())))
+    assert bounds["lp"] <= bounds["branch"] + 1e-6 * max(1.0, best)
+    assert max(bounds.values()) <= best + 1e-7 * max(1.0, best)
+    with pytest.raises(InstanceError, match="method"):
+        tetris_bound.solve(generate_tetris(4, 5, 2, seed=1), method="mip")
