@@ -133,3 +133,27 @@ def test_strict_consolidation_option_is_checked():
     with pytest.raises(InstanceError) as err:
         make_policy("gandiva", migration="always")
     assert err.value.field == "migration"
+
+
+def test_cli_generates_the_paper_regime(tmp_path, capsys):
+    """`placement generate trace --kind dally-paper-poisson` writes paper_trace's jobs (the
+    reproduction's construction) on the cluster's GPUs at --load; misplaced options are one line."""
+    import json
+
+    from placement.app.cli import main
+    from placement.sim.instance import load_instance
+
+    out = tmp_path / "p.json"
+    assert main(["generate", "trace", "--kind", "dally-paper-poisson", "--jobs", "30", "--load", "1.5",
+                 "--cluster", "1x1x2x8x8", "--seed", "5", "-o", str(out)]) == 0
+    inst = load_instance(json.loads(out.read_text()))
+    assert inst.trace.jobs == paper_trace("poisson", jobs=30, seed=5, load=1.5, gpus=128).jobs
+    assert inst.cluster.n_gpus == 128 and inst.perf == "dally"
+    capsys.readouterr()
+    bad = [["--kind", "poisson", "--load", "2"], ["--kind", "dally-paper-batch", "--jobs-per-hour", "3"],
+           ["--kind", "dally-paper-poisson", "--load", "0"], ["--kind", "dally-paper-batch", "--jobs", "0"]]
+    for k, args in enumerate(bad):
+        assert main(["generate", "trace", *args, "-o", str(tmp_path / f"b{k}.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert [e.split(":")[1].strip() for e in err] == ["--load", "--jobs-per-hour", "--load", "--jobs"]
+    assert not any((tmp_path / f"b{k}.json").exists() for k in range(len(bad)))

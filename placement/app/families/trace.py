@@ -49,11 +49,15 @@ def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
 
 
 def _add_generate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", choices=["batch", "poisson", "dally-batch", "dally-poisson", "mast", "cassini"],
+    p.add_argument("--kind", choices=["batch", "poisson", "dally-batch", "dally-poisson", "dally-paper-batch",
+                                      "dally-paper-poisson", "mast", "cassini"],
                    default="poisson",
                    help="batch / poisson: synthetic jobs (Philly's size histogram, log-normal durations); "
                         "dally-batch / dally-poisson: the Dally bench's workload, multi-GPU Philly rows "
-                        "sampled by seed, all at time 0 or Poisson arrivals; mast: a Meta-like workload "
+                        "sampled by seed, all at time 0 or Poisson arrivals; dally-paper-batch / "
+                        "dally-paper-poisson: jobs as long as the Dally paper's (placement.sim.dally_workload."
+                        "paper_trace: log-normal, median 130 h; Poisson at --load on the cluster's GPUs; "
+                        "the regime of placement reproduce dally); mast: a Meta-like workload "
                         "from MAST's published distributions on the cluster's regions (a 98%% warm-up, then "
                         "8 h at 1.5x supply; --jobs and --jobs-per-hour do not apply; each job's table "
                         "stands for its candidate regions, written as table_regions, which simulate gives "
@@ -74,6 +78,9 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
                    help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] "
                         "(default 1x1x4x8x8; the dally kinds 1x1x8x8x8, the bench's 8 racks)")
     p.add_argument("--perf", choices=PERF_MODELS, default="dally")
+    p.add_argument("--load", type=float, default=None,
+                   help="offered load (GPU-seconds submitted per GPU-second): dally-paper-poisson (default 1) "
+                        "and mast with --days (default 1.05) only")
     p.add_argument("--days", type=float, default=None,
                    help="mast only: D days at MAST's daily rate and distributions on a fleet kept near full "
                         "(placement.sim.meta_week: 30,000 GPU workloads a day per 100,000 GPUs, a 98%% "
@@ -95,7 +102,25 @@ def _week(args: argparse.Namespace, sizes: tuple[int, ...]):
         raise InstanceError("--days", f"gives about {expected:,.0f} workloads on this cluster; at most "
                                       f"{MAX_TRACE_ROWS:,}")
     generated_size([("--days", expected * BYTES_PER_JOB)], "the trace")
-    return meta_week(sizes, days=args.days, tenants=args.tenants, seed=args.seed)
+    return meta_week(sizes, days=args.days, tenants=args.tenants, seed=args.seed,
+                     **({} if getattr(args, "load", None) is None else {"load": args.load}))
+
+
+def _dally_paper(args: argparse.Namespace, load: float | None) -> SimInstance:
+    """``--kind dally-paper-batch|poisson``: :func:`placement.sim.dally_workload.paper_trace` on the
+    cluster (default 8 racks of 8 machines of 8 GPUs, the Dally paper's detail case)."""
+    from placement.sim.dally_workload import paper_trace
+
+    if args.jobs_per_hour is not None:
+        raise InstanceError("--jobs-per-hour", "does not apply to the dally-paper kinds (give --load)")
+    kind = args.kind.removeprefix("dally-paper-")
+    jobs = args.jobs if args.jobs is not None else (500 if kind == "batch" else 400)
+    if not 1 <= jobs <= MAX_TRACE_ROWS:
+        raise InstanceError("--jobs", f"must be an integer in 1..{MAX_TRACE_ROWS}")
+    generated_size([("--jobs", jobs * BYTES_PER_JOB)], "the trace")
+    cluster = cluster_arg(args.cluster or "1x1x8x8x8")
+    trace = paper_trace(kind, jobs=jobs, seed=args.seed, load=1.0 if load is None else load, gpus=cluster.n_gpus)
+    return SimInstance(trace, cluster, args.perf)
 
 
 def _named(cluster, masks: dict[str, int]) -> dict[str, tuple[str, ...]]:
@@ -107,6 +132,14 @@ def _named(cluster, masks: dict[str, int]) -> dict[str, tuple[str, ...]]:
 def _generate(args: argparse.Namespace) -> SimInstance:
     if getattr(args, "days", None) is not None and args.kind != "mast":
         raise InstanceError("--days", "applies to --kind mast only")
+    load = getattr(args, "load", None)
+    if load is not None:
+        if not (args.kind == "dally-paper-poisson" or (args.kind == "mast" and args.days is not None)):
+            raise InstanceError("--load", "applies to --kind dally-paper-poisson and to --kind mast with --days only")
+        if not (math.isfinite(load) and 0 < load <= 100):
+            raise InstanceError("--load", "must be a number in (0, 100]")
+    if args.kind.startswith("dally-paper-"):
+        return _dally_paper(args, load)
     dally = args.kind.startswith("dally-")
     kind = args.kind.removeprefix("dally-")
     jobs = args.jobs if args.jobs is not None else (200 if not dally else 500 if kind == "batch" else 400)
