@@ -8,9 +8,9 @@ in proportion to the trace's GPU-hours (:func:`placement.app.reproduce.mast.quot
 measured from the first to the last submission (:func:`placement.sim.metrics.allocation_rate`),
 never over the drain.
 
-Full run: 7 days on ``20x1x8x80x8`` (102,400 GPUs in 20 regions, about 220,000 workloads), one
-seed (18 minutes for MAST on this loaded 2-core machine before issue 37's second speed-up round, not
-re-measured since; the bench's week, default quotas, went from 1,100 s to 453 s); ``--quick``: one day on ``5x1x8x20x8`` (6,400 GPUs in 5 regions: regions of 320 GPUs hold a 256-GPU gang badly). Both map the
+Full run: 7 days on ``20x1x8x80x8`` (102,400 GPUs in 20 regions, about 220,000 workloads), three
+seeds (:data:`WEEK_SEEDS`; about 6 minutes each for MAST on this 2-core machine), the claim judged on
+their median with the spread shown; ``--quick``: one day on ``5x1x8x20x8`` (6,400 GPUs in 5 regions: regions of 320 GPUs hold a 256-GPU gang badly). Both map the
 knob that decides the claim, the offered load, on 4 values (1 day on 6,400 GPUs each; two seeds in
 the full run, one with ``--quick``, whose headline is the 1.05x point of the map).
 """
@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 CLAIM = "MAST's GPU allocation rate (allocated / available GPU-hours) at Meta's load"
 KNOB = "offered load (x supply)"
 PAPER = 0.98
 HOLDS_AT = 0.97          # within a point of the paper's 98%
 LOADS = (0.8, 0.95, 1.05, 1.2)
+WEEK_SEEDS = 3           # seeds of the full run's 7-day week
 
 
 def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: float | None = None) -> dict[str, Any]:
@@ -58,13 +61,22 @@ def allocation_claim(ctx) -> None:
             ctx.row(run=f"week-load{load:g}-s{s}", view="allocation rate", seed=s, policy="mast", load=load,
                     **r)
     cluster, days = (small, 1.0) if ctx.quick else ("20x1x8x80x8", 7.0)
-    head = runs[(1.05, seed)] if ctx.quick else week_run(ctx, cluster, days, seed, f"week-{days:g}d-s{seed}")
-    if not ctx.quick:
-        ctx.row(run=f"week-{days:g}d-s{seed}", view="allocation rate", seed=seed, policy="mast", load=1.05, **head)
-    rate = head["allocation_rate"]
-    ctx.claim(claim=CLAIM, source="§5.2, Fig. 5", paper="98%", ours=[rate], unit="%", scale=100,
-              holds=None if rate is None else rate >= HOLDS_AT,
-              rule=f"allocated over available GPU-hours from the first to the last submission at least {HOLDS_AT:.0%}",
+    if ctx.quick:
+        heads = {seed: runs[(1.05, seed)]}
+    else:
+        heads = {}
+        for s in ctx.seeds[:WEEK_SEEDS]:
+            heads[s] = week_run(ctx, cluster, days, s, f"week-{days:g}d-s{s}")
+            ctx.row(run=f"week-{days:g}d-s{s}", view="allocation rate", seed=s, policy="mast", load=1.05, **heads[s])
+    rates = [h["allocation_rate"] for h in heads.values()]
+    known = [r for r in rates if r is not None]
+    head = heads[seed]
+    seeds_text = ", ".join(str(s) for s in heads)
+    ctx.claim(claim=CLAIM, source="§5.2, Fig. 5", paper="98%", ours=rates, unit="%", scale=100,
+              holds=None if not known else float(np.median(known)) >= HOLDS_AT,
+              rule=f"allocated over available GPU-hours from the first to the last submission at least {HOLDS_AT:.0%}"
+                   + (" (median over seeds)" if len(heads) > 1 else ""),
               difference=(f"{days:g} day(s) of the Meta-like workload (§5.1 rate and distributions, offered load "
-                          f"1.05x, 98% warm-up) on {head['gpus']:,} GPUs, {head['jobs']:,} workloads, seed {seed}; "
+                          f"1.05x, 98% warm-up) on {head['gpus']:,} GPUs, about {head['jobs']:,} workloads, "
+                          f"seed{'s' if len(heads) > 1 else ''} {seeds_text}; "
                           f"regime map: {ctx.crossover(CLAIM, KNOB)}"))
