@@ -57,6 +57,9 @@ def test_bound_at_most_exact_optimum_on_fresh_seeds(size, seed):
     assert 0.0 <= lp.bound <= opt.objective + _tol(opt.objective)
     # more tangents or the integer variant never cross the optimum either
     assert tetris_bound.solve(inst, tangents=64, time_limit=30).bound <= opt.objective + _tol(opt.objective)
+    # nor does branching on hot tables' homes, which starts from the same LP and never falls below it
+    br = tetris_bound.solve(inst, method="branch", max_nodes=100, time_limit=120)
+    assert lp.bound - _tol(lp.bound) <= br.bound <= opt.objective + _tol(opt.objective)
 
 
 def test_lp_bound_is_at_most_its_integer_variant():
