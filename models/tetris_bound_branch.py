@@ -233,10 +233,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
     stats: dict = {"columns": m.n_cols, "rows": m.rows.n, "nonzeros": nnz, "root_bound": root,
                    "root_status": status, "instance": inst.name}
     name = "tetris-bound-branch"
-    if root is None:
+    if root is None or root == np.inf or x is None:
         wall = time.perf_counter() - t0
-        st = Status.INFEASIBLE if status == "Infeasible" else Status.TIME_LIMIT
-        return SolveResult(st, name, wall_time_s=wall, stats=stats, message=f"root LP: {status}")
+        if root == np.inf:
+            return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
+                               message="the relaxation is empty (certified in numpy), so the instance is too")
+        st = Status.TIME_LIMIT if status.startswith("Time") or root is not None else Status.ERROR
+        return SolveResult(st, name, bound=None if root is None else max(0.0, root), wall_time_s=wall,
+                           stats=stats, message=f"root LP: {status}")
     weight = _reader_weight(inst) + 1e-9 * np.arange(inst.n_tables)[::-1]
     heap: list = []   # open leaves: (bound, node id, fixes, LP solution)
     counter = 0
