@@ -531,11 +531,21 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None = 
     fixings, :mod:`models.tetris_bound_branch`): the bound is then that node's.
     Returns the bound and its parts (``stats``).
     """
+    value, clipped, row_part, col_part = _lagrangian(m, row_dual, m.cost, m.offset, col_lo, col_hi, "duals")
+    return value, {"dual_clipped_rows": clipped, "dual_row_part": row_part, "dual_col_part": col_part}
+
+
+def _lagrangian(m: BoundModel, mult: np.ndarray, cost, offset: float, col_lo, col_hi,
+                what: str) -> tuple[float, int, float, float]:
+    """``offset + sum_i y_i^+ lo_i - y_i^- hi_i + sum_j min(r_j l_j, r_j u_j)`` with ``r = cost - A'y``
+    at the multipliers ``mult`` (clipped to 0 where the row side they multiply is infinite),
+    less a rounding margin of 1e-9 of the magnitudes summed; with the clipped count and both parts.
+    :func:`dual_bound` (the model's cost) and :func:`farkas_value` (no cost) share it."""
     rows = m.rows
-    y = np.asarray(row_dual, dtype=float).copy()
+    y = np.asarray(mult, dtype=float).copy()
     lo, hi = np.concatenate(rows.lo), np.concatenate(rows.hi)
     if len(y) != len(lo):
-        raise RuntimeError(f"tetris_bound: {len(y)} duals for {len(lo)} rows (a bug)")
+        raise RuntimeError(f"tetris_bound: {len(y)} {what} for {len(lo)} rows (a bug)")
     y[~np.isfinite(y)] = 0.0
     clipped = int(((y > 0) & ~np.isfinite(lo)).sum() + ((y < 0) & ~np.isfinite(hi)).sum())
     y[(y > 0) & ~np.isfinite(lo)] = 0.0
@@ -545,15 +555,14 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None = 
     aty = np.zeros(m.n_cols)
     for i, j, v in zip(rows.i, rows.j, rows.v, strict=True):
         aty += np.bincount(j, weights=v * y[i], minlength=m.n_cols)
-    r = m.cost - aty
+    r = cost - aty
     lo_c = m.col_lo if col_lo is None else col_lo
     hi_c = m.col_hi if col_hi is None else col_hi
     col_terms = np.minimum(r * lo_c, r * hi_c)
     col_part = float(col_terms.sum())
-    value = m.offset + row_part + col_part
     # floating-point error of the sums above: far below this margin
-    scale = m.offset + float(np.abs(np.where(y > 0, y * lo_y, y * hi_y)).sum()) + float(np.abs(col_terms).sum())
-    return value - 1e-9 * scale, {"dual_clipped_rows": clipped, "dual_row_part": row_part, "dual_col_part": col_part}
+    scale = offset + float(np.abs(np.where(y > 0, y * lo_y, y * hi_y)).sum()) + float(np.abs(col_terms).sum())
+    return offset + row_part + col_part - 1e-9 * scale, clipped, row_part, col_part
 
 
 def farkas_value(m: BoundModel, ray: np.ndarray, col_lo: np.ndarray | None = None,
@@ -566,23 +575,7 @@ def farkas_value(m: BoundModel, ray: np.ndarray, col_lo: np.ndarray | None = Non
     (the cost-free part of :func:`dual_bound`), so ``psi(y) > 0`` proves the system empty.
     Returns ``psi`` minus a rounding margin (1e-9 of the magnitudes summed).
     """
-    rows = m.rows
-    y = np.asarray(ray, dtype=float).copy()
-    lo, hi = np.concatenate(rows.lo), np.concatenate(rows.hi)
-    if len(y) != len(lo):
-        raise RuntimeError(f"tetris_bound: {len(y)} ray entries for {len(lo)} rows (a bug)")
-    y[~np.isfinite(y)] = 0.0
-    y[(y > 0) & ~np.isfinite(lo)] = 0.0
-    y[(y < 0) & ~np.isfinite(hi)] = 0.0
-    row_terms = np.where(y > 0, y * np.where(y > 0, lo, 0.0), y * np.where(y < 0, hi, 0.0))
-    aty = np.zeros(m.n_cols)
-    for i, j, v in zip(rows.i, rows.j, rows.v, strict=True):
-        aty += np.bincount(j, weights=v * y[i], minlength=m.n_cols)
-    lo_c = m.col_lo if col_lo is None else col_lo
-    hi_c = m.col_hi if col_hi is None else col_hi
-    col_terms = np.minimum(-aty * lo_c, -aty * hi_c)
-    value = float(row_terms.sum() + col_terms.sum())
-    return value - 1e-9 * float(np.abs(row_terms).sum() + np.abs(col_terms).sum())
+    return _lagrangian(m, ray, 0.0, 0.0, col_lo, col_hi, "ray entries")[0]
 
 
 def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:

@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 from hypothesis import strategies as st
 
-from instances import generate_hived, tetris_document
+from instances import generate_hived, generate_tetris, tetris_document
 from models import hived_vc as hv
 from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
@@ -194,3 +194,16 @@ def held_gpu_seconds(log, t0: float, t1: float) -> float:
             a, g = since.pop(r.job)
             held += g * max(0.0, min(r.time, t1) - max(a, t0))
     return held + sum(g * max(0.0, t1 - max(a, t0)) for a, g in since.values())
+
+
+# Tetris instances small enough for brute force (at most 729 placements): the bound tests' draw.
+tiny_tetris = st.builds(
+    lambda T, J, R, seed, G, K: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K),
+    T=st.integers(2, 6), J=st.integers(1, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
+    G=st.integers(1, 3), K=st.integers(1, 3),
+).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
+
+
+def bound_tol(v: float) -> float:
+    """The tolerance a lower bound may exceed the optimum by (float rounding): 1e-7 relative."""
+    return 1e-7 * max(1.0, abs(v))

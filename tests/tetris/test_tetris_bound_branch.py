@@ -9,17 +9,9 @@ from hypothesis import strategies as st
 from instances import generate_tetris
 from models import tetris_bound, tetris_bound_branch
 from placement.errors import InstanceError
+from tests.support import bound_tol as _tol
 from tests.support import brute_force, tie_heavy
-
-tiny = st.builds(
-    lambda T, J, R, seed, G, K: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K),
-    T=st.integers(2, 6), J=st.integers(1, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
-    G=st.integers(1, 3), K=st.integers(1, 3),
-).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
-
-
-def _tol(v: float) -> float:
-    return 1e-7 * max(1.0, abs(v))
+from tests.support import tiny_tetris as tiny
 
 
 @settings(max_examples=10, deadline=None)
