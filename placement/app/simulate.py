@@ -150,11 +150,13 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         tr = type(base.trace)(base.trace.name, tuple(jobs), base.trace.provenance)
         cl = _cluster(cluster) if cluster is not None else base.cluster
         regions = base.table_regions
-        if regions is not None:   # the tables of the jobs kept, on the cluster run (its region names)
-            from ..sim.instance import table_regions_of
-
+        if regions is not None:   # the tables of the jobs kept; checked again only on another cluster
             used = {t for j in jobs for t in j.tables}
-            regions = table_regions_of({t: list(r) for t, r in regions.items() if t in used}, cl.region_names)
+            regions = {t: r for t, r in regions.items() if t in used}
+            if cluster is not None:
+                from ..sim.instance import table_regions_of
+
+                regions = table_regions_of({t: list(r) for t, r in regions.items()}, cl.region_names)
         inst = SimInstance(tr, cl, perf or base.perf, checkpoint or base.checkpoint_interval,
                            scan or base.scan_interval, regions)
     else:
