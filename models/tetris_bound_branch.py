@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -183,10 +184,17 @@ class _Search:
                                           for r in np.flatnonzero(self.hi0[cols] > 0)]
 
 
+def _homes(m: tb.BoundModel, fixes: dict[int, float]) -> dict[int, int]:
+    """The homes a node fixes: table -> region, from its ``x`` columns fixed at 1."""
+    return {int((c - m.ox) // m.R): int((c - m.ox) % m.R) for c, v in fixes.items()
+            if v == 1.0 and m.ox <= c < m.ox + m.T * m.R}
+
+
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | None = None,
           tangents: int = tb.GRID_TANGENTS, max_rounds: int = 30, tol: float = 1e-6,
           dense_row: int = tb.DENSE_ROW, upper: float | None = None, node_rounds: int | None = None,
-          seed: int = 0) -> SolveResult:
+          seed: int = 0, on_node: Callable[[np.ndarray, dict[int, int], float], float | None] | None = None,
+          ) -> SolveResult:
     """A certified lower bound on the optimum of (1)-(9): best-first branching on tables' homes (module docstring).
 
     Parameters
@@ -206,6 +214,13 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
         certificate is valid, fewer rounds make more nodes in the same time.
     seed : int
         Unused (deterministic); every solver's keyword.
+    on_node : callable, optional
+        Called at every node the search expands (the root first), best-first, as
+        ``on_node(X, homes, deadline)``: ``X`` the node's LP values of ``x`` (tables x regions),
+        ``homes`` the tables it fixes (table -> region), ``deadline`` the search's
+        ``time.perf_counter()`` deadline. It may return the objective of a feasible placement
+        it found (a primal heuristic: :mod:`solvers.branch_round`); the smallest becomes
+        ``upper``. Its time counts in ``time_limit``.
 
     Returns
     -------
@@ -256,6 +271,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
         if upper is not None and heap[0][0] >= upper - 1e-6 * max(1.0, abs(upper)):
             break
         bound, _, fixes, x = heapq.heappop(heap)
+        if on_node is not None:
+            found = on_node(x[m.ox:m.ox + inst.n_tables * m.R].reshape(inst.n_tables, m.R), _homes(m, fixes),
+                            search.deadline)
+            if found is not None and (upper is None or found < upper):
+                upper = found
+                if bound >= upper - 1e-6 * max(1.0, abs(upper)):
+                    heapq.heappush(heap, (bound, counter, fixes, x))
+                    break
         what, kids = search.children(fixes, x, weight)
         if not kids:
             final.append(bound)

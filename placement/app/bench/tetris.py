@@ -648,21 +648,23 @@ BRANCH_MAX_TABLES = 5_000  # up to here the bound branches on hot tables' homes;
 
 
 def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
-    """Hill climbing, hill climbing with compound job moves and LNS at equal time, each with its gap
-    to a certified lower bound; the bound's time and peak memory (``--scale``).
+    """Hill climbing, hill climbing with compound job moves, LNS at equal time and branch and round,
+    each with its gap to a certified lower bound; the bound's time and peak memory (``--scale``).
 
     The bound is the larger of two valid bounds: the closed-form hot-table bound
     (:mod:`models.tetris_bound_hot`, seconds) and, up to ``BRANCH_MAX_TABLES`` tables, the
-    best-first branching on hot tables' homes over the LP relaxation
-    (:mod:`models.tetris_bound_branch`), beyond it the LP relaxation alone
-    (:mod:`models.tetris_bound`), each LP certified by its numpy dual. LNS gets the longer
-    of the two climbs' times (at least 10 s); the compound-move climb stops at
-    ``JOB_MOVES_LIMIT`` s. The gap is ``(objective - bound) / bound``, at least the true gap.
+    best-first branching on hot tables' homes over the LP relaxation, run by
+    :mod:`solvers.branch_round` (which also rounds each expanded node's LP into a placement
+    and climbs from it: one run gives the ``branch_round`` heuristic and the bound), beyond it
+    the LP relaxation alone (:mod:`models.tetris_bound`, no ``branch_round``), each LP certified
+    by its numpy dual. LNS gets the longer of the two climbs' times (at least 10 s); the
+    compound-move climb stops at ``JOB_MOVES_LIMIT`` s. The gap is ``(objective - bound) /
+    bound``, at least the true gap.
     """
     from instances import generate_tetris
     from models.tetris_bound import solve as relaxation
     from models.tetris_bound_hot import solve as hot_bound
-    from solvers import hill_climb, lns
+    from solvers import branch_round, hill_climb, lns
 
     from ...result import relative_gap
 
@@ -684,24 +686,32 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
         hot_cpu = time.process_time() - c0
         method = "branch" if T <= BRANCH_MAX_TABLES else "lp"
         c0 = time.process_time()
-        b = relaxation(inst, time_limit=limit, method=method)
+        if method == "branch":
+            b = branch_round.solve(inst, time_limit=limit, seed=0)
+            bst = {k.removeprefix("branch_"): v for k, v in b.stats.items()}
+            bst["status"] = b.stats["branch_status"]
+        else:
+            b = relaxation(inst, time_limit=limit, method=method)
+            bst = dict(b.stats, status=str(b.status))
         cpu = time.process_time() - c0
         lp_value = b.bound if b.bound is not None else 0.0
         row = {"size": f"{T}x{J}x{R}", "seed": s, "bound": max(lp_value, hot.bound),
-               "bound_method": method, "bound_status": str(b.status), "lp_bound": lp_value,
-               "lp_root": b.stats.get("root_bound") if method == "branch" else lp_value,
-               "nodes": b.stats.get("nodes"), "hot_bound": hot.bound, "hot_cpu_s": hot_cpu,
+               "bound_method": method, "bound_status": bst["status"], "lp_bound": lp_value,
+               "lp_root": bst.get("root_bound") if method == "branch" else lp_value,
+               "nodes": bst.get("nodes"), "hot_bound": hot.bound, "hot_cpu_s": hot_cpu,
                "bound_wall_s": b.wall_time_s, "bound_cpu_s": cpu, "lp_solver": b.stats.get("lp_solver"),
-               "columns": b.stats.get("columns"), "rows": b.stats.get("rows"),
-               "peak_rss_mb": b.stats.get("peak_rss_mb"),   # the process's peak, read at the bound's end
+               "columns": bst.get("columns"), "rows": bst.get("rows"),
+               "peak_rss_mb": bst.get("peak_rss_mb"),   # the process's peak, read at the bound's end
                "hill_climb": hc.objective, "hill_climb_s": hc_s, "job_moves": hcj.objective, "job_moves_s": hcj_s,
                "job_moves_status": str(hcj.status),
-               "lns": ln.objective, "lns_s": ln.wall_time_s}
-        for k in ("hill_climb", "job_moves", "lns"):
-            row[f"{k}_gap"] = relative_gap(row[k], row["bound"]) if row["bound"] > 0 else None
+               "lns": ln.objective, "lns_s": ln.wall_time_s,
+               "branch_round": b.objective if method == "branch" else None}
+        for k in ("hill_climb", "job_moves", "lns", "branch_round"):
+            row[f"{k}_gap"] = (relative_gap(row[k], row["bound"])
+                               if row["bound"] > 0 and row[k] is not None else None)
         rows.append(row)
     cols = ["size", "seed", "hill_climb", "hill_climb_gap", "job_moves", "job_moves_gap", "job_moves_status", "lns",
-            "lns_gap", "bound", "bound_method", "lp_root", "lp_bound", "nodes", "hot_bound", "bound_status",
+            "lns_gap", "branch_round", "branch_round_gap", "bound", "bound_method", "lp_root", "lp_bound", "nodes", "hot_bound", "bound_status",
             "bound_wall_s", "bound_cpu_s", "peak_rss_mb", "columns", "rows"]
     md = ["Certified gaps at scale: each heuristic's objective against the larger of two valid lower "
           "bounds -- the closed-form hot-table bound (`models/tetris_bound_hot.py`) and, up to "
@@ -711,7 +721,8 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
           "by the time limit. LNS at the longer climb's time (at least 10 s). Peak memory is the bench "
           "process's (it includes the instance and the heuristics).", "", _table(rows, cols)]
     summary = [f"tetris certified gaps {r['size']}: hill climbing {_pct(r['hill_climb_gap'])}, job moves "
-               f"{_pct(r['job_moves_gap'])}, LNS {_pct(r['lns_gap'])}; bound ({r['bound_method']}) "
+               f"{_pct(r['job_moves_gap'])}, LNS {_pct(r['lns_gap'])}, branch and round "
+               f"{_pct(r['branch_round_gap'])}; bound ({r['bound_method']}) "
                f"{r['bound_status']} in {r['bound_wall_s']:.0f} s" for r in rows]
     return BenchSection(title="Tetris certified gaps at scale (lower bound vs heuristics)",
                         markdown="\n".join(md), rows=rows, summary=summary)

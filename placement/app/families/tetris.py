@@ -81,6 +81,7 @@ SPEC = ProblemSpec(
         "lns": "solvers.lns:solve",
         "joint": "models.tetris_joint:solve",
         "bound": "models.tetris_bound:solve",
+        "branch-round": "solvers.branch_round:solve",
     },
     exact_solver="exact",
     add_generate_args=_add_generate_args,

@@ -1,0 +1,158 @@
+"""Branch and round: a Tetris placement and a certified lower bound in one run (issue 38).
+
+Not in MAST. The certified branching of :mod:`models.tetris_bound_branch` (best-first on
+hot tables' homes over the LP relaxation of Figure 4, every leaf's bound computed in numpy
+from its duals) gives, at each node it expands, an LP solution ``X[t, r]`` in which the
+branched tables have one home. This solver turns each such ``X`` into placements -- the
+*LP-guided rounding* of a branch and bound's primal heuristic -- and climbs from each:
+
+1. the start: MAST §3.4's hill climbing from the current homes (so the result is never
+   worse than :func:`solvers.hill_climb.solve`);
+2. at every expanded node: ``X``'s argmax per table, and ``samples`` randomized roundings
+   (table ``t`` to region ``r`` with probability ``X[t, r]``, seeded by ``seed`` and the
+   node's number); each is the start of :func:`solvers.hill_climb.solve`, whose repair
+   phase restores (4)-(6) and the move quota where it can (a start it cannot repair is
+   counted and dropped);
+3. the best placement by the reference evaluation (:func:`placement.tetris.evaluation.evaluate`,
+   checked by :func:`~placement.tetris.evaluation.violations`) is the incumbent; its value
+   is handed back to the branching as its ``upper``, which stops the search once the
+   bound meets it (a proof of optimality within 1e-6).
+
+The result carries both numbers: ``objective`` (the incumbent) and ``bound`` (the
+branching's certified minimum over the open leaves), so ``stats["certified_gap"]`` is a
+gap no solver's own number decides. Everything shares one ``time_limit``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from placement.errors import InstanceError
+from placement.result import SolveResult, Status, relative_gap
+from placement.tetris import TetrisInstance, TetrisSolution
+from placement.tetris.evaluation import evaluate, violations
+
+from . import hill_climb
+
+__all__ = ["solve"]
+
+
+class _Rounding:
+    """The incumbent and the rounding counts; ``__call__`` is the branching's ``on_node`` hook."""
+
+    def __init__(self, inst: TetrisInstance, samples: int, seed: int, t0: float) -> None:
+        self.inst, self.samples, self.seed, self.t0 = inst, samples, seed, t0
+        self.home: np.ndarray | None = None
+        self.value = np.inf
+        self.nodes = self.starts = self.unrepaired = self.improved = 0
+        self.found_at: list[tuple[float, int, float]] = []   # (seconds, node number, value)
+        self.climb_s = 0.0
+
+    def offer(self, start: np.ndarray | None, deadline: float) -> None:
+        """Climb from ``start`` (None: the current homes) and keep the result if strictly better."""
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return
+        c0 = time.perf_counter()
+        res = hill_climb.solve(self.inst, home=start, seed=self.seed, time_limit=left)
+        self.climb_s += time.perf_counter() - c0
+        self.starts += 1
+        if res.solution is None or res.objective is None:
+            self.unrepaired += 1
+            return
+        home = res.solution.home
+        if violations(self.inst, home):   # hill climbing returns feasible placements only; checked again
+            self.unrepaired += 1
+            return
+        value = evaluate(self.inst, home).objective
+        if value < self.value - 1e-9 * max(1.0, abs(value)):
+            self.home, self.value = home.copy(), value
+            self.improved += 1
+            self.found_at.append((time.perf_counter() - self.t0, self.nodes, value))
+
+    def __call__(self, X: np.ndarray, homes: dict[int, int], deadline: float) -> float | None:
+        """Round the node's LP solution ``X`` (argmax, then ``samples`` draws) and climb from each."""
+        rng = np.random.default_rng([self.seed, self.nodes])
+        self.nodes += 1
+        P = np.clip(X, 0.0, None)
+        if homes:   # the branched tables' homes, exactly (the LP holds them up to its tolerance)
+            t = np.fromiter(homes.keys(), dtype=np.int64)
+            P[t] = 0.0
+            P[t, np.fromiter(homes.values(), dtype=np.int64)] = 1.0
+        s = P.sum(axis=1, keepdims=True)
+        P = np.where(s > 0, P / np.where(s > 0, s, 1.0), 1.0 / P.shape[1])
+        self.offer(np.argmax(P, axis=1), deadline)
+        cum = np.cumsum(P, axis=1)
+        for _ in range(self.samples):
+            u = rng.random(P.shape[0])[:, None]
+            self.offer(np.minimum((cum < u).sum(axis=1), P.shape[1] - 1), deadline)
+        return None if self.home is None else self.value
+
+
+def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, samples: int = 2,
+          max_nodes: int | None = None, node_rounds: int | None = None) -> SolveResult:
+    """Hill climbing from LP-guided roundings at the nodes of the certified branching (module docstring).
+
+    Parameters
+    ----------
+    time_limit : float
+        Seconds for everything: the start, the branching's LPs and the roundings' climbs.
+    seed : int
+        Seeds the randomized roundings and the climbs' tie order; same seed and
+        ``max_nodes`` (no time limit reached): same result.
+    samples : int
+        Randomized roundings per expanded node, besides the argmax.
+    max_nodes, node_rounds
+        As :func:`models.tetris_bound_branch.solve`.
+
+    Returns
+    -------
+    SolveResult
+        ``feasible`` with the incumbent and the certified ``bound`` (``stats["proof"]`` when
+        they meet), ``infeasible`` when the branching certifies that no placement exists,
+        ``time_limit`` when nothing feasible was found in time. ``stats``: the branching's
+        (nodes, root and final bound, ``bound_trace``), ``certified_gap``, ``start_objective``
+        (hill climbing), roundings tried / unrepaired / improving, ``incumbent_trace``
+        ((seconds, expanded node, value)), seconds in the climbs.
+    """
+    from models import tetris_bound_branch
+
+    if not time_limit > 0:
+        raise InstanceError("time_limit", "must be a positive number of seconds")
+    if samples < 0:
+        raise InstanceError("samples", f"must be at least 0, got {samples}")
+    t0 = time.perf_counter()
+    rounding = _Rounding(inst, int(samples), seed, t0)
+    rounding.offer(None, t0 + time_limit)
+    start = rounding.value
+    left = t0 + time_limit - time.perf_counter()
+    if left > 0:
+        b = tetris_bound_branch.solve(inst, time_limit=left, max_nodes=max_nodes, node_rounds=node_rounds,
+                                      upper=None if rounding.home is None else rounding.value, on_node=rounding)
+    else:
+        b = SolveResult(Status.TIME_LIMIT, "tetris-bound-branch", message="no time left for the branching")
+    wall = time.perf_counter() - t0
+    stats = {f"branch_{k}": v for k, v in b.stats.items() if k in ("nodes", "root_bound", "n_branched",
+                                                                    "open_leaves", "bound_trace", "columns",
+                                                                    "rows", "peak_rss_mb")}
+    stats.update(branch_status=str(b.status), start_objective=None if np.isinf(start) else start,
+                 rounded_nodes=rounding.nodes, rounding_starts=rounding.starts,
+                 rounding_unrepaired=rounding.unrepaired, rounding_improved=rounding.improved,
+                 incumbent_trace=rounding.found_at, climb_s=rounding.climb_s)
+    name = "branch-round"
+    if b.status == Status.INFEASIBLE:
+        return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats, message=b.message)
+    if rounding.home is None:
+        return SolveResult(Status.TIME_LIMIT, name, bound=b.bound, wall_time_s=wall, stats=stats,
+                           message="no feasible placement found (not a proof of infeasibility)")
+    value = rounding.value
+    bound = None if b.bound is None else min(b.bound, value)
+    if b.bound is not None and b.bound > value + 1e-6 * max(1.0, abs(value)):
+        stats["bound_inconsistent"] = b.bound   # cannot happen for a valid bound; kept visible if it does
+    stats["certified_gap"] = None if bound is None else relative_gap(value, bound)
+    stats["proof"] = bound is not None and stats["certified_gap"] <= 1e-6
+    return SolveResult(Status.FEASIBLE, name, solution=TetrisSolution(home=rounding.home), objective=value,
+                       bound=bound, wall_time_s=wall, stats=stats,
+                       message=f"incumbent {value:.6g}, certified bound {bound if bound is None else f'{bound:.6g}'}")
