@@ -20,7 +20,7 @@ from tests.support import tiny_tetris as tiny
 def test_bound_at_most_the_optimum_at_most_the_incumbent(inst):
     best, _ = brute_force(inst)
     assume(best is not None)
-    res = branch_round.solve(inst, time_limit=30, max_nodes=200, seed=1)
+    res = branch_round.solve(inst, time_limit=30, max_nodes=200, seed=1, polish_kicks=20)
     assert res.status == "feasible"
     assert not violations(inst, res.solution)
     assert res.objective == pytest.approx(evaluate(inst, res.solution).objective, rel=1e-12)
@@ -35,7 +35,7 @@ def test_finds_the_optimum_hill_climbing_misses_and_proves_a_small_gap():
     # the root LP climbs to the optimum, and the branching's bound certifies it within a few percent
     inst = generate_tetris(20, 40, 4, seed=9602)
     best = 3427.496372115064   # the exact model's proven optimum (models/tetris.py, verified)
-    res = branch_round.solve(inst, time_limit=60, max_nodes=300, seed=0)
+    res = branch_round.solve(inst, time_limit=60, max_nodes=300, seed=0, polish_kicks=0)
     hc = hill_climb.solve(inst)
     assert hc.objective > 1.5 * best
     assert res.objective == pytest.approx(best, rel=1e-9)
@@ -44,11 +44,17 @@ def test_finds_the_optimum_hill_climbing_misses_and_proves_a_small_gap():
     assert res.stats["rounding_improved"] >= 1 and res.stats["incumbent_trace"][-1][2] == res.objective
 
 
-def test_same_seed_same_result():
+def test_same_seed_same_result_and_the_polish_never_worsens_it():
     inst = generate_tetris(12, 20, 3, seed=3831)
-    a = branch_round.solve(inst, time_limit=60, max_nodes=40, seed=5)
-    b = branch_round.solve(inst, time_limit=60, max_nodes=40, seed=5)
+    a = branch_round.solve(inst, time_limit=60, max_nodes=40, seed=5, polish_kicks=50)
+    b = branch_round.solve(inst, time_limit=60, max_nodes=40, seed=5, polish_kicks=50)
     assert np.array_equal(a.solution.home, b.solution.home) and a.bound == b.bound
+    assert a.stats["polish_kicks"] == 50
+    # the same branching without the polish: its incumbent is the polish's start
+    c = branch_round.solve(inst, time_limit=60, max_nodes=40, seed=5, polish_share=0.0)
+    assert "polish_kicks" not in c.stats and c.bound == a.bound
+    assert a.objective == pytest.approx(c.objective - a.stats["polish_gain"], rel=1e-12)
+    assert a.stats["polish_gain"] >= 0
 
 
 def test_hook_sees_the_branched_homes():
@@ -82,6 +88,10 @@ def test_bad_options_are_refused():
         branch_round.solve(inst, samples=-1)
     with pytest.raises(InstanceError, match="time_limit"):
         branch_round.solve(inst, time_limit=0)
+    with pytest.raises(InstanceError, match="polish_share"):
+        branch_round.solve(inst, polish_share=1.0)
+    with pytest.raises(InstanceError, match="polish_kicks"):
+        branch_round.solve(inst, polish_kicks=-1)
 
 
 def test_cli_writes_the_placement_and_its_certified_bound(tmp_path):
@@ -94,7 +104,7 @@ def test_cli_writes_the_placement_and_its_certified_bound(tmp_path):
     assert main(["generate", "tetris", "--tables", "6", "--jobs", "10", "--regions", "3", "--seed", "3833",
                  "-o", str(inst_path)]) == 0
     assert main(["solve", str(inst_path), "--solver", "branch-round", "--time-limit", "30", "--option",
-                 "samples=1", "-o", str(out)]) == 0
+                 "samples=1", "--option", "polish_kicks=10", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
     inst = load_instance(json.loads(inst_path.read_text()))
     best, _ = brute_force(inst)
