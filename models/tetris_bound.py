@@ -133,9 +133,10 @@ class BoundModel:
     """
 
     def __init__(self, inst: TetrisInstance, integer: bool, tangents: int, analytics_hull: bool = True,
-                 dense_row: int = 0) -> None:
+                 dense_row: int = 0, exact_argmax: bool = False) -> None:
         A = inst.arrays
         self.inst, self.integer, self.analytics_hull = inst, integer, analytics_hull
+        self.exact_argmax, self.argmax_rows = exact_argmax, 0
         R, T = inst.n_regions, inst.n_tables
         G, K = A.total_demand.shape
         self.R, self.T, self.G, self.K = R, T, G, K
@@ -346,6 +347,8 @@ class BoundModel:
                 rows.add(np.concatenate([r_m, r_b, r_x]), np.concatenate([c_m, c_b, c_x]),
                          np.concatenate([np.ones(nr), v_b, v_x]), -np.inf, np.repeat(sz, R), nr)
             rows.add(np.repeat(np.arange(len(ma)), R), self.ob + np.arange(nr), 1.0, 1.0, 1.0, len(ma))
+            if self.exact_argmax:
+                self._argmax_rows(A, lens)
         # SD[r] / total = sum_t (size_t / total) x[t,r]  (storage (4) is the column's bound)
         tot = max(1.0, float(A.total_size))
         rows.add(np.concatenate([rr, np.tile(rr, T)]),
@@ -411,6 +414,34 @@ class BoundModel:
             rows.add(np.repeat(np.arange(L + 1), 2),
                      np.ravel(np.column_stack([ow + np.arange(L + 1), oy + np.arange(L + 1)])),
                      np.ravel(np.column_stack([np.ones(L + 1), -qmax])), -np.inf, 0.0, L + 1)
+
+    def _argmax_rows(self, A, lens: np.ndarray) -> None:
+        """The exact model's argmax rows (``models.tetris._analytics_job_regions``) for the multi-table
+        analytics jobs of an app with a CPU limit: ``L[j,q] + [q < r] <= L[j,r] + (size_j + 1)(1 - b[j,r])``
+        for every ``q != r``, so at integer ``x`` and ``b`` the region ``b`` picks is R(job) (ties to the
+        lowest index) and (5) counts the job where the reference evaluation does."""
+        R, ma = self.R, self.multi_an
+        cap_apps = np.isfinite(A.cpu_cap).any(axis=1)
+        pos = np.flatnonzero((A.job_app[ma] >= 0) & cap_apps[np.maximum(A.job_app[ma], 0)])
+        if not len(pos) or R < 2:
+            return
+        jobs = ma[pos]
+        ent_job, ent_tab = _entries(A, jobs, lens[jobs])
+        pr, pq = np.nonzero(~np.eye(R, dtype=bool))          # every ordered pair r != q
+        P = len(pr)
+        sz = A.job_size[jobs].astype(float) + 1.0
+        row_of = ent_job[:, None] * P + np.arange(P)          # [E, P]
+        tsz = A.size[ent_tab].astype(float)[:, None]
+        n_rows = len(jobs) * P
+        rid = np.concatenate([row_of.ravel(), row_of.ravel(), np.arange(n_rows)])
+        cols = np.concatenate([(self.ox + ent_tab[:, None] * R + pq[None, :]).ravel(),
+                               (self.ox + ent_tab[:, None] * R + pr[None, :]).ravel(),
+                               (self.ob + pos[:, None] * R + pr[None, :]).ravel()])
+        vals = np.concatenate([np.broadcast_to(tsz, row_of.shape).ravel(),
+                               -np.broadcast_to(tsz, row_of.shape).ravel(), np.repeat(sz, P)])
+        rhs = (sz[:, None] - (pq < pr)[None, :]).ravel()
+        self.rows.add(rid, cols, vals, -np.inf, rhs, n_rows)
+        self.argmax_rows = n_rows
 
     def _level_qmax(self, r: int, g: int, L: int, over_hi: int) -> np.ndarray:
         """Largest ``Q[r,g] = sum_k w_k (D_k/TD_k - s)^2`` at each level: D_k in [0, min(TD_k, S + l)] below the top."""
@@ -593,10 +624,12 @@ def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
 
 
 def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_TANGENTS,
-          analytics_hull: bool = True, dense_row: int = DENSE_ROW) -> BoundModel:
+          analytics_hull: bool = True, dense_row: int = DENSE_ROW, exact_argmax: bool = False) -> BoundModel:
     """The relaxation of Figure 4 in matrix form (module docstring); ``integer`` keeps x, b, y integer;
-    ``analytics_hull=False`` writes the analytics majority as the exact model's big-M rows (weaker LP)."""
-    return BoundModel(inst, integer, tangents, analytics_hull, dense_row)
+    ``analytics_hull=False`` writes the analytics majority as the exact model's big-M rows (weaker LP);
+    ``exact_argmax`` adds the exact model's argmax rows for analytics jobs under a CPU limit (change 3
+    undone: with ``integer`` every solution is then a feasible placement)."""
+    return BoundModel(inst, integer, tangents, analytics_hull, dense_row, exact_argmax)
 
 
 def _highs(m: BoundModel, time_limit: float, mip_gap: float):
@@ -649,11 +682,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
 
     Parameters
     ----------
-    method : {"lp", "branch", "hot"}
+    method : {"lp", "branch", "hot", "mip"}
         "lp": this module's relaxation (the parameters below); "branch": best-first branching on
         hot tables' homes over the same LP, every leaf certified in numpy, within ``time_limit``
-        (:mod:`models.tetris_bound_branch`; the tighter bound up to ~1,000 tables); "hot": the
-        closed-form hot-table bound (:mod:`models.tetris_bound_hot`; seconds at any size, weak).
+        (:mod:`models.tetris_bound_branch`); "hot": the closed-form hot-table bound
+        (:mod:`models.tetris_bound_hot`; seconds at any size, weak); "mip": the same matrix with
+        x, b, y integer and the argmax rows back, solved by HiGHS's branch and cut
+        (:mod:`models.tetris_bound_mip`): the tightest bound up to ~1,000 tables and a feasible
+        placement as ``solution``, but HiGHS's number, not certified in numpy.
     max_nodes : int, optional
         "branch" only: a node limit besides ``time_limit``.
     time_limit : float
@@ -682,7 +718,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         Record Python's peak traced allocation of the build (``stats["build_peak_mb"]``;
         slows the build).
     seed : int
-        Unused (the bound is deterministic); accepted as every solver's keyword.
+        "mip": HiGHS's random seed; otherwise unused (the bound is deterministic).
 
     Returns
     -------
@@ -698,11 +734,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     """
     import highspy
 
-    del seed
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
-    if method not in ("lp", "branch", "hot"):
-        raise InstanceError("method", f"must be 'lp', 'branch' or 'hot', got {method!r}")
+    if method not in ("lp", "branch", "hot", "mip"):
+        raise InstanceError("method", f"must be 'lp', 'branch', 'hot' or 'mip', got {method!r}")
+    if method == "mip":
+        from .tetris_bound_mip import solve as mip
+
+        return mip(inst, time_limit=time_limit, tangents=tangents, mip_gap=mip_gap, seed=seed)
     if method == "branch":
         from .tetris_bound_branch import solve as branch
 
