@@ -49,7 +49,7 @@ CERTIFICATE = "HiGHS MIP dual bound of the relaxation (not certified in numpy)"
 
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb.GRID_TANGENTS,
-          mip_gap: float = 1e-6, presolve: bool = False, seed: int = 0) -> SolveResult:
+          mip_gap: float = 1e-6, presolve: bool = True, seed: int = 0) -> SolveResult:
     """A lower bound and a feasible placement from the MIP of the relaxation (module docstring).
 
     Parameters
@@ -61,7 +61,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
     mip_gap : float
         HiGHS's relative gap at which it stops.
     presolve : bool
-        HiGHS's presolve (off by default, as for the LP: it stalled on this model's LP).
+        HiGHS's presolve (on by default: at 1,000 tables it took HiGHS's gap at 600 s from 7.1% to 0.7%;
+        the LP methods keep it off, where it stalled).
     seed : int
         HiGHS's random seed (its heuristics); same seed, no time limit reached: same result.
 
