@@ -58,7 +58,7 @@ def test_same_seed_same_result_and_the_polish_never_worsens_it():
 
 
 def test_hook_sees_the_branched_homes():
-    inst = generate_tetris(10, 16, 3, seed=3832)
+    inst = generate_tetris(8, 12, 3, seed=3832)
     best, _ = brute_force(inst)
     seen = []
 
