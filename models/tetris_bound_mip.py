@@ -43,9 +43,22 @@ from placement.tetris.evaluation import evaluate, violations
 
 from . import tetris_bound as tb
 
-__all__ = ["solve"]
+__all__ = ["solve", "argmax_nonzeros"]
 
 CERTIFICATE = "HiGHS MIP dual bound of the relaxation (not certified in numpy)"
+MAX_ARGMAX_NONZEROS = 20_000_000   # the argmax rows' entries; beyond, the MIP is refused before any allocation
+
+
+def argmax_nonzeros(inst: TetrisInstance) -> int:
+    """Entries of the argmax rows the MIP would add: ``(2 n_j + 1) R (R - 1)`` per multi-table analytics
+    job of a CPU-limited app (counted from the instance's arrays, before anything is built)."""
+    A = inst.arrays
+    lens = np.diff(A.job_ptr)
+    capped = np.isfinite(A.cpu_cap).any(axis=1)
+    an = (~A.job_ml.astype(bool)) & (lens > 1) & (A.job_size > 0) & (A.job_app >= 0)
+    an &= capped[np.maximum(A.job_app, 0)] if len(capped) else False
+    R = inst.n_regions
+    return int((2 * lens[an] + 1).sum()) * R * (R - 1)
 
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb.GRID_TANGENTS,
@@ -83,6 +96,10 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
         raise InstanceError("time_limit", "must be a positive number of seconds")
     if not 0 <= mip_gap < 1:
         raise InstanceError("mip_gap", f"must be in [0, 1), got {mip_gap}")
+    nz = argmax_nonzeros(inst)
+    if nz > MAX_ARGMAX_NONZEROS:
+        raise InstanceError("method", f"mip: the argmax rows alone would hold {nz:,} entries (limit "
+                                      f"{MAX_ARGMAX_NONZEROS:,}); use method=lp, branch or hot at this size")
     t0 = time.perf_counter()
     m = tb.build(inst, integer=True, tangents=tangents, exact_argmax=True)
     build_s = time.perf_counter() - t0

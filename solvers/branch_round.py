@@ -90,6 +90,8 @@ class _Rounding:
         self.offer(np.argmax(P, axis=1), deadline)
         cum = np.cumsum(P, axis=1)
         for _ in range(self.samples):
+            if time.perf_counter() >= deadline:
+                break
             u = rng.random(P.shape[0])[:, None]
             self.offer(np.minimum((cum < u).sum(axis=1), P.shape[1] - 1), deadline)
         return None if self.home is None else self.value

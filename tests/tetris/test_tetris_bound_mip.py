@@ -87,3 +87,15 @@ def test_bad_options_are_refused():
         tetris_bound_mip.solve(inst, mip_gap=1.5)
     with pytest.raises(InstanceError, match="method"):
         tetris_bound.solve(inst, method="nope")
+
+
+def test_a_model_too_large_is_refused_before_anything_is_built(monkeypatch):
+    inst = generate_tetris(8, 14, 3, seed=3863)
+    m = tetris_bound.build(inst, integer=True, exact_argmax=True)
+    nz = tetris_bound_mip.argmax_nonzeros(inst)
+    # the count from the arrays equals the entries the argmax rows really add
+    assert nz == sum(len(v) for v in m.rows.v) - sum(len(v) for v in tetris_bound.build(inst, integer=True).rows.v)
+    monkeypatch.setattr(tetris_bound_mip, "MAX_ARGMAX_NONZEROS", nz - 1)
+    monkeypatch.setattr(tetris_bound, "build", lambda *a, **k: pytest.fail("built despite the limit"))
+    with pytest.raises(InstanceError, match="method"):
+        tetris_bound_mip.solve(inst, time_limit=10)
