@@ -88,7 +88,7 @@ def test_cli_bound_methods(tmp_path):
     assert main(["generate", "tetris", "--tables", "6", "--jobs", "10", "--regions", "3", "--seed", "3823",
                  "-o", str(inst_path)]) == 0
     bounds = {}
-    for method in ("lp", "branch", "hot"):
+    for method in ("lp", "branch", "hot", "mip"):
         out = tmp_path / f"{method}.json"
         assert main(["solve", str(inst_path), "--solver", "bound", "--time-limit", "30", "--option",
                      f"method={method}", "-o", str(out)]) == 0
@@ -99,4 +99,4 @@ def test_cli_bound_methods(tmp_path):
     assert bounds["lp"] <= bounds["branch"] + 1e-6 * max(1.0, best)
     assert max(bounds.values()) <= best + 1e-7 * max(1.0, best)
     with pytest.raises(InstanceError, match="method"):
-        tetris_bound.solve(generate_tetris(4, 5, 2, seed=1), method="mip")
+        tetris_bound.solve(generate_tetris(4, 5, 2, seed=1), method="nope")
