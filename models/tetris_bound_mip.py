@@ -38,7 +38,7 @@ import numpy as np
 
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status
-from placement.tetris import TetrisInstance
+from placement.tetris import TetrisInstance, TetrisSolution
 from placement.tetris.evaluation import evaluate, violations
 
 from . import tetris_bound as tb
@@ -138,8 +138,6 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
         stats["violations"] = viol[:5]
         return SolveResult(Status.ERROR, name, bound=bound, wall_time_s=wall, stats=stats,
                            message=f"HiGHS's incumbent breaks a constraint: {viol[0]}")
-    from placement.tetris import TetrisSolution
-
     value = evaluate(inst, home).objective
     if bound is not None and bound > value + 1e-6 * max(1.0, abs(value)):
         stats["bound_inconsistent"] = bound   # a valid bound is never above a placement's value
