@@ -632,6 +632,32 @@ def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_T
     return BoundModel(inst, integer, tangents, analytics_hull, dense_row, exact_argmax)
 
 
+def run_until(h, deadline: float) -> None:
+    """Run HiGHS until ``deadline`` (``time.perf_counter()``): its ``time_limit`` counts the run time
+    summed over all runs of one ``Highs`` object (ERGO-Code/HiGHS#1477), so the limit is that sum
+    plus what is left (at least 0.01 s)."""
+    h.setOptionValue("time_limit", h.getRunTime() + max(0.01, deadline - time.perf_counter()))
+    h.run()
+
+
+def add_tangents(m: BoundModel, h, x: np.ndarray, tol: float) -> int:
+    """One outer-approximation round at the LP solution ``x``: a tangent at every square violated by
+    more than ``tol`` (:meth:`BoundModel.violated`), added to HiGHS and to ``m.rows`` (the same rows in
+    the same order, so :func:`dual_bound` sees them); returns how many (0: none violated)."""
+    import highspy
+
+    bad, at = m.violated(x, tol)
+    if not len(bad):
+        return 0
+    rid, cols, vals, rhs = m.tangent_block(bad, at)
+    if not len(rhs):
+        return 0
+    starts = np.searchsorted(rid, np.arange(len(rhs) + 1)).astype(np.int32)
+    h.addRows(len(rhs), rhs, np.full(len(rhs), highspy.kHighsInf), len(vals), starts, cols.astype(np.int32), vals)
+    m.rows.add(rid, cols, vals, rhs, np.inf, len(rhs))
+    return len(rhs)
+
+
 def _highs(m: BoundModel, time_limit: float, mip_gap: float):
     import highspy
 
@@ -775,9 +801,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     deadline = t0 + time_limit
     best, status, values, lp_values, rounds, added = None, None, [], [], 0, 0
     while True:
-        # HiGHS's limit counts the run time of all runs of this object (ERGO-Code/HiGHS#1477)
-        h.setOptionValue("time_limit", h.getRunTime() + max(0.01, deadline - time.perf_counter()))
-        h.run()
+        run_until(h, deadline)
         rounds += 1
         status = h.getModelStatus()
         info = h.getInfo()
@@ -801,18 +825,10 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         lp_values.append(float(info.objective_function_value))
         if rounds >= max_rounds or time.perf_counter() >= deadline:
             break
-        x = np.asarray(sol.col_value)
-        bad, at = m.violated(x, tol)
-        if not len(bad):
+        n_new = add_tangents(m, h, np.asarray(sol.col_value), tol)
+        if not n_new:
             break
-        rid, cols, vals, rhs = m.tangent_block(bad, at)
-        if not len(rhs):
-            break
-        starts = np.searchsorted(rid, np.arange(len(rhs) + 1)).astype(np.int32)
-        h.addRows(len(rhs), rhs, np.full(len(rhs), highspy.kHighsInf), len(vals), starts,
-                  cols.astype(np.int32), vals)
-        m.rows.add(rid, cols, vals, rhs, np.inf, len(rhs))  # the same rows, appended in the same order
-        added += len(rhs)
+        added += n_new
     wall = time.perf_counter() - t0
     stats.update(rounds=rounds, tangents=m.tangent_rows + added, lazy_tangents=added, round_values=values,
                  round_lp_values=lp_values, solve_s=wall - build_s - stats["transfer_s"],

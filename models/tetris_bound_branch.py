@@ -104,13 +104,9 @@ class _Search:
         lo, hi = self.node_bounds(fixes)
         best, x, status = None, None, "not run"
         for _ in range(self.max_rounds if rounds is None else rounds):
-            left = self.deadline - time.perf_counter()
-            if left <= 0:
+            if self.deadline <= time.perf_counter():
                 break
-            # HiGHS compares its limit with the run time summed over all runs of this object
-            # (ERGO-Code/HiGHS#1477), so the limit is that sum plus what is left
-            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(0.01, left))
-            self.h.run()
+            tb.run_until(self.h, self.deadline)
             # after the root's first solve (interior point crossed over, on a large model), dual simplex
             # from the basis: the tangent rounds and the nodes change a few rows and bounds each
             self.h.setOptionValue("solver", "simplex")
@@ -130,17 +126,10 @@ class _Search:
             if st != highspy.HighsModelStatus.kOptimal:
                 return best, None, status
             x = np.asarray(sol.col_value)
-            bad, at = self.m.violated(x, self.tol)
-            if not len(bad):
+            n_new = tb.add_tangents(self.m, self.h, x, self.tol)
+            if not n_new:
                 break
-            rid, cols, vals, rhs = self.m.tangent_block(bad, at)
-            if not len(rhs):
-                break
-            starts = np.searchsorted(rid, np.arange(len(rhs) + 1)).astype(np.int32)
-            self.h.addRows(len(rhs), rhs, np.full(len(rhs), highspy.kHighsInf), len(vals), starts,
-                           cols.astype(np.int32), vals)
-            self.m.rows.add(rid, cols, vals, rhs, np.inf, len(rhs))
-            self.lazy += len(rhs)
+            self.lazy += n_new
         return best, x, status
 
     def children(self, fixes: dict[int, float], x: np.ndarray, weight: np.ndarray) -> tuple[str, list[dict]]:

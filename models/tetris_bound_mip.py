@@ -133,12 +133,13 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
         return SolveResult(Status.TIME_LIMIT if bound is not None else Status.ERROR, name, bound=bound,
                            wall_time_s=wall, stats=stats,
                            message=f"no placement found; HiGHS: {stats['highs_status']}")
-    viol = violations(inst, home)
+    ev = evaluate(inst, home)
+    viol = violations(inst, home, ev)
     if viol:   # cannot happen with integer x and b (the rows are the exact model's); reported if it does
         stats["violations"] = viol[:5]
         return SolveResult(Status.ERROR, name, bound=bound, wall_time_s=wall, stats=stats,
                            message=f"HiGHS's incumbent breaks a constraint: {viol[0]}")
-    value = evaluate(inst, home).objective
+    value = ev.objective
     if bound is not None and bound > value + 1e-6 * max(1.0, abs(value)):
         stats["bound_inconsistent"] = bound   # a valid bound is never above a placement's value
         bound = value

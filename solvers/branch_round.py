@@ -34,7 +34,6 @@ import numpy as np
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status, relative_gap
 from placement.tetris import TetrisInstance, TetrisSolution
-from placement.tetris.evaluation import evaluate, violations
 
 from . import hill_climb
 
@@ -65,11 +64,8 @@ class _Rounding:
         if res.solution is None or res.objective is None:
             self.unrepaired += 1
             return res.stats
-        home = res.solution.home
-        if violations(self.inst, home):   # hill climbing returns feasible placements only; checked again
-            self.unrepaired += 1
-            return res.stats
-        value = evaluate(self.inst, home).objective
+        # hill climbing returns a placement only when violations() finds nothing, valued by evaluate()
+        home, value = res.solution.home, res.objective
         if value < self.value - 1e-9 * max(1.0, abs(value)):
             self.home, self.value = home.copy(), value
             self.improved += 1
