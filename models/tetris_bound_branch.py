@@ -223,6 +223,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
         raise InstanceError("time_limit", "must be a positive number of seconds")
     if max_nodes is not None and max_nodes < 1:
         raise InstanceError("max_nodes", f"must be at least 1, got {max_nodes}")
+    if node_rounds is not None and node_rounds < 1:
+        raise InstanceError("node_rounds", f"must be at least 1, got {node_rounds}")
     t0 = time.perf_counter()
     m = tb.build(inst, tangents=tangents, dense_row=dense_row)
     h, nnz = tb._highs(m, time_limit, 1e-6)

@@ -140,6 +140,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         raise InstanceError("polish_share", f"must be in [0, 1), got {polish_share}")
     if polish_kicks < 0:
         raise InstanceError("polish_kicks", f"must be at least 0, got {polish_kicks}")
+    # the branching's own options, refused before the start's climb
+    if max_nodes is not None and max_nodes < 1:
+        raise InstanceError("max_nodes", f"must be at least 1, got {max_nodes}")
+    if node_rounds is not None and node_rounds < 1:
+        raise InstanceError("node_rounds", f"must be at least 1, got {node_rounds}")
     t0 = time.perf_counter()
     end = t0 + time_limit
     rounding = _Rounding(inst, int(samples), seed, t0)

@@ -92,6 +92,10 @@ def test_bad_options_are_refused():
         branch_round.solve(inst, polish_share=1.0)
     with pytest.raises(InstanceError, match="polish_kicks"):
         branch_round.solve(inst, polish_kicks=-1)
+    with pytest.raises(InstanceError, match="node_rounds"):
+        branch_round.solve(inst, node_rounds=0)
+    with pytest.raises(InstanceError, match="node_rounds"):
+        tetris_bound_branch.solve(inst, node_rounds=0)
 
 
 def test_cli_writes_the_placement_and_its_certified_bound(tmp_path):
