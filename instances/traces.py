@@ -18,9 +18,9 @@ SHIPPED_SPECS = {"cassini-testbed": "cassini-testbed.json", "cassini-testbed-6x4
 
 def trace_path(name: str) -> Path:
     """Filesystem path of a shipped trace file (``philly.csv``, ...)."""
-    return Path(str(resources.files("instances").joinpath("data", "traces", name)))
+    return Path(str(resources.files(__package__).joinpath("data", "traces", name)))
 
 
 def cluster_spec_path(name: str) -> Path:
     """Filesystem path of a shipped cluster spec (``cassini-testbed``)."""
-    return Path(str(resources.files("instances").joinpath("clusters", SHIPPED_SPECS[name])))
+    return Path(str(resources.files(__package__).joinpath("clusters", SHIPPED_SPECS[name])))

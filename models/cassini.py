@@ -4,7 +4,7 @@ Per-link rotation model (Table 1)
 ---------------------------------
 Binary ``x[j,k] = 1`` when job j is rotated by k slots of the unified circle,
 ``0 <= k < K_j`` (Eq. 4, one rotation within the first iteration; job 0 fixed at 0
-when that is a symmetry, see :mod:`solvers.rotation`), ``sum_k x[j,k] = 1``;
+when that is a symmetry, see :mod:`placement.solvers.rotation`), ``sum_k x[j,k] = 1``;
 ``excess[alpha] >= sum_{j,k} bw_circle_j(alpha - k) x[j,k] - C`` (Eqs. 1, 3), ``excess >= 0``;
 maximize ``score = 1 - sum_alpha excess[alpha] / (|A| C)`` (Eq. 2). On a faithful grid
 (see :mod:`placement.cassini.circle`) this is exact for integer time shifts.
@@ -24,7 +24,7 @@ together leaves every link score unchanged).
 
 Statuses: ``optimal``; ``feasible`` when the result fails verification; ``time_limit`` with
 or without an incumbent; ``error`` when HiGHS fails. ``objective`` is always the integer-grid
-reference score of the returned shifts. Verification (:mod:`models.verification`, recorded in
+reference score of the returned shifts. Verification (:mod:`placement.models.verification`, recorded in
 ``stats["verification"]``): a result is ``optimal`` only when the model's objective equals that
 reference score within 1e-6 and the gap from it to the solver's bound is at most ``mip_gap``;
 otherwise it is ``feasible`` with an honest bound (``None`` when the model and the evaluation
@@ -325,7 +325,7 @@ def compose_shifts(link_jobs: dict[str, tuple[str, ...]], link_shifts: dict[str,
 
     Per component, its first job (instance order of ``link_jobs``) gets shift 0; crossing link l from
     job j to job k sets ``s_k = (s_j - t_j^l + t_k^l) mod iter_k`` (Eq. 5 weights ``t``). The same rule
-    as :func:`solvers.affinity.bfs_shifts`, rebuilt here with a fixed root because ``models/`` does not
+    as :func:`placement.solvers.affinity.bfs_shifts`, rebuilt here with a fixed root because ``models/`` does not
     import ``solvers/``. On loop-free graphs every link keeps its per-link optimum; with loops some
     links may not, which :func:`solve_table1` detects by evaluating them.
     """
@@ -358,7 +358,7 @@ def solve_table1(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float
     ``bound``: the largest over candidates of the mean per-link bound (each link's score is at most its
     own optimum, so no shift assignment of any candidate scores more); ``None`` when some link's bound
     is not verified (a grid that is not faithful). ``optimal`` when the best reference score reaches
-    that bound within ``mip_gap`` (:func:`models.verification.verify`), else ``feasible`` with the bound;
+    that bound within ``mip_gap`` (:func:`placement.models.verification.verify`), else ``feasible`` with the bound;
     ``time_limit``/``error`` when a link model ends without a solution. The time limit is shared evenly
     among the links still to solve.
     """

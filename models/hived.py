@@ -152,7 +152,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
         proven upper bound), ``time_limit`` with the incumbent. ``form="feasibility"``:
         ``optimal`` with a full binding, or ``infeasible``. ``stats["feasible"]`` says
         whether every reservation can be honoured (when proven). ``optimal`` only after
-        :func:`models.verification.verify` accepts it: the model's value equals the reference
+        :func:`placement.models.verification.verify` accepts it: the model's value equals the reference
         evaluation of the rounded binding and the bound is met (``stats["verification"]``);
         otherwise ``feasible`` with an honest bound and a message.
     """

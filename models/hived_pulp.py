@@ -1,6 +1,6 @@
-"""The HiveD VC-assignment model of :mod:`models.hived`, written a second time in PuLP.
+"""The HiveD VC-assignment model of :mod:`placement.models.hived`, written a second time in PuLP.
 
-Same index sets (:func:`models.hived.structure`), same rows, built with PuLP and
+Same index sets (:func:`placement.models.hived.structure`), same rows, built with PuLP and
 solved by HiGHS through ``pulp.HiGHS`` (the highspy API). It exists as an
 independent modelling-layer check: the tests require both to reach the same
 optimum on generated hierarchies and on the real HiveD configs, and the
@@ -33,7 +33,7 @@ SOLVER = "exact-pulp"
 
 
 def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> tuple[pulp.LpProblem, dict]:
-    """The PuLP model and its variables by ``(t, c, k, i)`` key (see :mod:`models.hived`)."""
+    """The PuLP model and its variables by ``(t, c, k, i)`` key (see :mod:`placement.models.hived`)."""
     if form not in ("max", "feasibility"):
         raise ValueError("form must be 'max' or 'feasibility'")
     st = structure(inst)
@@ -52,7 +52,7 @@ def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> t
 
 def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
           form: Literal["max", "feasibility"] = "max") -> SolveResult:
-    """Solve with PuLP + HiGHS; statuses, objective and verification as :func:`models.hived.solve`."""
+    """Solve with PuLP + HiGHS; statuses, objective and verification as :func:`placement.models.hived.solve`."""
     t0 = time.perf_counter()
     st = structure(inst)
     stats = {"form": form, "binaries": len(st.index), "layer": "pulp"}

@@ -4,7 +4,7 @@ evaluation of any plan.
 
 Terms
 -----
-snapshot (a mapping, e.g. ``solvers.online.rms.RegionState.dcluster_view``)
+snapshot (a mapping, e.g. ``placement.solvers.online.rms.RegionState.dcluster_view``)
     ``free[m]`` free GPUs of the job's type on machine m of the cluster, ``rack[m]`` its
     rack key, and over the jobs running there ``job_ids``, ``job_priority`` (effective
     level, 0 the highest), ``job_start`` (s) and ``alloc[v, m]`` (GPUs of job v on m).

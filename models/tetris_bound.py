@@ -1,6 +1,6 @@
 """A lower bound on MAST Tetris (Figure 4, expressions (1)-(9)) that scales: a relaxation in matrix form.
 
-The exact model (:mod:`models.tetris`) proves optima up to about 60 tables; past a
+The exact model (:mod:`placement.models.tetris`) proves optima up to about 60 tables; past a
 few thousand tables neither Pyomo's per-variable cost nor HiGHS's branch and bound
 fit in minutes. This module builds a **relaxation** of the same formulation with
 numpy and hands it to HiGHS through ``highspy`` (``Highs.passModel``), so the
@@ -8,7 +8,7 @@ model transfer costs seconds at 100,000 tables instead of minutes.
 
 Why this relaxation (the choice was made by measurement, see the Tetris page)
 ---------------------------------------------------------------------------------
-The formulation is the exact model's (module docstring of :mod:`models.tetris`)
+The formulation is the exact model's (module docstring of :mod:`placement.models.tetris`)
 with three changes, each of which can only lower the optimum, so every value it
 proves is at most the exact optimum:
 
@@ -46,7 +46,7 @@ and with the overload levels ``y`` integer too to 84-99%, while ``y`` integer al
 0-23% more. The disjunctive analytics rows gave 0-6%. A Lagrangian relaxation that
 separates the jobs from the tables has the LP's value (a job's region choice is a
 simplex). At scale the loss is in the tables: a hot table's LP home is spread over the
-regions, and its readers' demand with it. :mod:`models.tetris_bound_branch` branches on
+regions, and its readers' demand with it. :mod:`placement.models.tetris_bound_branch` branches on
 hot tables' homes over this LP (every leaf certified by :func:`dual_bound`, closed
 leaves by :func:`farkas_value`): 69-98% of the optimum on the 13 proven instances,
 164,258 at 1,000 tables in 600 s (this LP alone: 103,790); ``method="branch"`` runs it.
@@ -416,7 +416,7 @@ class BoundModel:
                      np.ravel(np.column_stack([np.ones(L + 1), -qmax])), -np.inf, 0.0, L + 1)
 
     def _argmax_rows(self, A, lens: np.ndarray) -> None:
-        """The exact model's argmax rows (``models.tetris._analytics_job_regions``) for the multi-table
+        """The exact model's argmax rows (``placement.models.tetris._analytics_job_regions``) for the multi-table
         analytics jobs of an app with a CPU limit: ``L[j,q] + [q < r] <= L[j,r] + (size_j + 1)(1 - b[j,r])``
         for every ``q != r``, so at integer ``x`` and ``b`` the region ``b`` picks is R(job) (ties to the
         lowest index) and (5) counts the job where the reference evaluation does."""
@@ -559,7 +559,7 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None = 
     so the number does not rest on the solver's feasibility tolerances: an interior-point or
     PDLP iterate stopped by the time limit still gives a valid bound, only a weaker one.
     ``col_lo`` / ``col_hi`` replace the model's column bounds (a branch-and-bound node's
-    fixings, :mod:`models.tetris_bound_branch`): the bound is then that node's.
+    fixings, :mod:`placement.models.tetris_bound_branch`): the bound is then that node's.
     Returns the bound and its parts (``stats``).
     """
     value, clipped, row_part, col_part = _lagrangian(m, row_dual, m.cost, m.offset, col_lo, col_hi, "duals")
@@ -711,10 +711,10 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     method : {"lp", "branch", "hot", "mip"}
         "lp": this module's relaxation (the parameters below); "branch": best-first branching on
         hot tables' homes over the same LP, every leaf certified in numpy, within ``time_limit``
-        (:mod:`models.tetris_bound_branch`); "hot": the closed-form hot-table bound
-        (:mod:`models.tetris_bound_hot`; seconds at any size, weak); "mip": the same matrix with
+        (:mod:`placement.models.tetris_bound_branch`); "hot": the closed-form hot-table bound
+        (:mod:`placement.models.tetris_bound_hot`; seconds at any size, weak); "mip": the same matrix with
         x, b, y integer and the argmax rows back, solved by HiGHS's branch and cut
-        (:mod:`models.tetris_bound_mip`): the tightest bound up to ~1,000 tables and a feasible
+        (:mod:`placement.models.tetris_bound_mip`): the tightest bound up to ~1,000 tables and a feasible
         placement as ``solution``, but HiGHS's number, not certified in numpy.
     max_nodes : int, optional
         "branch" only: a node limit besides ``time_limit``.

@@ -1,7 +1,7 @@
 """A tighter certified lower bound on MAST Tetris (Figure 4, expressions (1)-(9)): branching on hot tables' homes.
 
 Why (measured, Tetris page "A lower bound at scale"): the LP relaxation of
-:mod:`models.tetris_bound` loses most of the optimum through *hot tables*. At
+:mod:`placement.models.tetris_bound` loses most of the optimum through *hot tables*. At
 1,000 x 2,000 x 10 (seed 38001) the hottest table (608 readers) sits in the LP at
 fractions 0.04-0.19 of nine regions, so the AND rows ``a[j,r] <= x[t,r]`` let its
 readers' GPU demand spread over the regions in proportion to supply, the (7)
@@ -15,12 +15,12 @@ it may take. The children partition the node's integer placements (each table
 has exactly one home, Figure 4's one-home rows), so the **minimum over the open
 leaves** of a valid bound of each leaf is a valid bound of the instance. Each
 leaf's bound is the numpy dual certificate of its LP
-(:func:`models.tetris_bound.dual_bound` with the leaf's column bounds: never a
+(:func:`placement.models.tetris_bound.dual_bound` with the leaf's column bounds: never a
 solver's number), and never less than its parent's (a leaf's placements are a
 subset of its parent's). A leaf whose LP HiGHS calls infeasible keeps its
 parent's bound unless the ray HiGHS returns proves it empty in numpy
-(:func:`models.tetris_bound.farkas_value` > 0): then it is closed. Tangent rows added at any node
-are valid at every real demand (:mod:`models.tetris_bound`), so they stay for all
+(:func:`placement.models.tetris_bound.farkas_value` > 0): then it is closed. Tangent rows added at any node
+are valid at every real demand (:mod:`placement.models.tetris_bound`), so they stay for all
 nodes; HiGHS's dual simplex restarts from the previous node's basis.
 
 Branching rule: the table with the largest ``weight x (1 - max_r x[t,r])``, the
@@ -197,7 +197,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
         A known objective value (a heuristic's): the search stops once the bound is within
         1e-6 of it (relative) -- the bound does not depend on it otherwise.
     tangents, max_rounds, tol, dense_row
-        As :func:`models.tetris_bound.solve` (``max_rounds`` at the root).
+        As :func:`placement.models.tetris_bound.solve` (``max_rounds`` at the root).
     node_rounds : int, optional
         Tangent rounds per node after the root (default ``max_rounds``); every round's
         certificate is valid, fewer rounds make more nodes in the same time.
@@ -208,7 +208,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
         ``on_node(X, homes, deadline)``: ``X`` the node's LP values of ``x`` (tables x regions),
         ``homes`` the tables it fixes (table -> region), ``deadline`` the search's
         ``time.perf_counter()`` deadline. It may return the objective of a feasible placement
-        it found (a primal heuristic: :mod:`solvers.branch_round`); the smallest becomes
+        it found (a primal heuristic: :mod:`placement.solvers.branch_round`); the smallest becomes
         ``upper``. Its time counts in ``time_limit``.
 
     Returns

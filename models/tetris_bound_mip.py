@@ -1,8 +1,8 @@
 """MAST Tetris (Figure 4, expressions (1)-(9)) as a MIP over the relaxation's matrix: a bound and a placement.
 
-What: the matrix of :mod:`models.tetris_bound` with ``x``, ``b`` and the overload levels
+What: the matrix of :mod:`placement.models.tetris_bound` with ``x``, ``b`` and the overload levels
 ``y`` integer and the exact model's argmax rows for analytics jobs under a CPU limit put
-back (``exact_argmax``; :meth:`models.tetris_bound.BoundModel._argmax_rows`), solved by
+back (``exact_argmax``; :meth:`placement.models.tetris_bound.BoundModel._argmax_rows`), solved by
 HiGHS's branch and cut within the time limit. Every integer point of this model is a
 placement that meets (4)-(6) and the move quota, and the only relaxation left is the
 squares (7) and (9), cut from below by tangents (valid at every real argument) and, where
@@ -17,9 +17,9 @@ integer placement). So
   the reported ``objective``; the model's value is in ``stats["model_objective"]``.
 
 **The bound is HiGHS's number, not certified in numpy** (unlike the LP and the branching
-of :mod:`models.tetris_bound_branch`, whose every leaf is a dual certificate computed here):
+of :mod:`placement.models.tetris_bound_branch`, whose every leaf is a dual certificate computed here):
 a branch and cut has no short certificate. It has the standing of the exact model's bound
-(:mod:`models.tetris`), and ``stats["bound_certificate"]`` says so. Checked: at most the
+(:mod:`placement.models.tetris`), and ``stats["bound_certificate"]`` says so. Checked: at most the
 brute-force optimum on hypothesis instances and the exact model's proven optimum on fresh
 seeds (``tests/tetris/test_tetris_bound_mip.py``).
 
@@ -70,7 +70,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
     time_limit : float
         Seconds for the build and HiGHS's branch and cut (one thread).
     tangents : int
-        Grid tangents per square term (as :func:`models.tetris_bound.build`).
+        Grid tangents per square term (as :func:`placement.models.tetris_bound.build`).
     mip_gap : float
         HiGHS's relative gap at which it stops.
     presolve : bool

@@ -3,7 +3,7 @@
 MAST decides home regions first (Figure 4, §3.2-3.4) and extra replicas afterwards
 (§3.5), and names a formulation deciding both at once as future work (§3.1, §6).
 This module is that formulation on our semantics, declarative Pyomo solved by
-HiGHS, built on top of the exact home model :func:`models.tetris.build` (its
+HiGHS, built on top of the exact home model :func:`placement.models.tetris.build` (its
 variables, rows and objective terms (1)-(3) are reused as they are, not copied).
 
 Semantics
@@ -75,12 +75,12 @@ import time
 
 import numpy as np
 import pyomo.environ as pyo
+from placement.models.tetris import DEFAULT_HIGHS_OPTIONS, add_violated_secants
+from placement.models.tetris import build as build_home
+from placement.models.tetris import solve as solve_home
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-from models.tetris import DEFAULT_HIGHS_OPTIONS, add_violated_secants
-from models.tetris import build as build_home
-from models.tetris import solve as solve_home
 from placement.result import SolveResult, Status, relative_gap
 from placement.tetris import TetrisInstance, TetrisSolution, violations
 from placement.tetris.replica_eval import (
@@ -97,7 +97,7 @@ ABS_GAP = 1e-6
 
 def build(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_weight: float | None = None,
           dr_weight: float | None = None) -> pyo.ConcreteModel:
-    """The joint model (module docstring): the home model of :func:`models.tetris.build` plus replicas.
+    """The joint model (module docstring): the home model of :func:`placement.models.tetris.build` plus replicas.
 
     Weights default to :func:`placement.tetris.replica_eval.default_weights`.
     The model keeps the home model's ``m._squares`` (lazy secants of (7) and
@@ -187,8 +187,8 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
         ``lambda`` and ``mu`` of the objective (defaults:
         :func:`placement.tetris.replica_eval.default_weights`).
     time_limit, mip_gap, max_rounds, tol, highs_options
-        As for :func:`models.tetris.solve` (lazy-secant rounds; HiGHS options merged
-        over ``models.tetris.DEFAULT_HIGHS_OPTIONS``).
+        As for :func:`placement.models.tetris.solve` (lazy-secant rounds; HiGHS options merged
+        over ``placement.models.tetris.DEFAULT_HIGHS_OPTIONS``).
     fix_home : optional
         Homes given: only the replicas are decided (the exact second stage of the
         sequential pipeline).

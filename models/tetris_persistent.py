@@ -1,10 +1,10 @@
 """The Tetris model (MAST Figure 4, expressions (1)-(9)) kept in one persistent HiGHS instance.
 
 A matheuristic solves many neighbourhoods of one instance: tables fixed at the
-incumbent, a few free. :func:`models.tetris.solve` with ``fixed=`` builds a new
+incumbent, a few free. :func:`placement.models.tetris.solve` with ``fixed=`` builds a new
 Pyomo sub-model per neighbourhood and hands it to HiGHS; measured on 20-40 table
 instances, about half of each sub-solve was that construction and hand-over.
-:class:`PersistentTetris` builds the whole model once (:func:`models.tetris.build`,
+:class:`PersistentTetris` builds the whole model once (:func:`placement.models.tetris.build`,
 every table free, the same declarative Pyomo model), hands it to Pyomo's
 persistent HiGHS interface (``pyomo.contrib.solver``'s ``Highs`` with fixed
 variables passed as column bounds) once, and then for each neighbourhood
@@ -12,13 +12,13 @@ variables passed as column bounds) once, and then for each neighbourhood
 1. fixes ``x[t,r]`` of every table outside the neighbourhood at the incumbent
    (and of a free table at the regions it may not take, at 0), frees the rest --
    only the changed columns' bounds go to HiGHS;
-2. runs the lazy-secant rounds of :mod:`models.tetris` (the secants are valid at
+2. runs the lazy-secant rounds of :mod:`placement.models.tetris` (the secants are valid at
    every integer point, so the cuts added by earlier neighbourhoods stay: each
    one is handed over once and the model only gets tighter);
 3. rounds the incumbent to a placement and judges it with the reference
    evaluation (:func:`placement.tetris.evaluate`, :func:`violations`).
 
-The answer follows :func:`models.tetris.solve`'s contract for sub-problems:
+The answer follows :func:`placement.models.tetris.solve`'s contract for sub-problems:
 ``optimal`` (the rounds converged and the reference objective is within the gap
 of HiGHS's bound), ``feasible`` with ``stats["verification"][-1]["claim"] ==
 "infeasible"`` when the cutoff ``objective_bound`` leaves nothing (nothing in

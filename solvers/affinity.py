@@ -3,7 +3,7 @@
 Terms
 -----
 per-link optimum
-    Rotations of one shared link found by :func:`solvers.rotation.search_link` and turned
+    Rotations of one shared link found by :func:`placement.solvers.rotation.search_link` and turned
     into per-link shifts ``t_j^l`` by Eq. 5 (the edge weights ``w_(j,l)`` of the Affinity graph).
 BFS shifts (Algorithm 1)
     Per connected component, a seeded random job gets ``t = 0``; BFS over jobs only, and
@@ -35,12 +35,12 @@ from typing import Literal
 
 import networkx as nx
 import numpy as np
+from placement.solvers.rotation import link_circle, search_link
 
 from placement.cassini.affinity import affinity_graph, has_loop, job_node
 from placement.cassini.evaluation import evaluate, link_score
 from placement.cassini.instance import CassiniInstance, CassiniSolution
 from placement.result import SolveResult, Status
-from solvers.rotation import link_circle, search_link
 
 __all__ = ["LinkOptimum", "link_optima", "bfs_shifts", "repair_shifts", "rank_candidates", "solve"]
 

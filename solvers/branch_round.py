@@ -1,20 +1,20 @@
 """Branch and round: a Tetris placement and a certified lower bound in one run (issue 38).
 
-Not in MAST. The certified branching of :mod:`models.tetris_bound_branch` (best-first on
+Not in MAST. The certified branching of :mod:`placement.models.tetris_bound_branch` (best-first on
 hot tables' homes over the LP relaxation of Figure 4, every leaf's bound computed in numpy
 from its duals) gives, at each node it expands, an LP solution ``X[t, r]`` in which the
 branched tables have one home. This solver turns each such ``X`` into placements -- the
 *LP-guided rounding* of a branch and bound's primal heuristic -- and climbs from each:
 
 1. the start: MAST §3.4's hill climbing from the current homes (so the result is never
-   worse than :func:`solvers.hill_climb.solve`);
+   worse than :func:`placement.solvers.hill_climb.solve`);
 2. at every expanded node: ``X``'s argmax per table, and ``samples`` randomized roundings
    (table ``t`` to region ``r`` with probability ``X[t, r]``, seeded by ``seed`` and the
-   node's number); each is the start of :func:`solvers.hill_climb.solve`, whose repair
+   node's number); each is the start of :func:`placement.solvers.hill_climb.solve`, whose repair
    phase restores (4)-(6) and the move quota where it can (a start it cannot repair is
    counted and dropped);
 3. the final ``polish_share`` of the time: iterated local search (hill climbing's seeded
-   kicks, :func:`solvers.hill_climb.solve` with ``kicks``) from the incumbent;
+   kicks, :func:`placement.solvers.hill_climb.solve` with ``kicks``) from the incumbent;
 4. the best placement by the reference evaluation (:func:`placement.tetris.evaluation.evaluate`,
    checked by :func:`~placement.tetris.evaluation.violations`) is the incumbent; its value
    is handed back to the branching as its ``upper``, which stops the search once the
@@ -117,7 +117,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         At most this many kicks in the polish (the time share bounds it too; at 1,000 tables a
         kick and its climb take about 0.1 s).
     max_nodes, node_rounds
-        As :func:`models.tetris_bound_branch.solve`.
+        As :func:`placement.models.tetris_bound_branch.solve`.
 
     Returns
     -------
@@ -130,7 +130,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         ((seconds, expanded node, value); the polish's entry has node = nodes rounded), seconds in
         the climbs (the polish included), the polish's seconds, kicks and gain.
     """
-    from models import tetris_bound_branch
+    from placement.models import tetris_bound_branch
 
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")

@@ -4,14 +4,14 @@ Not in MAST: the paper keeps hill climbing (§3.4) for scale and interpretabilit
 and leaves "a comprehensive comparison with local-search alternatives" open. This
 is the optimization-centric answer, in three phases under one time budget:
 
-A. **Start.** Hill climbing (:func:`solvers.hill_climb.solve`, passes to
+A. **Start.** Hill climbing (:func:`placement.solvers.hill_climb.solve`, passes to
    convergence; its objective is ``stats["start_objective"]`` and the result is
    never worse), then iterated local search from it (``kicks`` perturbations, at
    most ``kick_share_of_time`` of the budget; instances up to
    ``local_max_tables`` tables) -- skipped when phase B runs cold (below): its
    placement would only be a fallback, and hill climbing's already is one.
 B. **Whole model.** When the instance is small (``tables x regions <=
-   full_max_cells``), the exact model (:func:`models.tetris.solve`) on the whole
+   full_max_cells``), the exact model (:func:`placement.models.tetris.solve`) on the whole
    instance for ``full_share`` of the remaining time: the neighbourhood
    "everything". HiGHS's own primal heuristics work best here with the LP of the
    whole problem; its verified bound becomes the result's ``bound``, and when it
@@ -24,7 +24,7 @@ B. **Whole model.** When the instance is small (``tables x regions <=
    the exact model at 10 s were within 0.08% on all 16 fresh instances from
    30x60x5 to 40x80x5, seeds 9203-9206, 9301-9306, 9401-9406); with
    ``full_start=True`` phase A's placement is HiGHS's first incumbent
-   (:func:`models.tetris.solve`'s ``start``). Optionally (off by
+   (:func:`placement.models.tetris.solve`'s ``start``). Optionally (off by
    default), when the neighbourhoods of phase C improve the incumbent and then
    stall for ``whole_again_after`` rounds, phase B runs again from the better
    incumbent (``whole_again_share`` of the remaining time).
@@ -32,7 +32,7 @@ C. **Neighbourhoods.** Repeatedly
 
 1. chooses a *neighbourhood*: a set of free tables and the regions they may take,
    everything else fixed at the incumbent;
-2. solves it exactly with the Tetris model (:func:`models.tetris.solve` with
+2. solves it exactly with the Tetris model (:func:`placement.models.tetris.solve` with
    ``fixed=`` / ``regions=``; only the free tables and the jobs reading them get
    variables, the rest of (1)-(3) is a constant), the incumbent given as ``start``
    so the sub-solve never returns worse;
@@ -110,7 +110,7 @@ region in every kind except ``region_pair``.
 
 Persistent sub-solves: up to ``persistent_max_cells`` (``tables x regions``) all
 neighbourhoods are solved on one persistent model
-(:mod:`models.tetris_persistent`): built once, each neighbourhood changes only
+(:mod:`placement.models.tetris_persistent`): built once, each neighbourhood changes only
 the bounds of the ``x`` columns, HiGHS presolve on (off for a whole-instance
 neighbourhood), lazy secants kept. Measured in one run (10 s, seed 3, loaded
 2-core machine; neighbourhoods per second of phase C, gap to the proven
@@ -148,9 +148,9 @@ import math
 import time
 
 import numpy as np
+import placement.models.tetris as exact
+from placement.models.tetris_persistent import PersistentTetris
 
-import models.tetris as exact
-from models.tetris_persistent import PersistentTetris
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, TetrisSolution, evaluate, violations
@@ -673,7 +673,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         Stop after this many neighbourhoods in a row without improvement.
     saturation : int
         Overload level where the sub-models' sigmoid saturates (a relaxation, see
-        :func:`models.tetris.build`; answers are judged by the reference evaluation).
+        :func:`placement.models.tetris.build`; answers are judged by the reference evaluation).
     kicks, kick_share_of_time : int, float
         Iterated-local-search kicks after hill climbing (phase A), and the share of
         the budget they may use.
@@ -706,7 +706,7 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         Keyword options of the hill-climbing start.
     persistent_max_cells : int
         Up to this many ``tables x regions``, every neighbourhood is solved on one
-        persistent model (:class:`models.tetris_persistent.PersistentTetris`, built
+        persistent model (:class:`placement.models.tetris_persistent.PersistentTetris`, built
         once); beyond it (or 0), a sub-model is built per neighbourhood.
     full_start : bool
         Phase B from phase A's placement (HiGHS's first incumbent, after an ILS phase A)
@@ -728,9 +728,9 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = 10.0, seed: int = 
         10-22 neighbourhoods per run), gaps 6.07 / 1.58 / 4.21% against uniform's
         0.30 / 0.42 / 4.75% -- too few neighbourhoods per run for weights to learn.
     bound, bound_time_limit : number, file, "compute" or None; float
-        Report the certified gap to a valid lower bound (:func:`solvers.hill_climb.certify`,
+        Report the certified gap to a valid lower bound (:func:`placement.solvers.hill_climb.certify`,
         reporting only: the search is the same; ``"compute"`` runs the relaxation of
-        :mod:`models.tetris_bound` after the search, outside ``time_limit``).
+        :mod:`placement.models.tetris_bound` after the search, outside ``time_limit``).
 
     Returns
     -------

@@ -259,7 +259,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
     seed : int
         Seed of the hill-climbing run when ``home`` is not given.
     home : array of int, optional
-        Home region per table; default: run :func:`solvers.hill_climb.solve` first.
+        Home region per table; default: run :func:`placement.solvers.hill_climb.solve` first.
     storage_quota_share : float
         Hot-table replica budget as a share of the total table bytes, split over
         (region, GPU type) in proportion to supply.
@@ -271,7 +271,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
         Passed to hill climbing when it runs.
     replica_budget : float, optional
         Cap on the total replica bytes (all phases together, in their order); default no cap
-        beyond storage (4). The joint home-and-replica model (:mod:`models.tetris_joint`) takes
+        beyond storage (4). The joint home-and-replica model (:mod:`placement.models.tetris_joint`) takes
         the same budget, so the two pipelines can be compared at equal storage.
 
     Returns
@@ -289,7 +289,7 @@ def solve(inst: TetrisInstance, *, seed: int = 0, home: np.ndarray | None = None
     hc_stats = None
     status = Status.FEASIBLE
     if home is None:
-        from solvers.hill_climb import solve as hill_climb
+        from placement.solvers.hill_climb import solve as hill_climb
 
         hc = hill_climb(inst, seed=seed, time_limit=time_limit)
         if hc.solution is None:

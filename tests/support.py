@@ -16,9 +16,9 @@ import itertools
 
 import numpy as np
 from hypothesis import strategies as st
+from placement.instances import generate_hived, generate_tetris, tetris_document
+from placement.models import hived_vc as hv
 
-from instances import generate_hived, generate_tetris, tetris_document
-from models import hived_vc as hv
 from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
 

@@ -6,7 +6,7 @@ option the user did not give from the provider of its kind:
 
 ``"vc-assignment"`` (HiveD, quota sharing, private clusters)
     The VC assignment fitted to the shipped Philly trace for the cluster's node count
-    (:func:`solvers.online.tenants.fit_assignment`), with the policy's ``fit_levels``
+    (:func:`placement.solvers.online.tenants.fit_assignment`), with the policy's ``fit_levels``
     (``"multi"`` or ``"node"``) unless ``--option levels=...`` says otherwise. Cached per
     (nodes, levels).
 ``"data-placement"`` (MAST, federated)
@@ -23,11 +23,11 @@ Data placement variants (MAST §3)
 ``"v0"``: the instance's starting homes, no replicas (MAST's V0: users picked the
 regions, tables never moved); ``"hill_climb"``: homes after §3.4's hill climbing,
 no replicas; ``"replicas"``: hill climbing then §3.5's extra replicas
-(:mod:`solvers.replicas`).
+(:mod:`placement.solvers.replicas`).
 
 How the Tetris instance matches the simulated cluster (our construction)
 -----------------------------------------------------------------------
-:func:`instances.tetris.tetris_document` draws tables, popularity, ML jobs and storage;
+:func:`placement.instances.tetris.tetris_document` draws tables, popularity, ML jobs and storage;
 its regions are renamed to the cluster's regions and its GPU types to the cluster's
 (up to 8 types: type i of the instance is the cluster's i-th type in name order), and
 GPU supply is replaced by the cluster's: supply[r, g] = the cluster's share of type g
@@ -47,17 +47,17 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 
-from instances.tetris import tetris_document
-from instances.traces import trace_path
 from placement.errors import InstanceError
+from placement.instances.tetris import tetris_document
+from placement.instances.traces import trace_path
 from placement.options import Range, check_options
 from placement.sim.policies import policy_class
 from placement.sim.trace import load_philly
+from placement.solvers import hill_climb as hill_climb_solver
+from placement.solvers import replicas as replicas_solver
+from placement.solvers.online.mast import DataPlacement
+from placement.solvers.online.tenants import as_assignment, check_cluster, fit_assignment
 from placement.tetris.instance import load_instance
-from solvers import hill_climb as hill_climb_solver
-from solvers import replicas as replicas_solver
-from solvers.online.mast import DataPlacement
-from solvers.online.tenants import as_assignment, check_cluster, fit_assignment
 
 __all__ = ["build_policy", "tetris_placement", "candidate_placement", "default_data", "philly_assignment",
            "cluster_supply", "VARIANTS", "PROVIDERS", "check_policy_options"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from instances.traces import (
+from placement.instances.traces import (
     SHIPPED_CLUSTERS,
     SHIPPED_SPECS,
     SHIPPED_TRACES,

@@ -307,7 +307,7 @@ def policy_checks(policy: str, pol, cluster, links=None) -> list:
     if cluster.network is not None:
         out.append(link_factor_check(links if links else LinkSharing(cluster)))
     if policy.startswith("hived") and getattr(pol, "assign", None) is not None:
-        from solvers.online.hived import sharing_safety_check
+        from placement.solvers.online.hived import sharing_safety_check
 
         out.append(sharing_safety_check(pol.assign))
     return out

@@ -4,7 +4,7 @@ A policy is a class in its own module (``solvers/online/<name>.py``) announced b
 ``pyproject.toml``::
 
     [project.entry-points."placement.policies"]
-    fifo = "solvers.online.fifo:FIFO"
+    fifo = "placement.solvers.online.fifo:FIFO"
 
 The simulator core never names a policy: it finds them here, loading a module only when its
 policy is asked for. The first line of a class's docstring is its one-line description

@@ -1,7 +1,7 @@
 """Certified gaps of Tetris heuristics: a heuristic's objective against a valid lower bound.
 
 A bound comes from ``placement solve FILE --solver bound -o B.json`` (the
-relaxation of :mod:`models.tetris_bound`), from the exact model's ``bound``, or
+relaxation of :mod:`placement.models.tetris_bound`), from the exact model's ``bound``, or
 from any number the caller vouches for. :func:`given_bound` reads ``--option
 bound=...`` (a number or such a file); :func:`attach` records the gap in a
 heuristic's :class:`~placement.result.SolveResult` without changing its decisions.

@@ -19,7 +19,7 @@ base's options stay ``--option`` settable). On a cluster with a network
    starting job in some candidate (directly or through other jobs; the rest keep their
    shifts), is an instance
    of :mod:`placement.cassini.instance` (the jobs' synthetic profiles of
-   :mod:`placement.cassini.catalogue`), ranked by :func:`solvers.affinity.rank_candidates`
+   :mod:`placement.cassini.catalogue`), ranked by :func:`placement.solvers.affinity.rank_candidates`
    (per-link rotation search, Affinity-graph BFS, ``precision`` degrees). The top candidate's
    GPUs replace the base's.
 3. **Shifts** (Algorithm 1): the top candidate's unique time shifts are applied to every running
@@ -39,16 +39,16 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+from placement.solvers.affinity import rank_candidates
+from placement.solvers.online.dally import Dally
+from placement.solvers.online.themis import Themis
+from placement.solvers.online.tiresias import Tiresias
 
 from placement.cassini.catalogue import CATALOGUE, profile_of
 from placement.cassini.instance import Candidate, build_instance
 from placement.options import PosFloat, PosInt
 from placement.sim.placement import usable_mask
 from placement.sim.policy import Preempt, Shift, Start
-from solvers.affinity import rank_candidates
-from solvers.online.dally import Dally
-from solvers.online.themis import Themis
-from solvers.online.tiresias import Tiresias
 
 __all__ = ["CassiniPlugin", "ThemisCassini", "TiresiasCassini", "DallyCassini"]
 

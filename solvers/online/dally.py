@@ -10,25 +10,25 @@ batch of simultaneous events) does, in this order:
 
 1. **Offers in increasing Nw_sens** (§4.3.1). Waiting jobs are offered the
    free GPUs in increasing :math:`Nw_{sens} = W_{compl}/T_{norm}`
-   (:func:`solvers.online.delay.nw_sens`; ties by submit time, then id). Our
+   (:func:`placement.solvers.online.delay.nw_sens`; ties by submit time, then id). Our
    choices: a job that never ran has :math:`Nw_{sens} = 1` (no slowdown
    observed); iterations are ideal time / the model's time per iteration, so
    :math:`W_{compl}` counts work kept after preemptions (lost work lowers
    :math:`Nw_{sens}`, as the paper's "slowdowns it has experienced").
    A job that rejects does not block the next one (delay scheduling, Zaharia
    et al. [50]).
-2. **Algorithm 1 on each offer** (§4.3.2, :func:`solvers.online.delay.on_offer`):
+2. **Algorithm 1 on each offer** (§4.3.2, :func:`placement.solvers.online.delay.on_offer`):
    accept on one machine, else reject until :math:`T_{Mc}`, accept on one
    rack, else reject until :math:`T_{Rk}`, then anywhere; timers are 0 where
-   the job cannot fit the tier (:func:`solvers.online.delay.fit_timers`). Accepted
+   the job cannot fit the tier (:func:`placement.solvers.online.delay.fit_timers`). Accepted
    GPUs are chosen best-fit within the tier (our rule,
    :func:`placement.sim.placement.choose_gpus`). A reject by a timer sets an engine
    timer for the moment it elapses, so the job is re-offered then.
 3. **Timers** (§4.3.3, Algorithm 2): ``auto_tune=True`` asks the
-   :class:`solvers.online.delay.AutoTuner` (per (tier, GPU demand) wait lists over a
+   :class:`placement.solvers.online.delay.AutoTuner` (per (tier, GPU demand) wait lists over a
    history window, mean + 2 sample standard deviations; empty lists fall back
    to ``initial`` = 12 h / 24 h); ``auto_tune=False`` uses ``timers``
-   (default 12 h machine, 12 h more rack: :data:`solvers.online.delay.MANUAL_TIMERS`).
+   (default 12 h machine, 12 h more rack: :data:`placement.solvers.online.delay.MANUAL_TIMERS`).
    Starvation counts from submission, or from the last preemption.
 4. **Network-sensitive preemption** (§4.3.1: priority by :math:`Nw_{sens}`
    so that jobs "suffering from sub-optimal placements or network sensitivity"
@@ -101,7 +101,7 @@ class Dally(Policy):
     history : float
         The auto-tuner's HISTORY_TIME_LIMIT in seconds (default 48 h, our choice).
     window : {"age", "value"}
-        How the history limit applies (:class:`solvers.online.delay.AutoTuner`).
+        How the history limit applies (:class:`placement.solvers.online.delay.AutoTuner`).
     initial : Timers
         Timers while a wait list is empty.
     preempt : bool

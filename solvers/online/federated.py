@@ -7,14 +7,13 @@ finished (queued or running) and supply the region's GPUs of the type; ties go t
 lowest region index. It then stays there (also after a preemption): the same GMS order
 and the same RMS (with preemption) run inside that region only. Everything else
 (quotas, negative cache, data replication when no region is eligible) is
-:class:`solvers.online.mast.MastPolicy`'s, so the two differ only in the binding.
+:class:`placement.solvers.online.mast.MastPolicy`'s, so the two differ only in the binding.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from solvers.online.mast import MastPolicy
+from placement.solvers.online.mast import MastPolicy
 
 __all__ = ["FederatedPolicy"]
 

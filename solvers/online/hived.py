@@ -1,6 +1,6 @@
 """HiveD on the simulator (OSDI'20 §3.3, §5.2-5.3): VCs of cells, buddy binding, scavenging.
 
-Each tenant owns a VC (``models.hived_vc.VCAssignment``: cells per level). A job asks for
+Each tenant owns a VC (``placement.models.hived_vc.VCAssignment``: cells per level). A job asks for
 ``request_cells(g)`` cells of ``request_level(g)`` (one cell; ``ceil(g/8)`` node cells above a
 node). Per VC the jobs are taken in order (FIFO by submit time, or ``order="tiresias"``: least
 attained GPU-service first, our Tiresias-like option); the first job of a VC that cannot start
@@ -11,7 +11,7 @@ Guaranteed jobs
     VC's reserved cells as buddy systems; the job goes into the open logical cell of the
     smallest level that has a free aligned block, else opens a new reserved cell of the
     smallest level >= its own that the VC has spare, else, for multi-node jobs, ``m`` whole node
-    cells). Opening a logical cell binds it to a physical cell by :class:`solvers.buddy.BuddyAllocator`
+    cells). Opening a logical cell binds it to a physical cell by :class:`placement.solvers.buddy.BuddyAllocator`
     (HiveD Algorithm 1; dynamic binding: an emptied logical cell is released). Static binding
     (``binding="static"``, §5.3's baseline): every reserved cell is bound once at the start and
     never released.
@@ -25,9 +25,9 @@ Low-priority jobs (§3.3 "Allocating low-priority cells"; as the reference sched
     preempts nobody; a guaranteed job preempts the low-priority jobs on the GPUs it is given
     (``collectPreemptionVictims``). Inside a bound cell a VC's logical sub-cells are bound to the
     physical sub-cells with the fewest low-priority GPUs (:meth:`HiveD._map`), and new cells are
-    bound to the free cells with the fewest (:class:`solvers.buddy.BuddyAllocator`,
+    bound to the free cells with the fewest (:class:`placement.solvers.buddy.BuddyAllocator`,
     ``scavenging=True``). Difference: the paper's §3.3 describes a second buddy view of idle
-    cells for low-priority work (kept in :class:`~solvers.buddy.BuddyAllocator` without
+    cells for low-priority work (kept in :class:`~placement.solvers.buddy.BuddyAllocator` without
     ``scavenging``); the reference code, which we follow, places opportunistic pods on the
     physical cluster's free GPUs instead. The reference's weighted max-min fairness across
     tenants' low-priority jobs is not modelled: the VCs' queues are visited by their oldest
@@ -42,11 +42,9 @@ Sharing safety
 from __future__ import annotations
 
 import numpy as np
-
-from models import hived_vc as hv
-from placement.sim.policy import Policy, Preempt, Start, Timer
-from solvers.buddy import BuddyAllocator
-from solvers.online.tenants import (
+from placement.models import hived_vc as hv
+from placement.solvers.buddy import BuddyAllocator
+from placement.solvers.online.tenants import (
     AssignmentOption,
     Order,
     Queues,
@@ -54,6 +52,8 @@ from solvers.online.tenants import (
     check_cluster,
     check_order,
 )
+
+from placement.sim.policy import Policy, Preempt, Start, Timer
 
 __all__ = ["VCLogical", "HiveD", "HiveDStatic", "sharing_safety_check"]
 

@@ -2,13 +2,13 @@
 
 :class:`MastPolicy` composes three parts, one module each:
 
-- :mod:`solvers.online.mast_state`: the cluster as RMS sees it, tenants, quotas, running work;
-- :mod:`solvers.online.mast_admission`: GMS admission, expressions (10)-(11), the queue;
-- :mod:`solvers.online.mast_placement`: RMS plans per region and the cross-region auction;
+- :mod:`placement.solvers.online.mast_state`: the cluster as RMS sees it, tenants, quotas, running work;
+- :mod:`placement.solvers.online.mast_admission`: GMS admission, expressions (10)-(11), the queue;
+- :mod:`placement.solvers.online.mast_placement`: RMS plans per region and the cross-region auction;
 
 and handles the events here (arrivals, completions, data replication, the GMS-scan timer).
 Where a workload may run comes from the data placement it receives
-(:class:`solvers.online.mast_data.DataPlacement`).
+(:class:`placement.solvers.online.mast_data.DataPlacement`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from collections.abc import Mapping
 from typing import Annotated
 
 import numpy as np
+from placement.solvers.online.gms import GmsParams
+from placement.solvers.online.mast_admission import GmsAdmission
+from placement.solvers.online.mast_data import DataPlacement
+from placement.solvers.online.mast_placement import RmsPlacement
+from placement.solvers.online.mast_state import MastState
 
 from placement.options import NonNegFloat, NonNegInt, Range
 from placement.sim.policy import Policy, Preempt, Start, Timer
-from solvers.online.gms import GmsParams
-from solvers.online.mast_admission import GmsAdmission
-from solvers.online.mast_data import DataPlacement
-from solvers.online.mast_placement import RmsPlacement
-from solvers.online.mast_state import MastState
 
 __all__ = ["DataPlacement", "MastPolicy"]
 
@@ -35,12 +35,12 @@ class MastPolicy(MastState, GmsAdmission, RmsPlacement, Policy):
     """MAST's fast path on the simulator: GMS queue, RMS per region, cross-region auction.
 
     Each batch of events (arrivals, completions, timers) is followed by one scheduling
-    pass: the pending workloads in GMS order (:func:`solvers.online.gms.gms_scan`, recomputed by
+    pass: the pending workloads in GMS order (:func:`placement.solvers.online.gms.gms_scan`, recomputed by
     a GMS-scan every ``gms.scan_interval`` s; arrivals in between get their
     <priority, credit> at arrival and join the order), each tried in every eligible
     region (all regions holding its tables and GPU type) by RMS
-    (:func:`solvers.online.rms.plan_region`), the highest P_score winning the auction
-    (:func:`solvers.online.rms.auction`). A winning plan becomes ``Preempt`` decisions for its
+    (:func:`placement.solvers.online.rms.plan_region`), the highest P_score winning the auction
+    (:func:`placement.solvers.online.rms.auction`). A winning plan becomes ``Preempt`` decisions for its
     victims (they re-enter the queue) and a ``Start`` on concrete GPUs.
 
     Speed-ups: §4.3's negative cache (``negative_cache=False`` turns it off; the log is the
@@ -56,7 +56,7 @@ class MastPolicy(MastState, GmsAdmission, RmsPlacement, Policy):
 
     Parameters
     ----------
-    gms : :class:`solvers.online.gms.GmsParams`.
+    gms : :class:`placement.solvers.online.gms.GmsParams`.
     quota_share : the GPU quota of every (tenant, priority level) as a share of the
         cluster's GPUs (our default 0.25; §2: quotas per priority level), unless ``quotas``
         maps ``(tenant, level)`` or ``tenant`` to GPUs.

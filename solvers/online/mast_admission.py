@@ -1,8 +1,8 @@
 """MAST's GMS admission (§4.1-§4.2, expressions (10)-(11)): the queue of pending workloads.
 
 New and preempted workloads join the queue with their <priority, credit> computed at arrival
-(:func:`solvers.online.gms.credit`; a workload beyond its (tenant, level) quota drops to the
-lowest level); every ``scan_interval`` seconds a GMS-scan (:func:`solvers.online.gms.gms_scan`)
+(:func:`placement.solvers.online.gms.credit`; a workload beyond its (tenant, level) quota drops to the
+lowest level); every ``scan_interval`` seconds a GMS-scan (:func:`placement.solvers.online.gms.gms_scan`)
 recomputes the whole order. The queue is parallel numpy arrays in scheduling order
 (:class:`GmsQueue`).
 """
@@ -10,14 +10,13 @@ recomputes the whole order. The queue is parallel numpy arrays in scheduling ord
 from __future__ import annotations
 
 import numpy as np
-
-from solvers.online.gms import credit, fair_denominator, gms_scan
+from placement.solvers.online.gms import credit, fair_denominator, gms_scan
 
 __all__ = ["GmsAdmission", "GmsQueue"]
 
 
 class GmsAdmission:
-    """The GMS queue of :class:`solvers.online.mast.MastPolicy` (uses its :class:`MastState`)."""
+    """The GMS queue of :class:`placement.solvers.online.mast.MastPolicy` (uses its :class:`MastState`)."""
 
     def _merge_arrivals(self, now: float) -> None:
         """New and preempted workloads join the queue with <priority, credit> computed now."""

@@ -1,22 +1,22 @@
 """MAST's RMS placement and cross-region auction (§4.3-§4.4) for one scheduling pass.
 
-Each pending workload, in GMS order, is tried by RMS (:func:`solvers.online.rms.plan_region`)
+Each pending workload, in GMS order, is tried by RMS (:func:`placement.solvers.online.rms.plan_region`)
 in every eligible region; the highest P_score wins the auction
-(:func:`solvers.online.rms.auction`); a winning plan becomes ``Preempt`` decisions for its
+(:func:`placement.solvers.online.rms.auction`); a winning plan becomes ``Preempt`` decisions for its
 victims and a ``Start`` on concrete GPUs. Speed-ups: §4.3's negative cache
-(:class:`solvers.online.rms.NegativeCache`, which never changes a decision) and a vectorized
+(:class:`placement.solvers.online.rms.NegativeCache`, which never changes a decision) and a vectorized
 pre-filter (:meth:`RmsPlacement._usable_best`), which assumes usable GPUs only shrink within a
 pass that visits priorities in order. A plan that preempts a victim larger than it needs breaks
 that assumption (the surplus GPUs come free mid-pass), so a workload the pre-filter dropped is
 then placed one pass later than the loop of ``prefilter=False`` would place it
-(:class:`solvers.online.mast.MastPolicy` says when).
+(:class:`placement.solvers.online.mast.MastPolicy` says when).
 
 How the pass finds work fast (the default, ``prefilter=True``; :meth:`RmsPlacement._fast_pass`)
 --------------------------------------------------------------------------------------------
 RMS in region r finds a plan for n GPUs of type g at level p iff some dynamic cluster of r has
-``usable[r, g, p] >= n`` GPUs free or held by levels below p (:func:`solvers.online.rms.plan_region`
+``usable[r, g, p] >= n`` GPUs free or held by levels below p (:func:`placement.solvers.online.rms.plan_region`
 tries exactly those clusters). That table, per region, changes only when a job starts or stops
-there (:attr:`solvers.online.rms.RegionState.version`), so it is kept per region across batches
+there (:attr:`placement.solvers.online.rms.RegionState.version`), so it is kept per region across batches
 and recomputed for the one region a placement touches. The pass then takes, among the workloads
 the pre-filter kept at its start (all of them when ``prefilter_min`` or fewer are pending), the
 first in GMS order whose eligible regions have a table entry >= its size: exactly the workload the
@@ -26,7 +26,7 @@ the regions where a plan exists, so the log is the same as with the loop (``pref
 that loop, with the negative cache, as §4.3 describes it) except for the surplus case above; ``rms_calls`` and the cache counters
 count only the work done. The pre-filter itself is incremental: a pending workload judged
 unplaceable at the start of an earlier pass (the queue's ``feas`` row,
-:class:`solvers.online.mast_queue.RecordGmsQueue`) is judged again only when a table cell it could
+:class:`placement.solvers.online.mast_queue.RecordGmsQueue`) is judged again only when a table cell it could
 use, (one of its regions, its type, its level), has grown since (a job stopped there), when it is
 new or when a GMS-scan changed its level; feasibility only grows with the table.
 """
@@ -36,8 +36,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
-from solvers.online.rms import NegativeCache, auction, plan_region
+from placement.solvers.online.rms import NegativeCache, auction, plan_region
 
 __all__ = ["RmsPlacement"]
 
@@ -45,7 +44,7 @@ SNAP_CELLS = 16    # more grown cells of the usable table than this: judge every
 
 
 class RmsPlacement:
-    """The pass of :class:`solvers.online.mast.MastPolicy` (uses its :class:`MastState`)."""
+    """The pass of :class:`placement.solvers.online.mast.MastPolicy` (uses its :class:`MastState`)."""
 
     def _usable_best(self) -> np.ndarray:
         """best[r, g, p]: the most GPUs of type g a level-p workload can use in one dynamic
@@ -59,7 +58,7 @@ class RmsPlacement:
 
     def _region_usable(self, st) -> np.ndarray:
         """One region's row of :meth:`_usable_best` (T x L), from the totals the region keeps
-        (:attr:`solvers.online.rms.RegionState.dt_free`, ``dt_held``): at level p, the free GPUs
+        (:attr:`placement.solvers.online.rms.RegionState.dt_free`, ``dt_held``): at level p, the free GPUs
         of a (dynamic cluster, type) plus those held at levels p+1..L-1 and below (levels past
         the lowest count as the lowest). Equal to :meth:`_region_usable_scratch`."""
         if not st._held_ok:
@@ -260,8 +259,8 @@ class RmsPlacement:
         return int(dt[:, g].sum()) if g < dt.shape[1] else 0
 
     def _auction(self, n: int, g: int, p: int, mask: int, best: np.ndarray | None = None):
-        """RMS plans in every region of ``mask`` (:func:`solvers.online.rms.plan_region`) and the
-        auction's winner ``(region, cost, plan)`` (:func:`solvers.online.rms.auction`), or None.
+        """RMS plans in every region of ``mask`` (:func:`placement.solvers.online.rms.plan_region`) and the
+        auction's winner ``(region, cost, plan)`` (:func:`placement.solvers.online.rms.auction`), or None.
         With ``best`` (the usable table) RMS runs only in the regions where it finds a plan."""
         offers = {}
         t0 = time.perf_counter()

@@ -1,13 +1,13 @@
-"""The GMS queue of :mod:`solvers.online.mast_admission` in four arrays, merged instead of re-sorted.
+"""The GMS queue of :mod:`placement.solvers.online.mast_admission` in four arrays, merged instead of re-sorted.
 
-:class:`RecordGmsQueue` behaves exactly as :class:`solvers.online.mast_admission.GmsQueue` (same
+:class:`RecordGmsQueue` behaves exactly as :class:`placement.solvers.online.mast_admission.GmsQueue` (same
 fields, same ``extend`` / ``take`` / ``sort`` results, element for element) with less work at a
 week's scale (MAST §5.1: tens of thousands of workloads a day, thousands pending):
 
 - the fields live in four arrays (the integer ones as rows of one array, the floats of another,
   ``within``, ``ids``), so ``take`` (after a pass places workloads, after a GMS-scan) moves them in
   four operations instead of one per field;
-- one more integer row, ``feas``, is free for the pass (:meth:`solvers.online.mast_placement.RmsPlacement._fast_pass`):
+- one more integer row, ``feas``, is free for the pass (:meth:`placement.solvers.online.mast_placement.RmsPlacement._fast_pass`):
   whether the row could be placed under the usable table of the last pass's start (0 / 1), or
   :data:`UNKNOWN` for a new row and for every row when a GMS-scan sets new priorities;
 - ``sort`` after ``extend`` merges the new rows into a queue already in order instead of sorting
@@ -21,8 +21,7 @@ week's scale (MAST §5.1: tens of thousands of workloads a day, thousands pendin
 from __future__ import annotations
 
 import numpy as np
-
-from solvers.online.mast_admission import GmsQueue
+from placement.solvers.online.mast_admission import GmsQueue
 
 __all__ = ["RecordGmsQueue"]
 

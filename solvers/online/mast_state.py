@@ -1,9 +1,9 @@
 """MAST policy state: the cluster as RMS sees it, tenants and quotas, running workloads.
 
-:class:`MastState` holds what the GMS queue (:mod:`solvers.online.mast_admission`) and the RMS
-placement (:mod:`solvers.online.mast_placement`) share: per region a
-:class:`solvers.online.rms.RegionState` of (machine, GPU type) units and the GPU ids of each
-unit; per tenant its fair-share usage (:class:`solvers.online.gms.TenantUsage`); per quota
+:class:`MastState` holds what the GMS queue (:mod:`placement.solvers.online.mast_admission`) and the RMS
+placement (:mod:`placement.solvers.online.mast_placement`) share: per region a
+:class:`placement.solvers.online.rms.RegionState` of (machine, GPU type) units and the GPU ids of each
+unit; per tenant its fair-share usage (:class:`placement.solvers.online.gms.TenantUsage`); per quota
 holder (tenant, priority level: MAST §2's quotas per level) its quota and the GPUs of its
 within-quota running workloads; the workloads known and running, and the regions each may use.
 """
@@ -11,16 +11,15 @@ within-quota running workloads; the workloads known and running, and the regions
 from __future__ import annotations
 
 import numpy as np
-
-from solvers.online.gms import TenantUsage
-from solvers.online.mast_queue import RecordGmsQueue
-from solvers.online.rms import RegionState
+from placement.solvers.online.gms import TenantUsage
+from placement.solvers.online.mast_queue import RecordGmsQueue
+from placement.solvers.online.rms import RegionState
 
 __all__ = ["MastState"]
 
 
 class MastState:
-    """Cluster, tenant and workload bookkeeping of :class:`solvers.online.mast.MastPolicy`."""
+    """Cluster, tenant and workload bookkeeping of :class:`placement.solvers.online.mast.MastPolicy`."""
 
     def _setup(self, region_of_gpu, dcluster_of_gpu, rack_of_gpu, machine_of_gpu, type_of_gpu,
                region_names, type_names) -> None:

@@ -1,7 +1,7 @@
 """Private clusters (HiveD §5.1's baseline): each tenant alone on GPUs of its own.
 
-Each tenant's VC cells (``models.hived_vc.VCAssignment``; given as data; ``placement simulate`` fits node-level
-cells to the Philly trace when none is given) are bound once to physical cells by :class:`solvers.buddy.BuddyAllocator` and the
+Each tenant's VC cells (``placement.models.hived_vc.VCAssignment``; given as data; ``placement simulate`` fits node-level
+cells to the Philly trace when none is given) are bound once to physical cells by :class:`placement.solvers.buddy.BuddyAllocator` and the
 tenant runs only there, with no sharing and no preemption. Jobs per tenant in order (FIFO, or
 ``order="tiresias"``), every job that fits starts; placement with GPU affinity, best fit
 (:func:`placement.sim.placement.affinity_place`). This is the yardstick of Figure 7.
@@ -10,12 +10,12 @@ tenant runs only there, with no sharing and no preemption. Jobs per tenant in or
 from __future__ import annotations
 
 import numpy as np
+from placement.models import hived_vc as hv
+from placement.solvers.buddy import BuddyAllocator
+from placement.solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
 
-from models import hived_vc as hv
 from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Start
-from solvers.buddy import BuddyAllocator
-from solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
 
 __all__ = ["Private"]
 

@@ -1,6 +1,6 @@
 """Quota sharing with HiveD's rule: a within-quota job goes to the node with the fewest low-priority GPUs.
 
-Each tenant has a quota in GPUs (``models.hived_vc.VCAssignment.gpus``; default the node-level
+Each tenant has a quota in GPUs (``placement.models.hived_vc.VCAssignment.gpus``; default the node-level
 fit to the Philly trace, the same GPUs per tenant as HiveD's VCs). Per tenant the jobs are taken
 in order (FIFO, or ``order="tiresias"``: least attained GPU-service first).
 
@@ -10,7 +10,7 @@ in order (FIFO, or ``order="tiresias"``: least attained GPU-service first).
   §3.3 gives its own high-priority cells): the machine with the fewest GPUs of low-priority jobs
   among those whose idle plus low-priority GPUs suffice, then best fit (fewest such GPUs);
   the low-priority jobs on the GPUs taken are preempted. ``rule="idle-first"``
-  (:class:`solvers.online.yarn_cs.YarnCS`, ``yarn-cs``, §5.1's baseline): idle GPUs first, best
+  (:class:`placement.solvers.online.yarn_cs.YarnCS`, ``yarn-cs``, §5.1's baseline): idle GPUs first, best
   fit (the machine with the fewest idle GPUs that suffice); only when no machine has enough
   idle GPUs for the affinity does it preempt low-priority jobs: up to a node, the whole jobs
   of the fewest GPUs (then fewest jobs) that free enough GPUs on one machine; above a node, the
@@ -24,11 +24,11 @@ in order (FIFO, or ``order="tiresias"``: least attained GPU-service first).
 from __future__ import annotations
 
 import numpy as np
+from placement.models import hived_vc as hv
+from placement.solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
 
-from models import hived_vc as hv
 from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Preempt, Start, Timer
-from solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
 
 __all__ = ["QuotaSharing"]
 

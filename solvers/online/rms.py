@@ -15,7 +15,7 @@ cost vector (lower is better; P_score is its negation, compared lexicographicall
     machines)``: first no preemption, then victims of lower priority (the most important
     victim as unimportant as possible), then fewer victims, then longer-running victims
     (earlier starts), then fewest racks and fewest machines (§4.3). With no victims the
-    first four entries are 0. :func:`models.mast_rms.evaluate_plan` is the reference
+    first four entries are 0. :func:`placement.models.mast_rms.evaluate_plan` is the reference
     evaluation of the same vector.
 workload score
     The sum of its jobs' cost vectors (§4.3: the workload's P_score sums its jobs').

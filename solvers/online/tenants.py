@@ -3,13 +3,13 @@
 Terms
 -----
 VC assignment
-    :class:`models.hived_vc.VCAssignment`: per tenant, reserved cells per level (HiveD §3.2).
+    :class:`placement.models.hived_vc.VCAssignment`: per tenant, reserved cells per level (HiveD §3.2).
     A policy receives it as data (``assignment=``); ``placement simulate`` fits one to the
     shipped Philly trace when none is given (:mod:`placement.app.policy_data`).
 quota
     A tenant's GPUs under its assignment (:meth:`VCAssignment.gpus`).
 
-Contents: :func:`fit_assignment` (the exact VC fit of :mod:`models.hived_vc` to a list of
+Contents: :func:`fit_assignment` (the exact VC fit of :mod:`placement.models.hived_vc` to a list of
 jobs), :func:`check_cluster`, :func:`as_assignment`, :func:`quotas`, :func:`check_order`,
 :class:`Queues` (per-tenant pending jobs), :func:`order_jobs`.
 """
@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
+from placement.models import hived_vc as hv
 
-from models import hived_vc as hv
 from placement.errors import InstanceError
 from placement.options import NonNegInt
 
@@ -39,7 +39,7 @@ Order = Literal["fifo", "tiresias"]
 
 
 def fit_assignment(jobs, n_nodes: int, levels: str = "multi", name: str = "the trace") -> hv.VCAssignment:
-    """The VC assignment fitted to ``jobs`` on ``n_nodes`` 8-GPU nodes (:mod:`models.hived_vc`):
+    """The VC assignment fitted to ``jobs`` on ``n_nodes`` 8-GPU nodes (:mod:`placement.models.hived_vc`):
     multi-level cells with the node-level fit's GPUs per tenant (``levels="multi"``), or
     node-level cells only (``levels="node"``). :class:`InstanceError` when none fits."""
     if levels not in ("multi", "node"):

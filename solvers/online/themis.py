@@ -1,7 +1,7 @@
 """Themis: finish-time fairness auctions over leased GPUs, as CASSINI §4.2 and §5.1 run it.
 
 A policy of ``placement simulate``: on a cluster with a network its jobs share links over time
-(:mod:`placement.sim.links`) and ``themis+cassini`` (:mod:`solvers.online.cassini`) plugs
+(:mod:`placement.sim.links`) and ``themis+cassini`` (:mod:`placement.solvers.online.cassini`) plugs
 CASSINI in.
 
 Leases (§5.1: "An assignment of GPU servers is valid until the period of lease time. When the

@@ -7,14 +7,14 @@ affinity (one machine up to 8 GPUs, else whole machines), the machine with the f
 that suffice; only when no machine has enough idle GPUs does it preempt low-priority jobs, the
 whole jobs of the fewest GPUs that give it the affinity on one machine (above a node: whole
 machines with the fewest low-priority GPUs). Everything else is
-:class:`solvers.online.quota.QuotaSharing` (``rule="idle-first"``; ``quota`` keeps HiveD's
+:class:`placement.solvers.online.quota.QuotaSharing` (``rule="idle-first"``; ``quota`` keeps HiveD's
 fewest-low-priority-GPUs rule as the named variant). Difference: YARN-CS's code is not public;
 the rule is the paper's sentence above.
 """
 
 from __future__ import annotations
 
-from solvers.online.quota import QuotaSharing
+from placement.solvers.online.quota import QuotaSharing
 
 __all__ = ["YarnCS"]
 
@@ -22,7 +22,7 @@ __all__ = ["YarnCS"]
 class YarnCS(QuotaSharing):
     """YARN-CS: per-tenant quotas; within-quota jobs on idle GPUs first, best fit, preempting only for affinity.
 
-    Options as :class:`~solvers.online.quota.QuotaSharing`."""
+    Options as :class:`~placement.solvers.online.quota.QuotaSharing`."""
 
     name = "yarn-cs"
     rule = "idle-first"

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from placement.instances import generate_hived, generate_tetris
 
-from instances import generate_hived, generate_tetris
 from placement.app.cli import main
 from placement.tetris import instance_to_json
 
@@ -120,7 +120,7 @@ def test_buddy_takes_a_time_limit_without_warnings(tmp_path, capsys):
 
 
 def test_buddy_time_limit_is_a_status():
-    from solvers import buddy
+    from placement.solvers import buddy
 
     r = buddy.solve(generate_hived(seed=1, overload=2), time_limit=0.0)
     assert r.status in ("time_limit", "optimal")
@@ -129,8 +129,9 @@ def test_buddy_time_limit_is_a_status():
 
 def test_heuristics_without_a_feasible_answer_say_proof_false():
     """Storage too small for the tables: no placement is feasible; heuristics say so, proving nothing."""
+    from placement.solvers import hill_climb, replicas
+
     from placement.tetris import load_instance
-    from solvers import hill_climb, replicas
 
     doc = instance_to_json(generate_tetris(6, 8, 2, seed=3))
     for r in doc["regions"]:

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_cassini, generate_hived, generate_tetris, stored_path
 
-from instances import generate_cassini, generate_hived, generate_tetris, stored_path
 from placement.app.cli import main
 from placement.cassini.instance import instance_to_json as cassini_json
 from placement.hived.config import instance_to_json as hived_json

@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances.cassini import figure8b_instance, generate_cassini, links_instance
+from placement.models.cassini import solve as solve_exact
+from placement.models.cassini import solve_cluster
+from placement.solvers.affinity import bfs_shifts, link_optima, rank_candidates, repair_shifts
+from placement.solvers.affinity import solve as solve_affinity
+from placement.solvers.rotation import solve as solve_rotation
 
-from instances.cassini import figure8b_instance, generate_cassini, links_instance
-from models.cassini import solve as solve_exact
-from models.cassini import solve_cluster
 from placement.cassini.affinity import affinity_graph, has_loop, loop_components
 from placement.cassini.evaluation import candidate_scores, evaluate, link_score
 from placement.cassini.instance import CassiniSolution
 from placement.cassini.profiles import JobProfile
-from solvers.affinity import bfs_shifts, link_optima, rank_candidates, repair_shifts
-from solvers.affinity import solve as solve_affinity
-from solvers.rotation import solve as solve_rotation
 
 ITERS = (20, 30, 40, 60)
 

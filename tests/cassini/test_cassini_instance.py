@@ -6,9 +6,14 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import stored, stored_path
+from placement.instances.cassini import (
+    cassini_document,
+    figure5_instance,
+    generate_cassini,
+    links_instance,
+)
 
-from instances import stored, stored_path
-from instances.cassini import cassini_document, figure5_instance, generate_cassini, links_instance
 from placement.app.cli import main
 from placement.cassini.evaluation import evaluate, iteration_times
 from placement.cassini.instance import (

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances.cassini import figure5_instance
+from placement.models.cassini import solve_link
+from placement.solvers.rotation import exhaustive, local_search, search_link
 
-from instances.cassini import figure5_instance
-from models.cassini import solve_link
 from placement.cassini.circle import unified_circle
 from placement.cassini.evaluation import link_demand, link_score
 from placement.cassini.profiles import JobProfile
-from solvers.rotation import exhaustive, local_search, search_link
 
 
 @st.composite

@@ -1,9 +1,9 @@
 """The simulator's Themis policy (finish-time fairness auctions over 10-minute leases): hand schedules."""
 
 import pytest
+from placement.solvers.online.themis import Themis
 
 from placement.sim import Cluster, IdealPerf, Job, Trace, replay_check, simulate
-from solvers.online.themis import Themis
 
 
 def _events(res):

@@ -11,15 +11,15 @@ from __future__ import annotations
 import dataclasses
 import types
 
+import placement.models.cassini as mc
+import placement.models.hived as mh
+import placement.models.hived_pulp as mhp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_cassini, generate_hived
+from placement.models.verification import verify
 
-import models.cassini as mc
-import models.hived as mh
-import models.hived_pulp as mhp
-from instances import generate_cassini, generate_hived
-from models.verification import verify
 from placement.cassini.circle import unified_circle
 from placement.cassini.evaluation import evaluate as cassini_evaluate
 from placement.cassini.evaluation import link_score

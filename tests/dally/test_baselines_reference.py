@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.solvers.online.tiresias import QUEUE_LIMITS, Tiresias
 
 from placement.sim import Cluster, Job, Trace, replay_check, simulate, synthetic_trace
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
-from solvers.online.tiresias import QUEUE_LIMITS, Tiresias
 from tests.support import rack_spreads
 
 

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from placement.sim.placement import choose_gpus
-from solvers.online.delay import (
+from placement.solvers.online.delay import (
     HOUR,
     MANUAL_TIMERS,
     AutoTuner,
@@ -22,6 +20,8 @@ from solvers.online.delay import (
     offer_order,
     on_offer,
 )
+
+from placement.sim.placement import choose_gpus
 
 T = Timers(10.0, 30.0)
 

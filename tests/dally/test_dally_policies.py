@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.models.schedule_bound import instance_from_trace, solve
+from placement.solvers.online.delay import Timers
 
-from models.schedule_bound import instance_from_trace, solve
 from placement.errors import InstanceError
 from placement.sim import Cluster, Job, Trace, replay_check, simulate, synthetic_trace
 from placement.sim.policies import make_policy
-from solvers.online.delay import Timers
 
 POLICIES = ("fifo", "dally", "dally-manual", "tiresias", "gandiva")
 H = 3600.0

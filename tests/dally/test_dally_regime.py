@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from placement.solvers.online.gandiva import checkpoint_gb
 
 from placement.app.shipped import philly_rows
 from placement.errors import InstanceError
@@ -20,7 +21,6 @@ from placement.sim.dally_workload import (
 )
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
-from solvers.online.gandiva import checkpoint_gb
 
 H = 3600.0
 

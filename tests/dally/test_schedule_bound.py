@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.models.schedule_bound import BoundInstance, placeable_tiers, simple_terms, solve
 
-from models.schedule_bound import BoundInstance, placeable_tiers, simple_terms, solve
 from placement.errors import InstanceError
 
 TOL = 1e-6

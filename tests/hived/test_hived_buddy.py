@@ -7,12 +7,12 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from placement.instances import generate_hived
+from placement.solvers.buddy import BuddyAllocator, IllegalRequest
+from placement.solvers.quota import OverQuota, QuotaAllocator
 
-from instances import generate_hived
 from placement.hived import load_instance
 from placement.hived.feasibility import is_feasible
-from solvers.buddy import BuddyAllocator, IllegalRequest
-from solvers.quota import OverQuota, QuotaAllocator
 
 
 def _leaf_owners(alloc: BuddyAllocator, c: int) -> tuple[np.ndarray, np.ndarray]:
@@ -234,7 +234,7 @@ def test_guaranteed_prefers_cells_without_low_priority_work():
 
 
 def test_paper_cluster_requests_at_random_levels():
-    from instances import paper_cluster
+    from placement.instances import paper_cluster
 
     rng = np.random.default_rng(0)
     levels = rng.integers(1, 5, size=200)

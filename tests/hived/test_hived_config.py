@@ -11,9 +11,10 @@ import pytest
 import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from placement.instances import generate_hived
+from placement.models.hived import solve as exact_solve
+from placement.solvers.buddy import solve as buddy_solve
 
-from instances import generate_hived
-from models.hived import solve as exact_solve
 from placement.app.cli import main
 from placement.errors import InstanceError
 from placement.hived import instance_to_json, load_instance
@@ -21,7 +22,6 @@ from placement.hived.config import instance_to_hived
 from placement.hived.evaluation import load_solution, solution_to_json, violations
 from placement.hived.feasibility import check_feasibility, is_feasible
 from placement.io import read_document
-from solvers.buddy import solve as buddy_solve
 
 STORED = Path(__file__).resolve().parents[2] / "instances" / "data" / "hived"
 # the real HiveD configs shipped with the package (copies of HiveD's, LICENSE beside them)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import hived_document
+from placement.models.hived import solve as exact_solve
+from placement.solvers.buddy import solve as buddy_solve
 
-from instances import hived_document
-from models.hived import solve as exact_solve
 from placement.hived import load_instance
 from placement.hived.evaluation import evaluate, violations
 from placement.hived.feasibility import check_feasibility, is_feasible
-from solvers.buddy import solve as buddy_solve
 from tests.support import hived_instances
 
 instances = hived_instances

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from placement.instances import stored, stored_path
+from placement.models import hived, hived_pulp
 
-from instances import stored, stored_path
-from models import hived, hived_pulp
 from placement.app.cli import load_instance_file
 from placement.hived.evaluation import violations
 from tests.support import hived_instances as instances

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from placement.instances import generate_hived
+from placement.models import hived_vc as hv
+from placement.solvers.buddy import BuddyAllocator, IllegalRequest
+from placement.solvers.online.hived import HiveD, HiveDStatic, scavenge_place, sharing_safety_check
 
-from instances import generate_hived
-from models import hived_vc as hv
 from placement.sim import Cluster, replay_check, simulate
 from placement.sim.perf import IdealPerf
-from solvers.buddy import BuddyAllocator, IllegalRequest
-from solvers.online.hived import HiveD, HiveDStatic, scavenge_place, sharing_safety_check
 from tests.hived.test_hived_buddy import _leaf_owners
 from tests.support import sim_trace
 

@@ -1,12 +1,12 @@
 """Measures of the HiveD trace bench (delays, fragmentation) on the hand-made anomaly scene."""
 
 import pytest
+from placement.solvers.online.hived import HiveD
+from placement.solvers.online.quota import QuotaSharing
 
 from placement.app.bench.hived_trace import delay_over_time, fragmentation, tenant_delays
 from placement.sim import Cluster, simulate
 from placement.sim.perf import IdealPerf
-from solvers.online.hived import HiveD
-from solvers.online.quota import QuotaSharing
 from tests.support import SCENE
 from tests.support import SCENE_ASSIGNMENT as ASSIGN
 from tests.support import sim_trace as _trace

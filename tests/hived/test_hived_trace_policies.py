@@ -3,15 +3,15 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.models import hived_vc as hv
+from placement.solvers.online.hived import HiveD, HiveDStatic, VCLogical, sharing_safety_check
+from placement.solvers.online.private import Private
+from placement.solvers.online.quota import QuotaSharing
 
-from models import hived_vc as hv
 from placement.errors import InstanceError
 from placement.sim import Cluster, replay_check, simulate
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
-from solvers.online.hived import HiveD, HiveDStatic, VCLogical, sharing_safety_check
-from solvers.online.private import Private
-from solvers.online.quota import QuotaSharing
 from tests.support import SCENE
 from tests.support import SCENE_ASSIGNMENT as ASSIGN
 from tests.support import sim_trace as _trace

@@ -5,8 +5,8 @@ import itertools
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.models import hived_vc as hv
 
-from models import hived_vc as hv
 from placement.errors import InstanceError
 from placement.hived.feasibility import is_feasible
 from placement.result import Status

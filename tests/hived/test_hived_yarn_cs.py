@@ -3,12 +3,13 @@ fewest-low-priority-GPUs rule: hand scenes where the two rules differ (HiveD §5
 
 from __future__ import annotations
 
-from models import hived_vc as hv
+from placement.models import hived_vc as hv
+from placement.solvers.online.quota import QuotaSharing
+from placement.solvers.online.yarn_cs import YarnCS
+
 from placement.sim import Cluster, replay_check, simulate
 from placement.sim.perf import IdealPerf
 from placement.sim.policies import make_policy
-from solvers.online.quota import QuotaSharing
-from solvers.online.yarn_cs import YarnCS
 from tests.support import sim_trace
 
 PERF = IdealPerf()

@@ -68,9 +68,10 @@ def test_logs_replay_and_rows_recompute(run):
 def test_fragmentation_is_the_paper_measure_on_the_log(run):
     ctx, out = run
     # recompute quota's fragmentation with the policy's high-priority set rebuilt from scratch
+    from placement.solvers.online.tenants import fit_assignment
+
     from placement.app.policy_data import build_policy
     from placement.sim import simulate
-    from solvers.online.tenants import fit_assignment
 
     row = next(r for r in csv.DictReader(open(out / "results.csv")) if r["run"] == "s0-yarn-cs" and not r["tenant"])
     trace, window, w0, w1 = hived._trace(TINY, 0)
@@ -152,7 +153,8 @@ def test_regime_map_and_binding_claims(run):
 
 
 def test_spare_quota_and_heavy_tenant_hand_values():
-    from models import hived_vc as hv
+    from placement.models import hived_vc as hv
+
     from placement.sim.trace import Job
 
     jobs = [Job("a", 0.0, 8, 100.0, tenant="A"), Job("b", 0.0, 1, 5000.0, tenant="B"),

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from solvers.online.gms import GmsParams, TenantUsage, credit, gms_scan, quota_scan
+from placement.solvers.online.gms import GmsParams, TenantUsage, credit, gms_scan, quota_scan
 
 
 def _usage() -> TenantUsage:

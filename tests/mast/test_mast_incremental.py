@@ -3,13 +3,13 @@ averages of (11) (forward pointers), each region's free and held GPU totals, the
 the pass reads, and the fits table the pass places by."""
 
 import numpy as np
+from placement.solvers.online.gms import TenantUsage
+from placement.solvers.online.rms import RegionState
 
 from placement.app.policy_data import build_policy, candidate_placement
 from placement.app.shipped import cluster_arg
 from placement.sim.engine import simulate
 from placement.sim.meta_week import DAY, meta_week
-from solvers.online.gms import TenantUsage
-from solvers.online.rms import RegionState
 
 
 def test_window_averages_equal_the_binary_searches():
@@ -94,9 +94,9 @@ def test_pass_tables_equal_their_recomputation():
 
 
 def test_small_machine_choice_equals_the_array_one():
-    """RMS's machine choice (:func:`solvers.online.rms.choose_machines`) made in plain Python for a
+    """RMS's machine choice (:func:`placement.solvers.online.rms.choose_machines`) made in plain Python for a
     few machines equals the array version on random availabilities: one machine, one rack, racks."""
-    from solvers.online.rms import _choose_arrays, _choose_small
+    from placement.solvers.online.rms import _choose_arrays, _choose_small
 
     rng = np.random.default_rng(6)
     kinds = set()

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.solvers.online.federated import FederatedPolicy
+from placement.solvers.online.mast import MastPolicy
 
 from placement.app.policy_data import build_policy
 from placement.sim.cluster import Cluster, MachineSpec
 from placement.sim.engine import simulate
 from placement.sim.replay import replay_check
 from placement.sim.trace import Job, Trace, synthetic_trace
-from solvers.online.federated import FederatedPolicy
-from solvers.online.mast import MastPolicy
 
 
 def two_type_cluster(regions: int = 3) -> Cluster:
@@ -166,10 +166,11 @@ def test_mast_policy_public_face():
     registered names, data it needs, keyword-only options with their defaults, summary line."""
     import inspect
 
+    from placement.solvers.online.mast_admission import GmsAdmission
+    from placement.solvers.online.mast_placement import RmsPlacement
+    from placement.solvers.online.mast_state import MastState
+
     from placement.sim.policies import policy_class
-    from solvers.online.mast_admission import GmsAdmission
-    from solvers.online.mast_placement import RmsPlacement
-    from solvers.online.mast_state import MastState
 
     assert policy_class("mast") is MastPolicy and policy_class("federated") is FederatedPolicy
     assert issubclass(MastPolicy, (MastState, GmsAdmission, RmsPlacement))

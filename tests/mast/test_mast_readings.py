@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from placement.solvers.online.gms import GmsParams
+from placement.solvers.online.mast import MastPolicy
 
 from placement.app.cli import main
 from placement.sim import Cluster, Job, Trace, simulate
 from placement.sim.instance import load_instance
 from placement.sim.meta_trace import meta_trace
 from placement.sim.perf import IdealPerf
-from solvers.online.gms import GmsParams
-from solvers.online.mast import MastPolicy
 
 
 def _starts(quota_used: str) -> list[tuple[float, str, str]]:
@@ -66,7 +66,8 @@ def test_the_long_tail_is_the_dally_slowdown_of_one_synthetic_model_label():
     (MobileNetV3, drawn per job, synthetic) has a Table 1 overhead of 195.92 across dynamic
     clusters, so spread over two of them it runs 196.92x longer. Observed durations (the
     default of ``placement simulate`` on a trace file) have no such tail."""
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
+
     from placement.sim.perf import DallyPerf
     from placement.sim.trace import load_philly
 

@@ -6,11 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from models.mast_rms import evaluate_plan
-from models.mast_rms import solve as mip_solve
-from placement.result import Status
-from solvers.online.rms import (
+from placement.models.mast_rms import evaluate_plan
+from placement.models.mast_rms import solve as mip_solve
+from placement.solvers.online.rms import (
     NegativeCache,
     RegionState,
     auction,
@@ -19,6 +17,8 @@ from solvers.online.rms import (
     plan_region,
     plan_workload,
 )
+
+from placement.result import Status
 
 
 def random_state(seed: int, max_dc: int = 2, max_racks: int = 3, max_machines: int = 3,

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from placement.solvers.online.fifo import FIFO
 
 from placement.app import reproduce as rp
 from placement.app.reproduce import mast
@@ -16,7 +17,6 @@ from placement.sim.instance import load_instance, load_solution
 from placement.sim.meta_trace import GANG_PROBS, GANG_SIZES, PRIORITY_MIX, WARMUP_PREFIX, meta_trace
 from placement.sim.perf import IdealPerf
 from placement.sim.slo import scheduling_events, slo_table
-from solvers.online.fifo import FIFO
 from tests.support import run_reproduction_with
 
 

@@ -8,6 +8,8 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from placement.solvers.online.mast_admission import GmsQueue
+from placement.solvers.online.mast_queue import RecordGmsQueue
 
 from placement.app.cli import main
 from placement.app.policy_data import build_policy, candidate_placement
@@ -23,8 +25,6 @@ from placement.sim.meta_week import (
     meta_week,
 )
 from placement.sim.replay import replay_check
-from solvers.online.mast_admission import GmsQueue
-from solvers.online.mast_queue import RecordGmsQueue
 
 
 def test_duration_quantiles_are_the_papers():

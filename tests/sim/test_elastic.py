@@ -5,12 +5,12 @@ number worked out by hand below, and the replay check judging the scaled rates."
 from __future__ import annotations
 
 import pytest
+from placement.solvers.online.themis import Themis, _elastic_split
 
 from placement.sim import Cluster, Job, Trace, replay_check, simulate
 from placement.sim.log import EventLog
 from placement.sim.perf import IdealPerf
 from placement.sim.policy import Policy, PolicyError, Start
-from solvers.online.themis import Themis, _elastic_split
 
 
 def _scene():

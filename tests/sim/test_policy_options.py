@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from placement.solvers.online.gms import GmsParams
 
 from placement.app.cli import main
 from placement.app.policy_data import check_policy_options
 from placement.options import UNANNOTATED, _parameters
 from placement.sim.policies import policy_class, policy_names
-from solvers.online.gms import GmsParams
 
 WINDOW = ["philly", "--start", "1200", "--hours", "1"]
 BAD = [

@@ -100,9 +100,10 @@ def test_unreadable_trace_files(tmp_path, capsys, content):
 
 @pytest.mark.slow
 def test_whole_philly_trace_through_fifo_passes_replay():
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
+    from placement.solvers.online.fifo import FIFO
+
     from placement.sim import Cluster, load_philly, simulate
-    from solvers.online.fifo import FIFO
 
     trace = load_philly(trace_path("philly.csv"))
     cluster = Cluster.uniform(racks=8, machines=8, gpus_per_machine=8)
@@ -122,7 +123,7 @@ def test_an_empty_window_is_one_line_naming_the_trace_span(tmp_path, capsys):
 def test_what_simulate_accepts_evaluate_reads_back(tmp_path, capsys):
     """An openb node list: names and CPUs are checked as a cluster spec checks them, and the
     cluster's name is one a spec accepts, so the written instance.json reads back."""
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     lines = trace_path("openb_node_list_gpu_node.csv").read_text().splitlines()[:30]
     odd = tmp_path / "my nodes (v2).csv"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.solvers.online.fifo import FIFO
 
 from placement.sim import (
     Cluster,
@@ -24,7 +25,6 @@ from placement.sim import (
     synthetic_trace,
 )
 from placement.sim.placement import first_fit_consolidated
-from solvers.online.fifo import FIFO
 
 
 class RandomPolicy(Policy):

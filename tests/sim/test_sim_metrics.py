@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances.traces import trace_path
+from placement.solvers.online.fifo import FIFO
 
-from instances.traces import trace_path
 from placement.app.shipped import cluster_arg
 from placement.errors import InstanceError
 from placement.sim import Cluster, replay_check, simulate, synthetic_trace
@@ -20,7 +21,6 @@ from placement.sim.cluster_io import (
 )
 from placement.sim.metrics import per_job, step_average, summary, time_series
 from placement.sim.trace import load_openb
-from solvers.online.fifo import FIFO
 
 
 @given(seed=st.integers(0, 1000), bin_s=st.sampled_from([None, 600.0, 3600.0]))
@@ -82,8 +82,9 @@ def test_dally_measures_by_hand():
 def test_waiting_counts_waits_after_preemption(seed):
     """Total waiting = JCT - run time >= the first wait, and equals it for jobs never preempted;
     time to 95% finished <= time to 99% <= makespan."""
+    from placement.solvers.online.tiresias import Tiresias
+
     from placement.sim.perf import IdealPerf
-    from solvers.online.tiresias import Tiresias
 
     cluster = Cluster.uniform(racks=1, machines=2, gpus_per_machine=4)
     trace = synthetic_trace("poisson", jobs=40, seed=seed, jobs_per_hour=30, max_gpus=8)

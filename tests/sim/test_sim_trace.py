@@ -18,7 +18,7 @@ PHILLY_HEADER = "timestamp,duration,num_gpus,gpu_time,cluster\n"
 
 
 def _philly_path():
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     return trace_path("philly.csv")
 

@@ -4,12 +4,12 @@ never worse than hill climbing, its certified bound at most the brute-force opti
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
+from placement.instances import generate_tetris
+from placement.models import tetris_bound_branch
+from placement.solvers import branch_round, hill_climb
 
-from instances import generate_tetris
-from models import tetris_bound_branch
 from placement.errors import InstanceError
 from placement.tetris.evaluation import evaluate, violations
-from solvers import branch_round, hill_climb
 from tests.support import bound_tol as _tol
 from tests.support import brute_force
 from tests.support import tiny_tetris as tiny

@@ -3,10 +3,10 @@
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.solvers import hill_climb, lns
 
-from instances import generate_tetris
 from placement.tetris import evaluate, violations
-from solvers import hill_climb, lns
 from tests.support import brute_force
 
 small = st.builds(

@@ -4,13 +4,13 @@ import json
 
 import pytest
 from hypothesis import given, settings
+from placement.instances import generate_tetris
+from placement.models import tetris as exact
+from placement.models import tetris_bound
+from placement.solvers import hill_climb, lns
 
-from instances import generate_tetris
-from models import tetris as exact
-from models import tetris_bound
 from placement.errors import InstanceError
 from placement.tetris import evaluate
-from solvers import hill_climb, lns
 from tests.support import bound_tol as _tol
 from tests.support import brute_force, tie_heavy
 from tests.support import tiny_tetris as tiny

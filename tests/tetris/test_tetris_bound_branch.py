@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models import tetris_bound, tetris_bound_branch
 
-from instances import generate_tetris
-from models import tetris_bound, tetris_bound_branch
 from placement.errors import InstanceError
 from tests.support import bound_tol as _tol
 from tests.support import brute_force, tie_heavy

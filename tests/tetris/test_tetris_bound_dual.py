@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models import tetris_bound
 
-from instances import generate_tetris
-from models import tetris_bound
 from tests.support import brute_force
 
 tiny = st.builds(

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models import tetris_bound_hot as hot
 
-from instances import generate_tetris
-from models import tetris_bound_hot as hot
 from placement.tetris import evaluate
 from tests.support import brute_force, tie_heavy
 

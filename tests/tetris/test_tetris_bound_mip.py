@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
+from placement.instances import generate_tetris
+from placement.models import tetris as exact
+from placement.models import tetris_bound, tetris_bound_mip
 
-from instances import generate_tetris
-from models import tetris as exact
-from models import tetris_bound, tetris_bound_mip
 from placement.errors import InstanceError
 from placement.tetris.evaluation import evaluate, violations
 from tests.support import bound_tol as _tol

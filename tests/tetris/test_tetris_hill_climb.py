@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris, tetris_document
+from placement.solvers.hill_climb import HillClimbState, full_move_delta, solve
 
-from instances import generate_tetris, tetris_document
 from placement.tetris import evaluate, load_instance, violations
-from solvers.hill_climb import HillClimbState, full_move_delta, solve
 from tests.support import brute_force
 from tests.support import tie_heavy as _tie_heavy
 
@@ -187,7 +187,7 @@ def test_time_limit_returns_feasible_incumbent():
 @settings(max_examples=8)
 @given(inst=instances(max_tables=8, max_jobs=12, max_regions=3, min_tables=4, min_regions=2))
 def test_never_better_than_exact(inst):
-    import models.tetris as exact
+    import placement.models.tetris as exact
     ex = exact.solve(inst, time_limit=20)
     res = solve(inst)
     ref = ex.objective if ex.status == "optimal" else ex.bound
@@ -198,8 +198,9 @@ def test_never_better_than_exact(inst):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["t006-j008-r2-s0.json", "t010-j015-r3-s1.json", "t015-j025-r4-s1.json"])
 def test_stored_instances_not_better_than_exact_optimum(name):
-    import models.tetris as exact
-    from instances import stored, stored_path
+    import placement.models.tetris as exact
+    from placement.instances import stored, stored_path
+
     from placement.io import read_document
 
     if name not in stored("tetris"):
@@ -215,7 +216,7 @@ def test_stored_instances_not_better_than_exact_optimum(name):
 
 def test_small_batches_give_the_same_climb(monkeypatch):
     """Splitting the sweep into many batches changes nothing (all against one state)."""
-    import solvers.hill_climb as hc
+    import placement.solvers.hill_climb as hc
 
     inst = generate_tetris(60, 120, 4, seed=9, n_gpu_types=3, n_priorities=4)
     ref = solve(inst, seed=1)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import generate_tetris, tetris_document
 
-from instances import generate_tetris, tetris_document
 from placement import InstanceError
 from placement.tetris import (
     evaluate,

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris, tetris_document
+from placement.models.tetris import solve as solve_home
+from placement.models.tetris_joint import solve
+from placement.solvers.replicas import collocation
+from placement.solvers.replicas import solve as sequential_replicas
 
-from instances import generate_tetris, tetris_document
-from models.tetris import solve as solve_home
-from models.tetris_joint import solve
 from placement.tetris import TetrisSolution, load_instance
 from placement.tetris.replica_eval import default_weights, evaluate_joint, joint_violations
-from solvers.replicas import collocation
-from solvers.replicas import solve as sequential_replicas
 
 REL = 1e-7
 GAP = 1e-9  # the MIP gap of these tests: the DR term can be ~1e-5 of the objective

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import generate_tetris, tetris_document
+from placement.models.tetris import solve
 
-from instances import generate_tetris, tetris_document
-from models.tetris import solve
 from placement.tetris import evaluate, load_instance, violations
 from tests.support import brute_force, tie_heavy
 

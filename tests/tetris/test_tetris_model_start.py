@@ -5,10 +5,16 @@ import pyomo.environ as pyo
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models.tetris import (
+    SATURATION_LEVEL,
+    add_secants_at,
+    add_violated_secants,
+    build,
+    solve,
+)
 from pyomo.contrib.solver.common.factory import SolverFactory
 
-from instances import generate_tetris
-from models.tetris import SATURATION_LEVEL, add_secants_at, add_violated_secants, build, solve
 from placement.tetris import evaluate, violations
 from placement.tetris.evaluation import sigmoid
 from tests.support import brute_force
@@ -84,7 +90,7 @@ def test_highs_receives_the_start(seed):
     """The start reaches HiGHS (through the private hooks of the pinned Pyomo interface): with no
     branching and no primal heuristics, HiGHS's incumbent is the start, at its reference value (the
     secants added there make the model exact at it); without the start it has no incumbent at all."""
-    from models.tetris import DEFAULT_HIGHS_OPTIONS, _StartedHighs, _x_start
+    from placement.models.tetris import DEFAULT_HIGHS_OPTIONS, _StartedHighs, _x_start
 
     inst = generate_tetris(20, 40, 4, seed=seed)
     home = inst.arrays.home0.copy()

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from placement.models.tetris import build, solve
 
-from models.tetris import build, solve
 from placement.result import relative_gap
 from placement.tetris import load_instance
 

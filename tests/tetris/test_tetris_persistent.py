@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models.tetris_persistent import PersistentTetris
 
-from instances import generate_tetris
-from models.tetris_persistent import PersistentTetris
 from placement.tetris import evaluate, violations
 from tests.support import brute_force
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import tetris_document
+from placement.solvers.hill_climb import solve as hill_climb
+from placement.solvers.replicas import solve
 
-from instances import tetris_document
 from placement.tetris import evaluate, load_instance, violations
-from solvers.hill_climb import solve as hill_climb
-from solvers.replicas import solve
 
 
 @st.composite

@@ -3,8 +3,8 @@
 import re
 
 import pytest
+from placement.instances import stored, stored_path, tetris_document
 
-from instances import stored, stored_path, tetris_document
 from placement.io import read_document
 from placement.tetris import load_instance
 

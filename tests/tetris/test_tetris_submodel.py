@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models.tetris import build, solve
 
-from instances import generate_tetris
-from models.tetris import build, solve
 from placement.tetris import evaluate, violations
 from tests.support import large
 

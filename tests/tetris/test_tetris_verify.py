@@ -11,8 +11,8 @@ must repair it, and the bound must stay a valid lower bound in every case.
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from placement.models.tetris import solve
 
-from models.tetris import solve
 from placement.tetris import evaluate, violations
 from tests.support import brute_force, large, large_instance
 

@@ -4,7 +4,7 @@ Sections (each measured side by side in one run):
 
 1. Per-link solve time against jobs per link and angle precision (the trend of the
    paper's Figure 18): the Table 1 model (HiGHS) vs the fast search
-   (:func:`solvers.rotation.search_link`), with the score gap and the score each
+   (:func:`placement.solvers.rotation.search_link`), with the score gap and the score each
    precision reaches relative to the faithful grid.
 2. Candidate ranking (Algorithm 2) on the 24-server testbed with 10 candidates:
    ranking time vs the exact cluster model over all candidates, and whether the
@@ -45,8 +45,8 @@ def _link_jobs(n: int, rng: np.random.Generator):
 
 
 def _per_link(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> BenchSection:
-    solve_link = resolve("models.cassini:solve_link")
-    search_link = resolve("solvers.rotation:search_link")
+    solve_link = resolve("placement.models.cassini:solve_link")
+    search_link = resolve("placement.solvers.rotation:search_link")
     rng = np.random.default_rng(seed)
     ns = [2, 3, 4] + ([5, 6] if scale else [])
     precs = [30.0, 15.0, 10.0, 5.0] + ([2.5, 1.0] if scale else [])
@@ -179,11 +179,11 @@ def _incommensurate(search_link) -> list[dict]:
 
 
 def _ranking(quick: bool, scale: bool, seed: int, progress) -> tuple[BenchSection, BenchSection]:
-    from instances.cassini import generate_cassini
+    from placement.instances.cassini import generate_cassini
 
-    exact = resolve("models.cassini:solve")
-    cluster = resolve("models.cassini:solve_cluster")
-    aff = resolve("solvers.affinity:solve")
+    exact = resolve("placement.models.cassini:solve")
+    cluster = resolve("placement.models.cassini:solve_cluster")
+    aff = resolve("placement.solvers.affinity:solve")
     seeds = list(range(seed, seed + (6 if scale else (1 if quick else 3))))
     task = progress.add_task("cassini: candidate ranking", total=len(seeds) + 1)
     rows, loop_rows = [], []
@@ -252,9 +252,9 @@ POLICIES = ["cassini", "cassini placement, no shifts", "scheduler pick, no shift
 
 
 def _iteration_times(quick: bool, scale: bool, seed: int, progress, out_dir: Path) -> BenchSection:
-    from instances.cassini import cassini_document, random_candidate
+    from placement.instances.cassini import cassini_document, random_candidate
 
-    aff = resolve("solvers.affinity:solve")
+    aff = resolve("placement.solvers.affinity:solve")
     seeds = list(range(seed, seed + (20 if scale else (2 if quick else 5))))
     task = progress.add_task("cassini: iteration times", total=len(seeds) * len(WORKLOADS))
     stats, rows, summary = [], [], []

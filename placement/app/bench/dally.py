@@ -9,7 +9,7 @@ Set-up (Dally §5.1, with what we do not have replaced and labelled)
     all submitted at 0 (batch) or 400 with Poisson arrivals at ``jobs_per_hour`` (seeded). GPU
     demand and duration (= ideal compute time) are Philly's; the model is assigned uniformly
     over Table 1's six by a seeded rule (labelled synthetic); iterations = ideal time / the
-    model's time per iteration (:data:`solvers.online.dally.ITERATION_TIME`, synthetic).
+    model's time per iteration (:data:`placement.solvers.online.dally.ITERATION_TIME`, synthetic).
     Performance: :class:`placement.sim.perf.DallyPerf` (Table 1). No checkpoint loss
     (the simulator's default: preemption keeps all progress).
 Metrics (from the log, :mod:`placement.sim.metrics`)
@@ -19,7 +19,7 @@ Metrics (from the log, :mod:`placement.sim.metrics`)
     job = run time - ideal duration (exposed communication; no work is lost), mean in hours
     (Figure 6c); utilization and jobs remaining over time (Figures 9, 10).
 Bound
-    :mod:`models.schedule_bound` (LP, HiGHS) on the same jobs: each policy's gap to a proven
+    :mod:`placement.models.schedule_bound` (LP, HiGHS) on the same jobs: each policy's gap to a proven
     lower bound on makespan and mean JCT.
 Grid
     ``quick``: 8 racks, batch. Default: 8 racks batch and Poisson, plus 2 racks batch.
@@ -108,7 +108,7 @@ def _job_metrics(trace, log, n_gpus: int) -> tuple[dict[str, Any], list[dict[str
 def run_case(racks: int, kind: str, seed: int = 0, policies=POLICIES, jobs: int | None = None,
              jobs_per_hour: float = 8.0, bound: bool = True, bound_buckets: int = 48) -> dict[str, Any]:
     """Simulate every policy on one (racks, arrival kind) case; metrics, replay check, bound gaps."""
-    from models.schedule_bound import instance_from_trace, solve
+    from placement.models.schedule_bound import instance_from_trace, solve
     from placement.sim import Cluster, replay_check, simulate
     from placement.sim.policies import make_policy
 

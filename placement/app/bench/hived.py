@@ -51,9 +51,9 @@ SIZES = (1, 2, 4, 8)
 
 def scale_run(racks: int, n_requests: int, seed: int = 0, low_every: int = 0) -> dict:
     """Time guaranteed allocations and releases on the §5.3 cluster (see the module docstring)."""
-    from instances import paper_cluster
+    from placement.instances import paper_cluster
 
-    buddy = resolve("solvers.buddy:BuddyAllocator")
+    buddy = resolve("placement.solvers.buddy:BuddyAllocator")
     rng = np.random.default_rng(seed)
     levels = rng.integers(1, 5, size=n_requests)
     vcs = rng.integers(0, 8, size=n_requests)
@@ -98,9 +98,9 @@ def scale_run(racks: int, n_requests: int, seed: int = 0, low_every: int = 0) ->
 
 def feasibility_sweep(n: int, seed: int = 0, big: bool = False) -> list[dict]:
     """Closed form vs exact model on ``n`` generated assignments."""
-    from instances import generate_hived
+    from placement.instances import generate_hived
 
-    exact = resolve("models.hived:solve")
+    exact = resolve("placement.models.hived:solve")
     rng = np.random.default_rng(seed)
     rows = []
     for j in range(n):
@@ -162,7 +162,7 @@ def fragmentation_run(scheme: str, jobs: list, mix: np.ndarray, racks: int = 2, 
     """
     import heapq
 
-    from instances import paper_cluster
+    from placement.instances import paper_cluster
 
     capacity = racks * nodes_per_rack * 8
     n_t = len(mix)
@@ -179,10 +179,10 @@ def fragmentation_run(scheme: str, jobs: list, mix: np.ndarray, racks: int = 2, 
     t_end = jobs[-1][0]
     samples, series = [], []
     if scheme == "quota":
-        q = resolve("solvers.quota:QuotaAllocator")(inst)
-        over_quota = resolve("solvers.quota:OverQuota")
+        q = resolve("placement.solvers.quota:QuotaAllocator")(inst)
+        over_quota = resolve("placement.solvers.quota:OverQuota")
     else:
-        alloc = resolve("solvers.buddy:BuddyAllocator")(inst)
+        alloc = resolve("placement.solvers.buddy:BuddyAllocator")(inst)
         ch = inst.chains[0]
         bound: list[dict[tuple[int, int, int], np.ndarray]] = [{} for _ in range(n_t)]
 

@@ -166,7 +166,7 @@ def run_schemes(trace, n_nodes: int, schemes=tuple(SCHEMES), order: str = "fifo"
         wall = time.perf_counter() - t0
         checks = []
         if pol_name.startswith("hived"):
-            from solvers.online.hived import sharing_safety_check
+            from placement.solvers.online.hived import sharing_safety_check
             checks = [sharing_safety_check(pol.assign)]
         bad = replay_check(trace, cluster, res.log, perf=perf, checks=checks)
         high = set(getattr(pol, "guaranteed_ever", set()))
@@ -196,7 +196,7 @@ def _rows(trace, runs) -> tuple[list[dict[str, Any]], str | None]:
 
 def bench_sections(out_dir, quick: bool = False, scale: bool = False, seed: int = 0, progress=None
                    ) -> list[BenchSection]:
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     from ...sim.trace import load_philly
 

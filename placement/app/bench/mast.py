@@ -52,7 +52,7 @@ __all__ = ["bench_sections", "slo_report", "scheduling_events", "compare_run", "
 def uniform_region(n_dclusters: int = 20, racks: int = 8, machines: int = 16, gpus: int = 8, *,
                    fill: float = 1.0, seed: int = 0):
     """A region of identical machines filled with random jobs up to ``fill`` of its GPUs."""
-    from solvers.online.rms import RegionState, choose_machines
+    from placement.solvers.online.rms import RegionState, choose_machines
 
     rng = np.random.default_rng(seed)
     per = racks * machines
@@ -110,7 +110,7 @@ def slo_report(events: list[tuple], limits: dict, end: float, bucket: float = 36
 
 
 def gms_scan_run(n_pending: int = 10_000, n_tenants: int = 200, seed: int = 0, repeats: int = 5) -> dict:
-    from solvers.online.gms import GmsParams, TenantUsage, gms_scan
+    from placement.solvers.online.gms import GmsParams, TenantUsage, gms_scan
 
     rng = np.random.default_rng(seed)
     now = 86_400.0
@@ -135,7 +135,7 @@ def gms_scan_run(n_pending: int = 10_000, n_tenants: int = 200, seed: int = 0, r
 
 
 def rms_speed_run(fill: float, n_requests: int = 400, seed: int = 0) -> dict:
-    from solvers.online.rms import plan_region
+    from placement.solvers.online.rms import plan_region
 
     s = uniform_region(fill=fill, seed=seed)
     rng = np.random.default_rng(seed + 1)
@@ -155,7 +155,7 @@ def rms_speed_run(fill: float, n_requests: int = 400, seed: int = 0) -> dict:
 
 def negative_cache_run(n_pending: int = 3000, seed: int = 0) -> dict:
     """One pass over pending workloads in priority order, cache on vs off (same requests)."""
-    from solvers.online.rms import NegativeCache, plan_region
+    from placement.solvers.online.rms import NegativeCache, plan_region
 
     rng = np.random.default_rng(seed + 2)
     prio = np.sort(rng.choice(7, n_pending, p=[0.03, 0.2, 0.16, 0.54, 0.002, 0.005, 0.063]), kind="stable")
@@ -193,9 +193,9 @@ def negative_cache_run(n_pending: int = 3000, seed: int = 0) -> dict:
 
 def rms_vs_mip_run(n_cases: int = 60, seed: int = 0) -> dict:
     """RMS's plan vs the lexicographic MIP on generated, mostly full dynamic clusters."""
-    from models.mast_rms import COST_NAMES, evaluate_plan
-    from models.mast_rms import solve as mip_solve
-    from solvers.online.rms import RegionState, choose_machines, plan_dcluster
+    from placement.models.mast_rms import COST_NAMES, evaluate_plan
+    from placement.models.mast_rms import solve as mip_solve
+    from placement.solvers.online.rms import RegionState, choose_machines, plan_dcluster
 
     rng = np.random.default_rng(seed)
     rows, mip_s, rms_s = [], 0.0, 0.0
@@ -296,7 +296,7 @@ def _busy_section(out_dir: Path, quick: bool, seed: int) -> BenchSection:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     from ...sim.cluster import Cluster
     from ...sim.trace import load_philly
@@ -384,7 +384,7 @@ def philly_whole_run(seed: int = 0, perf: str = "ideal", policies: tuple[str, ..
     slower, so one 19-day job ends thousands of days after the trace's last arrival (day 109)."""
     import resource
 
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     from ...sim.cluster import Cluster
     from ...sim.engine import simulate
@@ -566,7 +566,7 @@ def bench_sections(out_dir: Path, quick: bool = False, scale: bool = False, seed
     tick()
 
     sections.append(_busy_section(out_dir, quick, seed))
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     from ...sim.cluster import Cluster
     from ...sim.trace import load_philly

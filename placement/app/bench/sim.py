@@ -32,7 +32,7 @@ QUICK_CLUSTER = "1x1x2x8x8"  # 128 GPUs: the window's jobs queue (measured: abou
 
 
 def _philly_instance(window: dict | None, cluster: str = "1x1x8x8x8"):
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
 
     from ...sim.instance import SimInstance
     from ...sim.trace import load_philly

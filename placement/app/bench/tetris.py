@@ -94,7 +94,7 @@ def _plot_ratio(inst, before: np.ndarray, after: np.ndarray, path: Path, title: 
 
 def _move_cost(inst, home: np.ndarray, n_tables: int, seed: int) -> dict[str, float]:
     """Per-move cost, incremental vs full re-evaluation, on the same sampled moves."""
-    from solvers.hill_climb import HillClimbState, full_move_delta
+    from placement.solvers.hill_climb import HillClimbState, full_move_delta
 
     rng = np.random.default_rng(seed)
     tabs = np.sort(rng.choice(inst.n_tables, size=min(n_tables, inst.n_tables), replace=False))
@@ -121,7 +121,7 @@ def _move_cost(inst, home: np.ndarray, n_tables: int, seed: int) -> dict[str, fl
 
 def _run(label: str, sizes: dict, seed: int, out_dir: Path, progress, task,
          time_limit: float | None) -> tuple[list[BenchSection], list[str]]:
-    from instances import generate_tetris
+    from placement.instances import generate_tetris
 
     spec = get_problem("tetris")
     hill_climb = resolve(spec.solvers["hill-climb"])
@@ -388,7 +388,7 @@ def _generated_suite(label: str, seed: int, progress, task) -> BenchSection:
     reference`` -- to the bound, so they overstate the true gap where nothing is
     proven.
     """
-    from instances import generate_tetris
+    from placement.instances import generate_tetris
 
     from ...result import relative_gap
 
@@ -482,7 +482,7 @@ def _exact_sweep(seed: int, progress, task, limit: float = 60.0) -> BenchSection
     priorities) with two seeds each; the sweep stops after the first size where
     neither seed is proven.
     """
-    from instances import generate_tetris
+    from placement.instances import generate_tetris
 
     spec = get_problem("tetris")
     exact = resolve(spec.solvers[spec.exact_solver])
@@ -551,7 +551,7 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
     bytes) and the joint MIP within the same budget. Every point is judged by the
     reference evaluation of ``J``.
     """
-    from instances import generate_tetris
+    from placement.instances import generate_tetris
 
     from ...result import SolveResult
     from ...tetris.replica_eval import evaluate_joint
@@ -654,20 +654,20 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
     each with its gap to a certified lower bound; the bound's time and peak memory (``--scale``).
 
     The bound is the larger of two valid bounds: the closed-form hot-table bound
-    (:mod:`models.tetris_bound_hot`, seconds) and, up to ``BRANCH_MAX_TABLES`` tables, the
+    (:mod:`placement.models.tetris_bound_hot`, seconds) and, up to ``BRANCH_MAX_TABLES`` tables, the
     best-first branching on hot tables' homes over the LP relaxation, run by
-    :mod:`solvers.branch_round` (which also rounds each expanded node's LP into a placement
+    :mod:`placement.solvers.branch_round` (which also rounds each expanded node's LP into a placement
     and climbs from it: one run gives the ``branch_round`` heuristic and the bound), beyond it
-    the LP relaxation alone (:mod:`models.tetris_bound`, no ``branch_round``), each LP certified
+    the LP relaxation alone (:mod:`placement.models.tetris_bound`, no ``branch_round``), each LP certified
     by its numpy dual. LNS gets the longer of the two climbs' times (at least 10 s); the
     compound-move climb stops at ``JOB_MOVES_LIMIT`` s. The gap is ``(objective - bound) /
     bound``, at least the true gap.
     """
-    from instances import generate_tetris
-    from models.tetris_bound import solve as relaxation
-    from models.tetris_bound_hot import solve as hot_bound
-    from models.tetris_bound_mip import solve as mip_bound
-    from solvers import branch_round, hill_climb, lns
+    from placement.instances import generate_tetris
+    from placement.models.tetris_bound import solve as relaxation
+    from placement.models.tetris_bound_hot import solve as hot_bound
+    from placement.models.tetris_bound_mip import solve as mip_bound
+    from placement.solvers import branch_round, hill_climb, lns
 
     from ...result import relative_gap
 

@@ -57,7 +57,7 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _generate(args: argparse.Namespace) -> CassiniInstance:
-    from instances import generate_cassini
+    from placement.instances import generate_cassini
 
     option_counts(args, positive=("jobs", "candidates", "pods", "tors_per_pod", "servers_per_tor"))
     if not 0.0 <= args.fragmentation <= 1.0:
@@ -80,7 +80,7 @@ def _generate(args: argparse.Namespace) -> CassiniInstance:
 
 
 def _bench_instances(quick: bool) -> list[tuple[str, CassiniInstance]]:
-    from instances import stored, stored_path
+    from placement.instances import stored, stored_path
 
     names = stored("cassini")
     if quick:
@@ -99,10 +99,10 @@ SPEC = ProblemSpec(
     solution_to_json=solution_to_json,
     evaluate_report=_evaluate_report,
     solvers={
-        "exact": "models.cassini:solve",
-        "affinity": "solvers.affinity:solve",
-        "rotation": "solvers.rotation:solve",
-        "table1": "models.cassini:solve_table1",
+        "exact": "placement.models.cassini:solve",
+        "affinity": "placement.solvers.affinity:solve",
+        "rotation": "placement.solvers.rotation:solve",
+        "table1": "placement.models.cassini:solve_table1",
     },
     exact_solver="exact",
     add_generate_args=_add_generate_args,

@@ -71,7 +71,7 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _generate(args: argparse.Namespace) -> HivedInstance:
-    from instances import generate_hived
+    from placement.instances import generate_hived
 
 
     option_counts(args, positive=("chains", "levels", "top_cells", "vcs"), non_negative=("overload", "pinned", "bad"))
@@ -91,7 +91,7 @@ def _generate(args: argparse.Namespace) -> HivedInstance:
 
 
 def _bench_instances(quick: bool) -> list[tuple[str, HivedInstance]]:
-    from instances import generate_hived, stored, stored_path
+    from placement.instances import generate_hived, stored, stored_path
 
     out = []
     for n in stored("hived"):
@@ -113,7 +113,7 @@ SPEC = ProblemSpec(
     load_solution=load_solution,
     solution_to_json=solution_to_json,
     evaluate_report=_evaluate_report,
-    solvers={"exact": "models.hived:solve", "exact-pulp": "models.hived_pulp:solve", "buddy": "solvers.buddy:solve"},
+    solvers={"exact": "placement.models.hived:solve", "exact-pulp": "placement.models.hived_pulp:solve", "buddy": "placement.solvers.buddy:solve"},
     exact_solver="exact",
     add_generate_args=_add_generate_args,
     generate=_generate,

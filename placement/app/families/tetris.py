@@ -35,8 +35,8 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _generate(args: argparse.Namespace) -> TetrisInstance:
-    from instances import generate_tetris
     from placement.errors import InstanceError
+    from placement.instances import generate_tetris
 
     option_counts(args, positive=("tables", "regions", "gpu_types", "priorities"), non_negative=("jobs",))
     if args.gpu_types > 8:
@@ -52,7 +52,7 @@ def _generate(args: argparse.Namespace) -> TetrisInstance:
 
 
 def _bench_instances(quick: bool) -> list[tuple[str, TetrisInstance]]:
-    from instances import stored, stored_path
+    from placement.instances import stored, stored_path
 
     names = stored("tetris")
     if quick:
@@ -74,14 +74,14 @@ SPEC = ProblemSpec(
     solution_to_json=solution_to_json,
     evaluate_report=_evaluate_report,
     solvers={
-        "exact": "models.tetris:solve",
-        "hill-climb": "solvers.hill_climb:solve",
-        "hill-climb-ils": "solvers.hill_climb:solve_ils",
-        "replicas": "solvers.replicas:solve",
-        "lns": "solvers.lns:solve",
-        "joint": "models.tetris_joint:solve",
-        "bound": "models.tetris_bound:solve",
-        "branch-round": "solvers.branch_round:solve",
+        "exact": "placement.models.tetris:solve",
+        "hill-climb": "placement.solvers.hill_climb:solve",
+        "hill-climb-ils": "placement.solvers.hill_climb:solve_ils",
+        "replicas": "placement.solvers.replicas:solve",
+        "lns": "placement.solvers.lns:solve",
+        "joint": "placement.models.tetris_joint:solve",
+        "bound": "placement.models.tetris_bound:solve",
+        "branch-round": "placement.solvers.branch_round:solve",
     },
     exact_solver="exact",
     add_generate_args=_add_generate_args,

@@ -2,7 +2,7 @@
 §5.1-§5.3, §5.5, §5.7), in the simulator's engine.
 
 One simulator: every experiment is a ``placement simulate`` run of a policy of
-:mod:`solvers.online` (``themis``: finish-time fairness auctions over 10-minute leases that
+:mod:`placement.solvers.online` (``themis``: finish-time fairness auctions over 10-minute leases that
 return servers to the auction on expiry, with the rack penalty; ``themis+cassini``: the same
 with CASSINI's candidate ranking and time shifts; both with ``elastic=True``: worker counts
 re-tuned per lease, §5.1, a fixed-gang Themis as a second view) on the 24-server testbed with links shared

@@ -2,7 +2,7 @@
 measures, and the regime map.
 
 Every experiment is a ``placement simulate`` run (:meth:`Context.simulate`: the engine with a
-policy of :mod:`solvers.online`, ``themis`` or ``themis+cassini`` with ``elastic=True`` (worker
+policy of :mod:`placement.solvers.online`, ``themis`` or ``themis+cassini`` with ``elastic=True`` (worker
 counts re-tuned per lease, §5.1) unless a view says fixed gangs, the log checked by
 ``replay_check`` with the link factors recomputed by :mod:`placement.sim.link_check`). The
 testbed is a cluster of 24 single-GPU machines with a ``network`` section (:mod:`placement.sim.network`):
@@ -126,7 +126,7 @@ def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
              elastic: bool = True) -> tuple[dict[str, dict], dict]:
     """Each policy on ``trace`` over ``cluster`` (one engine run each, checked), measured:
     ``({policy: measures}, {policy: log})``. ``elastic``: Themis (and Th+CASSINI) re-tune worker
-    counts per lease as §5.1 runs it (:class:`solvers.online.themis.Themis`); False keeps
+    counts per lease as §5.1 runs it (:class:`placement.solvers.online.themis.Themis`); False keeps
     fixed gangs."""
     links = LinkSharing(cluster)
     inst = SimInstance(trace, cluster, "ideal")

@@ -3,7 +3,7 @@
 For each snapshot the jobs share one 50 Gbps link (a two-rack tree, one server of each job in
 each rack, the rack uplinks oversubscribed so that they carry 50 Gbps: our construction). The
 compatibility score and time shifts come from the per-link model and Algorithm 1
-(:func:`solvers.affinity.rank_candidates`, 5 degree precision); each job's iteration time is
+(:func:`placement.solvers.affinity.rank_candidates`, 5 degree precision); each job's iteration time is
 measured in the fluid model (:func:`placement.sim.network.iteration_times`) with those shifts
 (Th+CASSINI) and, for Themis, network-agnostic phases: the mean over ``draws`` seeded random
 phase offsets. Profiles are the synthetic catalogue's (one per model; the paper's batch sizes
@@ -24,7 +24,7 @@ from placement.cassini.profiles import synthetic_profile
 from placement.cassini.topology import tree_topology
 from placement.sim.links import drift_adjustments
 from placement.sim.network import fluid_window, iteration_times
-from solvers.affinity import rank_candidates
+from placement.solvers.affinity import rank_candidates
 
 from .context import Context, fmt_spread
 

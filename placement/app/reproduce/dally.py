@@ -44,7 +44,7 @@ Auto-tuner
     Dally vs Dally-manual in the paper regime, and the auto-tuned timers of each GPU demand
     over time (figure ``timers``).
 Bound
-    On 8 racks, the LP lower bounds of :mod:`models.schedule_bound` with their single-job and
+    On 8 racks, the LP lower bounds of :mod:`placement.models.schedule_bound` with their single-job and
     capacity terms: Dally's gap to the bound on mean JCT per seed, and which term binds.
 """
 
@@ -225,7 +225,7 @@ def _load_terms(inst, res) -> dict[str, float | None]:
 
 
 def _bound(ctx: Context, inst, seed: int, kind: str, racks: int, rows: dict[str, dict[str, Any]]) -> None:
-    from models.schedule_bound import instance_from_trace, solve
+    from placement.models.schedule_bound import instance_from_trace, solve
 
     binst = instance_from_trace(inst.trace, inst.cluster, inst.perf_model())
     for obj, metric in (("makespan", "makespan_s"), ("mean_jct", "mean_jct_s")):

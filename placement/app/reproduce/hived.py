@@ -11,7 +11,7 @@ Set-up, as the paper sets it and where ours differs
     the share of GPUs running high-priority work under YARN-CS is closest to 90%; the lower-load
     size for Figure 10 is that count times 279/200 (the paper's two sizes). The quotas are ours:
     VCs fitted to the demand of every job that runs, warm-up included, so that each tenant's VC
-    holds its largest job (:func:`solvers.online.tenants.fit_assignment`; the same GPUs per
+    holds its largest job (:func:`placement.solvers.online.tenants.fit_assignment`; the same GPUs per
     tenant for every scheme). Jobs run for their recorded durations (``--perf ideal``);
     within a VC, first come first served.
 Cells
@@ -108,7 +108,7 @@ def window_start_day(cfg: Config, seed: int) -> float:
 def _trace(cfg: Config, seed: int):
     """(the jobs from the warm-up on, the window's jobs, window start, window end); times are
     re-based so that the warm-up opens at 0 and the window at ``warmup_days``."""
-    from instances.traces import trace_path
+    from placement.instances.traces import trace_path
     from placement.sim.trace import Trace, load_philly
 
     day = window_start_day(cfg, seed)
@@ -206,7 +206,7 @@ def _inst(trace, n: int, checkpoint_s: float | None):
 
 def _scheme_run(ctx: Context, inst, window, w0: float, w1: float, scheme: str, assignment, seed: int,
                 name: str, keep_log: bool = True) -> dict[str, Any]:
-    from solvers.online.hived import sharing_safety_check
+    from placement.solvers.online.hived import sharing_safety_check
 
     from ..bench.hived_trace import fragmentation
 
@@ -243,7 +243,7 @@ def _size(ctx: Context, cfg: Config, trace, window, w0: float, w1: float, seed: 
     """The node count of ``cfg.nodes`` whose YARN-CS run keeps the share of GPUs running
     high-priority work closest to ``cfg.target_high_share``."""
     from placement.errors import InstanceError
-    from solvers.online.tenants import fit_assignment
+    from placement.solvers.online.tenants import fit_assignment
 
     if len(cfg.nodes) == 1:
         return cfg.nodes[0]
@@ -266,7 +266,7 @@ def _size(ctx: Context, cfg: Config, trace, window, w0: float, w1: float, seed: 
 
 
 def run(ctx: Context, config: Config | None = None) -> None:
-    from solvers.online.tenants import fit_assignment
+    from placement.solvers.online.tenants import fit_assignment
 
     cfg = config or (QUICK if ctx.quick else FULL)
     ctx.note(f"Window: {cfg.days:g} days of Philly submissions from day {cfg.start_day:g} (seed 0; seeds shift it "
@@ -332,7 +332,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
 
 def heavy_tenant(jobs) -> str:
     """The tenant with the most GPU-time in jobs of a whole node or more (8-GPU work)."""
-    from models import hived_vc as hv
+    from placement.models import hived_vc as hv
 
     d = hv.demand_from_jobs(jobs)
     return max(sorted(d), key=lambda t: d[t][hv.K - 1])
@@ -341,7 +341,7 @@ def heavy_tenant(jobs) -> str:
 def with_spare(a, tenant: str, spare: float):
     """``a`` on a cluster grown by ``round(spare * a.gpus(tenant) / 8)`` nodes, all of them given to
     ``tenant`` as node cells (its quota beyond its fitted share; the others keep theirs)."""
-    from models import hived_vc as hv
+    from placement.models import hived_vc as hv
 
     extra = int(round(spare * a.gpus(tenant) / hv.LEVEL_GPUS[hv.K]))
     cells = dict(a.cells)
@@ -364,7 +364,7 @@ def _regimes(ctx: Context, cfg: Config, seed: int, trace, window, w0, w1, n: int
     """The regime map's runs for one seed (private, YARN-CS and HiveD with node-level cells; the
     seed's main runs stand for the base value of each knob). Logs are replay-checked, not kept."""
     from placement.errors import InstanceError
-    from solvers.online.tenants import fit_assignment
+    from placement.solvers.online.tenants import fit_assignment
 
     schemes = ("private", "yarn-cs", "hived")
 
@@ -427,7 +427,7 @@ def _high_load(ctx: Context, cfg: Config) -> None:
     """A second view on seed 0's window at ``cfg.high_load_nodes`` nodes, where YARN-CS keeps
     about 90% of the GPUs busy with high-priority work (the paper's stated load) because the
     cluster is overloaded (queues grow through the window)."""
-    from solvers.online.tenants import fit_assignment
+    from placement.solvers.online.tenants import fit_assignment
 
     seed, n = ctx.seeds[0], cfg.high_load_nodes
     trace, window, w0, w1 = _trace(cfg, seed)

@@ -71,7 +71,7 @@ RUNS = (*POLICIES, "mast-earlier")      # mast-earlier: MAST with the earlier re
 def run_options(run: str) -> tuple[str, dict]:
     """(policy, extra options) of a run name in :data:`RUNS`."""
     if run == "mast-earlier":
-        from solvers.online.gms import GmsParams
+        from placement.solvers.online.gms import GmsParams
 
         return "mast", {"gms": GmsParams(fair_share="mean-active", quota_used="within")}
     return run, {}
