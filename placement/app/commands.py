@@ -83,7 +83,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     Exit codes: 0 for every status but ``error``; 1 for ``error``; 2 for bad input.
     """
-    from .api import solve_options
+    from .solving import solve_options
 
     if args.output:
         check_output_path(args.output)
@@ -126,7 +126,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     solution = spec.load_solution(instance, doc)
     terms, broken = spec.evaluate_report(instance, solution)
     if spec.name == "trace":
-        from .simulate import folder_checks
+        from .run import folder_checks
 
         broken = broken + folder_checks(args.instance, instance, solution)
     _print_mapping(f"{spec.name}: objective terms and measures", terms)

@@ -18,6 +18,7 @@ page's block to be exactly what :func:`figures_section` renders from its parsed 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import sys
@@ -26,7 +27,7 @@ from typing import Any
 
 from ..io import write_bytes, write_text
 
-__all__ = ["fmt", "markdown_table", "save_figure", "figures_section", "parse_figures_section",
+__all__ = ["agg_backend", "fmt", "markdown_table", "save_figure", "figures_section", "parse_figures_section",
            "replace_figures_section", "BEGIN", "END"]
 
 BEGIN = "<!-- bench-figures:begin (written by `placement bench` in figures.md; do not edit by hand) -->"
@@ -124,3 +125,18 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+@contextlib.contextmanager
+def agg_backend():
+    """Draw the files' figures with Agg, then give the caller's backend back (a notebook keeps
+    its inline plots; the reproductions and the sweep select Agg for themselves)."""
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    try:
+        yield
+    finally:
+        if matplotlib.get_backend() != before:
+            with contextlib.suppress(Exception):
+                matplotlib.use(before)

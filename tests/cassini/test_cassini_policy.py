@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from placement.cassini.catalogue import CATALOGUE
-from placement.cassini.workload import poisson_trace
+from placement.sim.cassini_workload import poisson_trace
 from placement.sim.cluster import Cluster
 from placement.sim.engine import simulate
 from placement.sim.link_check import link_factor_check

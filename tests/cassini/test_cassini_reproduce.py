@@ -13,7 +13,7 @@ import pytest
 from placement.app import reproduce as rp
 from placement.app.reproduce import cassini
 from placement.cassini.catalogue import CATALOGUE
-from placement.cassini.workload import poisson_trace
+from placement.sim.cassini_workload import poisson_trace
 from tests.support import run_reproduction_with
 
 TINY = cassini.Config(hours=0.08, regime_hours=0.05, snapshots=False)

@@ -43,7 +43,7 @@ def _philly_instance(window: dict | None, cluster: str = "1x1x8x8x8"):
 
 
 def _core_section(out_dir: Path, quick: bool, scale: bool, seed: int, progress) -> BenchSection:
-    from ..simulate import run_simulation, write_outputs
+    from ..run import run_simulation, write_outputs
 
     inst = _philly_instance(QUICK_WINDOW, QUICK_CLUSTER)
     rows_out: list[dict[str, Any]] = []

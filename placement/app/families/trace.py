@@ -37,7 +37,7 @@ def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
     """Run a registered policy (``--option policy=NAME``) on the instance: a
     :class:`~placement.result.SolveResult` whose solution is the log and objective the mean JCT
     (from the log). ``time_limit`` is not used (a simulation runs to its end)."""
-    from placement.app.simulate import run_simulation
+    from placement.app.run import run_simulation
 
     t0 = time.perf_counter()
     res, _rows, terms, broken = run_simulation(inst, policy, seed or 0, options)
@@ -159,7 +159,7 @@ def _generate(args: argparse.Namespace) -> SimInstance:
     types = [t for t in (args.gpu_types or "").split(",") if t] or None
     cluster = cluster_arg(args.cluster or ("1x1x8x8x8" if dally else "1x1x4x8x8"))
     if args.kind == "cassini":
-        from placement.cassini.workload import poisson_trace
+        from placement.sim.cassini_workload import poisson_trace
 
         if args.cluster is None:
             cluster = cluster_arg("cassini-testbed-clos")

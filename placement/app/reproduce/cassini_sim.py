@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from placement.cassini.fluid import SECTION_2_2_GOODPUT
-from placement.cassini.workload import ALL_MODELS, MODEL_PARALLEL, poisson_trace, stress_trace
+from placement.sim.cassini_workload import ALL_MODELS, MODEL_PARALLEL, poisson_trace, stress_trace
 from placement.sim.instance import SimInstance
 from placement.sim.link_metrics import (
     iteration_time_samples,
@@ -71,7 +71,7 @@ def testbed(name: str = CLOS[0], goodput: float = SECTION_2_2_GOODPUT, oversubsc
 
 def experiment_trace(exp: str, seed: int, hours: float, load: float = 1.0, workers: tuple[int, int] = (1, 12)) -> Trace:
     """``poisson`` (all 13 models, Fig. 11), ``model-parallel`` (GPT-1/2/3 and DLRM, Fig. 12) or
-    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13), seeded (:mod:`placement.cassini.workload`)."""
+    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13), seeded (:mod:`placement.sim.cassini_workload`)."""
     if exp == "stress":
         return stress_trace(seed)
     models = MODEL_PARALLEL if exp == "model-parallel" else ALL_MODELS

@@ -166,7 +166,7 @@ class Context:
         checks built from the policy object). Returns ``(result, per-job rows, summary)``; the
         policy object is ``self.last_policy``; a broken log is recorded (``report.md`` lists it,
         the command exits 1)."""
-        from ..simulate import run_simulation, write_outputs
+        from ..run import run_simulation, write_outputs
 
         self.say(f"  {name}: {policy} on {len(inst.trace)} jobs, {inst.cluster.n_gpus} GPUs, seed {seed}")
         command = f"placement reproduce {self.paper}: run {name}"

@@ -59,9 +59,10 @@ import numpy as np
 
 from . import Context, Reproduction
 from .context import fmt_spread
+from .mast_week import allocation_claim
 
 __all__ = ["REPRODUCTION", "Config", "FULL", "QUICK", "run", "POLICIES", "RUNS", "GUARANTEED", "LOWEST",
-           "cluster_of", "quotas_of", "run_options", "measure", "preemptible_share"]
+           "cluster_of", "run_options", "measure", "preemptible_share"]
 
 H = 3600.0
 POLICIES = ("mast", "federated")
@@ -120,15 +121,6 @@ def cluster_of(cfg: Config):
     return Cluster.from_machines(ms, name="meta-" + "-".join(map(str, cfg.region_machines)))
 
 
-def quotas_of(trace, n_gpus: int) -> dict[tuple[str, int], int]:
-    """(tenant, level) -> GPUs: the tenant's share of the trace's GPU-hours x the cluster, floored."""
-    d: dict[tuple[str, int], float] = {}
-    for j in trace.jobs:
-        d[(j.tenant, j.priority)] = d.get((j.tenant, j.priority), 0.0) + j.gpus * j.duration
-    tot = sum(d.values())
-    return {h: int(n_gpus * v / tot) for h, v in d.items()}
-
-
 def run(ctx: Context, config: Config | None = None) -> None:
     from placement.sim.slo import Overhead
 
@@ -169,8 +161,6 @@ def run(ctx: Context, config: Config | None = None) -> None:
     _sweep_claims(ctx, cfg, sweep)
     _sweep_figure(ctx, cfg, sweep)
     if config is None:       # §5.2's allocation rate at a week's scale (reproduce/mast_week.py)
-        from .mast_week import allocation_claim
-
         allocation_claim(ctx)
 
 

@@ -3,10 +3,9 @@
 The workload is :func:`placement.sim.meta_week.meta_week` (§5.1's daily rate and distributions,
 §4.2's priority mix, Fig. 7's candidate regions, a 98% warm-up and an offered load of 1.05x);
 MAST gets each workload's candidate regions as its data placement and per (tenant, level) quotas
-in proportion to the trace's GPU-hours (:func:`placement.app.reproduce.mast.quotas_of`, as the
-§5.6 runs). The allocation rate is §5.2's: allocated GPU-hours over available GPU-hours,
-measured from the first to the last submission (:func:`placement.sim.metrics.allocation_rate`),
-never over the drain.
+in proportion to the trace's GPU-hours (:func:`quotas_of`). The allocation rate is §5.2's:
+allocated GPU-hours over available GPU-hours, measured from the first to the last submission
+(:func:`placement.sim.metrics.allocation_rate`), never over the drain.
 
 Full run: 7 days on ``20x1x8x80x8`` (102,400 GPUs in 20 regions, about 220,000 workloads), three
 seeds (:data:`WEEK_SEEDS`; about 6 minutes each for MAST on this 2-core machine), the claim judged on
@@ -29,6 +28,14 @@ LOADS = (0.8, 0.95, 1.05, 1.2)
 WEEK_SEEDS = 3           # seeds of the full run's 7-day week
 
 
+def quotas_of(trace, n_gpus: int) -> dict[tuple[str, int], int]:
+    """(tenant, level) -> GPUs: the tenant's share of the trace's GPU-hours x the cluster, floored."""
+    d: dict[tuple[str, int], float] = {}
+    for j in trace.jobs:
+        d[(j.tenant, j.priority)] = d.get((j.tenant, j.priority), 0.0) + j.gpus * j.duration
+    tot = sum(d.values())
+    return {h: int(n_gpus * v / tot) for h, v in d.items()}
+
 def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: float | None = None) -> dict[str, Any]:
     """MAST on ``days`` of :func:`meta_week` on the cluster: the allocation rate and run figures."""
     from placement.app.shipped import cluster_arg
@@ -36,7 +43,6 @@ def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: fl
     from placement.sim.meta_week import DEFAULT_LOAD, meta_week
 
     from ..policy_data import candidate_placement
-    from .mast import quotas_of
 
     cluster = cluster_arg(cluster_text)
     sizes = tuple(int((cluster.region == r).sum()) for r in range(len(cluster.region_names)))

@@ -98,7 +98,7 @@ def call_blob(inst, policy, seed: int, name: str, options: dict | None,
 
 
 def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str) -> dict[str, Any]:
-    from ..simulate import run_simulation
+    from ..run import run_simulation
 
     built: list = []
     record: dict[str, Any] = {"command": command}

@@ -63,7 +63,7 @@ def _run_solve(cell: dict[str, Any], row: dict[str, Any]) -> None:
 
 
 def _run_simulate(cell: dict[str, Any], row: dict[str, Any]) -> None:
-    from ..simulate import command_line, load_inputs, run_simulation
+    from ..run import command_line, load_inputs, run_simulation
 
     args = _sim_args(cell["trace"], cell["cluster"], cell["seed"], cell["policy"], "trace")
     inst, _ = load_inputs(args)

@@ -197,7 +197,7 @@ def validate_cells(spec: dict[str, Any], cells: list[dict[str, Any]]) -> None:
                 raise InstanceError(f"options.{solver}", exc.message) from None
     else:
         from ..policy_data import check_policy_options
-        from ..simulate import load_inputs
+        from ..run import load_inputs
 
         clusters = {}
         for ti, tr in enumerate(spec["traces"]):

@@ -6,7 +6,7 @@ randomly selected between 200 - 1,000 iterations"; a job's initial worker count 
 1-12; arrivals are Poisson with the rate set by the *load*, "the average fraction of GPUs that
 are serving active jobs" (80-100%). Here:
 
-- models: the 13 of :data:`.catalogue.CATALOGUE` (synthetic profiles; the model-parallel ones,
+- models: the 13 of :data:`placement.cassini.catalogue.CATALOGUE` (synthetic profiles; the model-parallel ones,
   GPT-1/2/3 and DLRM, with their own pipeline / tensor / hybrid phases), drawn uniformly;
 - iterations: uniform integers in 200-1,000; a job's ``duration`` is its iterations times its
   profile's ideal iteration (s), so at 120-240 ms an iteration a job runs 24-240 s alone;
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sim.trace import Job, Trace
-from .catalogue import CATALOGUE
+from ..cassini.catalogue import CATALOGUE
+from .trace import Job, Trace
 
 __all__ = ["ALL_MODELS", "MODEL_PARALLEL", "DATA_PARALLEL", "poisson_trace", "stress_trace", "mean_duration_s"]
 
