@@ -1,6 +1,6 @@
 """Branch and round: a Tetris placement and a certified lower bound in one run (issue 38).
 
-Not in MAST. The certified branching of :mod:`placement.models.tetris_bound_branch` (best-first on
+Not in MAST. The certified branching of :mod:`placement.models.tetris_bound.branch` (best-first on
 hot tables' homes over the LP relaxation of Figure 4, every leaf's bound computed in numpy
 from its duals) gives, at each node it expands, an LP solution ``X[t, r]`` in which the
 branched tables have one home. This solver turns each such ``X`` into placements -- the
@@ -117,7 +117,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         At most this many kicks in the polish (the time share bounds it too; at 1,000 tables a
         kick and its climb take about 0.1 s).
     max_nodes, node_rounds
-        As :func:`placement.models.tetris_bound_branch.solve`.
+        As :func:`placement.models.tetris_bound.branch.solve`.
 
     Returns
     -------
@@ -130,7 +130,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         ((seconds, expanded node, value); the polish's entry has node = nodes rounded), seconds in
         the climbs (the polish included), the polish's seconds, kicks and gain.
     """
-    from placement.models import tetris_bound_branch
+    from placement.models.tetris_bound import branch
 
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
@@ -152,8 +152,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
     start = rounding.value
     left = end - polish_share * time_limit - time.perf_counter()
     if left > 0:
-        b = tetris_bound_branch.solve(inst, time_limit=left, max_nodes=max_nodes, node_rounds=node_rounds,
-                                      upper=None if rounding.home is None else rounding.value, on_node=rounding)
+        b = branch.solve(inst, time_limit=left, max_nodes=max_nodes, node_rounds=node_rounds,
+                         upper=None if rounding.home is None else rounding.value, on_node=rounding)
     else:
         b = SolveResult(Status.TIME_LIMIT, "tetris-bound-branch", message="no time left for the branching")
     polish: dict = {}

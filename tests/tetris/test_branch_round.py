@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from placement.instances import generate_tetris
-from placement.models import tetris_bound_branch
+from placement.models.tetris_bound import branch
 from placement.solvers import branch_round, hill_climb
 
 from placement.errors import InstanceError
@@ -69,7 +69,7 @@ def test_hook_sees_the_branched_homes():
             assert X[t, r] == pytest.approx(1.0, abs=1e-6)
         return best   # an oracle: once the bound reaches the optimum there is nothing left to prove
 
-    res = tetris_bound_branch.solve(inst, time_limit=60, max_nodes=300, on_node=hook)
+    res = branch.solve(inst, time_limit=60, max_nodes=300, on_node=hook)
     assert seen[0] == {} and any(seen[1:])
     assert res.bound <= best + _tol(best)
 
@@ -78,7 +78,7 @@ def test_an_incumbent_at_the_bound_stops_the_search_and_keeps_the_leaf():
     # a hook that reports a value at the root's bound: nothing is left to prove, so no node is solved
     # beyond the root and the bound stays the root's (the popped leaf stays open)
     inst = generate_tetris(10, 16, 3, seed=3832)
-    res = tetris_bound_branch.solve(inst, time_limit=60, max_nodes=300, on_node=lambda X, homes, d: 0.0)
+    res = branch.solve(inst, time_limit=60, max_nodes=300, on_node=lambda X, homes, d: 0.0)
     assert res.stats["nodes"] == 1 and res.bound == pytest.approx(res.stats["root_bound"])
 
 
@@ -95,7 +95,7 @@ def test_bad_options_are_refused():
     with pytest.raises(InstanceError, match="node_rounds"):
         branch_round.solve(inst, node_rounds=0)
     with pytest.raises(InstanceError, match="node_rounds"):
-        tetris_bound_branch.solve(inst, node_rounds=0)
+        branch.solve(inst, node_rounds=0)
 
 
 def test_cli_writes_the_placement_and_its_certified_bound(tmp_path):

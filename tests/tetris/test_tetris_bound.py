@@ -1,4 +1,4 @@
-"""The scalable Tetris lower bound (models/tetris_bound.py): valid against brute force and the exact model."""
+"""The scalable Tetris lower bound (models/tetris_bound/): valid against brute force and the exact model."""
 
 import json
 

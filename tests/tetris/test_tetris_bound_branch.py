@@ -1,12 +1,13 @@
-"""Branching on tables' homes (models/tetris_bound_branch.py): valid against brute force, never below the LP,
-and the numpy infeasibility certificate (models/tetris_bound.farkas_value)."""
+"""Branching on tables' homes (models/tetris_bound/branch.py): valid against brute force, never below the LP,
+and the numpy infeasibility certificate (models/tetris_bound/relaxation.py, farkas_value)."""
 
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from placement.instances import generate_tetris
-from placement.models import tetris_bound, tetris_bound_branch
+from placement.models import tetris_bound
+from placement.models.tetris_bound import branch
 
 from placement.errors import InstanceError
 from tests.support import bound_tol as _tol
@@ -20,7 +21,7 @@ def test_branch_bound_between_the_lp_and_the_brute_force_optimum(inst):
     best, _ = brute_force(inst)
     assume(best is not None)
     lp = tetris_bound.solve(inst, time_limit=30)
-    br = tetris_bound_branch.solve(inst, time_limit=30, max_nodes=400)
+    br = branch.solve(inst, time_limit=30, max_nodes=400)
     assert br.stats["root_bound"] == pytest.approx(lp.bound, rel=1e-6, abs=1e-6)
     assert lp.bound - _tol(lp.bound) <= br.bound <= best + _tol(best)
 
@@ -29,7 +30,7 @@ def test_branch_bound_between_the_lp_and_the_brute_force_optimum(inst):
 @given(tie_heavy)
 def test_branch_bound_valid_with_zero_sizes_and_ties(inst):
     best, _ = brute_force(inst)
-    br = tetris_bound_branch.solve(inst, time_limit=30, max_nodes=400)
+    br = branch.solve(inst, time_limit=30, max_nodes=400)
     if best is not None:   # without a feasible placement every answer holds; with one, never "infeasible"
         assert br.status != "infeasible" and br.bound <= best + _tol(best)
 
@@ -40,7 +41,7 @@ def test_a_complete_tree_closes_most_of_the_gap():
     inst = generate_tetris(6, 10, 3, seed=3821)
     best, _ = brute_force(inst)
     lp = tetris_bound.solve(inst, time_limit=30)
-    br = tetris_bound_branch.solve(inst, time_limit=60, max_nodes=5000)
+    br = branch.solve(inst, time_limit=60, max_nodes=5000)
     assert br.status == "optimal" and br.stats["open_leaves"] >= 1
     assert lp.bound < 0.9 * best
     assert 0.95 * best <= br.bound <= best + _tol(best)
@@ -62,10 +63,10 @@ def test_a_fixing_beyond_the_move_quota_is_closed_by_a_certified_ray():
     t = int(np.argmax(A.size))
     assert A.size[t] > inst.move_quota  # moving the largest table alone breaks the quota
     m = tetris_bound.build(inst)
-    h, _ = tetris_bound._highs(m, 30.0, 1e-6)
+    h, _ = tetris_bound.highs_model(m, 30.0, 1e-6)
     h.setOptionValue("solver", "simplex")
     other = (int(A.home0[t]) + 1) % inst.n_regions
-    search = tetris_bound_branch._Search(inst, m, h, float("inf"), 1e-6, 30)
+    search = branch._Search(inst, m, h, float("inf"), 1e-6, 30)
     fix = {int(c): float(r == other) for r, c in enumerate(search.table_cols(t))}
     b, x, status = search.solve_node(fix)
     assert status == "Infeasible (certified)" and b == np.inf and x is None
@@ -74,9 +75,9 @@ def test_a_fixing_beyond_the_move_quota_is_closed_by_a_certified_ray():
 def test_bad_options_are_refused():
     inst = generate_tetris(4, 5, 2, seed=1)
     with pytest.raises(InstanceError, match="max_nodes"):
-        tetris_bound_branch.solve(inst, max_nodes=0)
+        branch.solve(inst, max_nodes=0)
     with pytest.raises(InstanceError, match="time_limit"):
-        tetris_bound_branch.solve(inst, time_limit=0)
+        branch.solve(inst, time_limit=0)
 
 
 def test_cli_bound_methods(tmp_path):

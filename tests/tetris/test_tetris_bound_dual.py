@@ -1,4 +1,4 @@
-"""The Tetris bound's own dual certificate (models/tetris_bound.dual_bound) and the disjunctive analytics rows."""
+"""The Tetris bound's own dual certificate (models/tetris_bound/relaxation.py, dual_bound) and the disjunctive analytics rows."""
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ tiny = st.builds(
 
 
 def _lp_duals(m):
-    h, _ = tetris_bound._highs(m, 30.0, 1e-6)
+    h, _ = tetris_bound.highs_model(m, 30.0, 1e-6)
     h.setOptionValue("solver", "simplex")
     h.run()
     return h.getInfo().objective_function_value, np.asarray(h.getSolution().row_dual)
@@ -51,7 +51,7 @@ def test_pdlp_round_stopped_early_still_gives_a_valid_bound():
     inst = generate_tetris(6, 10, 3, seed=3813)
     best, _ = brute_force(inst)
     m = tetris_bound.build(inst)
-    h, _ = tetris_bound._highs(m, 30.0, 1e-6)
+    h, _ = tetris_bound.highs_model(m, 30.0, 1e-6)
     h.setOptionValue("solver", "pdlp")
     h.setOptionValue("pdlp_iteration_limit", 50)
     h.run()

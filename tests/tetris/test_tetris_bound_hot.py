@@ -1,4 +1,4 @@
-"""The closed-form hot-table bound (models/tetris_bound_hot.py): valid against brute force; its knapsack exact."""
+"""The closed-form hot-table bound (models/tetris_bound/hot.py): valid against brute force; its knapsack exact."""
 
 import itertools
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from placement.instances import generate_tetris
-from placement.models import tetris_bound_hot as hot
+from placement.models.tetris_bound import hot
 
 from placement.tetris import evaluate
 from tests.support import brute_force, tie_heavy

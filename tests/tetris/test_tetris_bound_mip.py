@@ -1,4 +1,4 @@
-"""The MIP over the relaxation's matrix (models/tetris_bound_mip.py): its placement is feasible and valued by
+"""The MIP over the relaxation's matrix (models/tetris_bound/mip.py): its placement is feasible and valued by
 the reference evaluation, its bound is at most the brute-force and the exact model's optimum."""
 
 import json
@@ -8,7 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from placement.instances import generate_tetris
 from placement.models import tetris as exact
-from placement.models import tetris_bound, tetris_bound_mip
+from placement.models import tetris_bound
+from placement.models.tetris_bound import mip, relaxation
 
 from placement.errors import InstanceError
 from placement.tetris.evaluation import evaluate, violations
@@ -21,14 +22,14 @@ from tests.support import tiny_tetris as tiny
 @given(tiny)
 def test_bound_at_most_the_optimum_and_the_placement_feasible(inst):
     best, _ = brute_force(inst)
-    res = tetris_bound_mip.solve(inst, time_limit=30)
+    res = mip.solve(inst, time_limit=30)
     if best is None:   # no feasible placement: the argmax rows make every integer point one, so none here
         assert res.status in ("infeasible", "time_limit") and res.solution is None
         return
     assert res.status in ("optimal", "feasible") and not violations(inst, res.solution)
     assert res.objective == pytest.approx(evaluate(inst, res.solution).objective, rel=1e-12)
     assert res.bound <= best + _tol(best) <= res.objective + 2 * _tol(best)
-    assert res.stats["bound_certificate"] == tetris_bound_mip.CERTIFICATE
+    assert res.stats["bound_certificate"] == mip.CERTIFICATE
 
 
 @settings(max_examples=5, deadline=None)
@@ -38,7 +39,7 @@ def test_ties_and_zero_sizes_count_for_the_cpu_limit_where_the_evaluation_does(i
     # rows must agree, or HiGHS's placement would break (5) or miss the optimum
     best, _ = brute_force(inst)
     assume(best is not None)
-    res = tetris_bound_mip.solve(inst, time_limit=30)
+    res = mip.solve(inst, time_limit=30)
     assert res.solution is not None and not violations(inst, res.solution)
     assert res.bound <= best + _tol(best) <= res.objective + 2 * _tol(best)
 
@@ -50,7 +51,7 @@ def test_at_most_the_exact_optimum_on_fresh_seeds():
         inst = generate_tetris(T, J, R, seed=s)
         ex = exact.solve(inst, time_limit=120)
         assert ex.status == "optimal"
-        res = tetris_bound_mip.solve(inst, time_limit=60)
+        res = mip.solve(inst, time_limit=60)
         assert res.bound <= ex.objective + _tol(ex.objective) <= res.objective + 2 * _tol(ex.objective)
 
 
@@ -82,9 +83,9 @@ def test_cli_method_mip_writes_a_placement_and_a_bound(tmp_path):
 def test_bad_options_are_refused():
     inst = generate_tetris(4, 5, 2, seed=1)
     with pytest.raises(InstanceError, match="time_limit"):
-        tetris_bound_mip.solve(inst, time_limit=0)
+        mip.solve(inst, time_limit=0)
     with pytest.raises(InstanceError, match="mip_gap"):
-        tetris_bound_mip.solve(inst, mip_gap=1.5)
+        mip.solve(inst, mip_gap=1.5)
     with pytest.raises(InstanceError, match="method"):
         tetris_bound.solve(inst, method="nope")
 
@@ -92,10 +93,10 @@ def test_bad_options_are_refused():
 def test_a_model_too_large_is_refused_before_anything_is_built(monkeypatch):
     inst = generate_tetris(8, 14, 3, seed=3863)
     m = tetris_bound.build(inst, integer=True, exact_argmax=True)
-    nz = tetris_bound_mip.argmax_nonzeros(inst)
+    nz = mip.argmax_nonzeros(inst)
     # the count from the arrays equals the entries the argmax rows really add
     assert nz == sum(len(v) for v in m.rows.v) - sum(len(v) for v in tetris_bound.build(inst, integer=True).rows.v)
-    monkeypatch.setattr(tetris_bound_mip, "MAX_ARGMAX_NONZEROS", nz - 1)
-    monkeypatch.setattr(tetris_bound, "build", lambda *a, **k: pytest.fail("built despite the limit"))
+    monkeypatch.setattr(mip, "MAX_ARGMAX_NONZEROS", nz - 1)
+    monkeypatch.setattr(relaxation, "build", lambda *a, **k: pytest.fail("built despite the limit"))
     with pytest.raises(InstanceError, match="method"):
-        tetris_bound_mip.solve(inst, time_limit=10)
+        mip.solve(inst, time_limit=10)

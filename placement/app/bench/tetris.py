@@ -654,7 +654,7 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
     each with its gap to a certified lower bound; the bound's time and peak memory (``--scale``).
 
     The bound is the larger of two valid bounds: the closed-form hot-table bound
-    (:mod:`placement.models.tetris_bound_hot`, seconds) and, up to ``BRANCH_MAX_TABLES`` tables, the
+    (:mod:`placement.models.tetris_bound.hot`, seconds) and, up to ``BRANCH_MAX_TABLES`` tables, the
     best-first branching on hot tables' homes over the LP relaxation, run by
     :mod:`placement.solvers.branch_round` (which also rounds each expanded node's LP into a placement
     and climbs from it: one run gives the ``branch_round`` heuristic and the bound), beyond it
@@ -665,8 +665,8 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
     """
     from placement.instances import generate_tetris
     from placement.models.tetris_bound import solve as relaxation
-    from placement.models.tetris_bound_hot import solve as hot_bound
-    from placement.models.tetris_bound_mip import solve as mip_bound
+    from placement.models.tetris_bound.hot import solve as hot_bound
+    from placement.models.tetris_bound.mip import solve as mip_bound
     from placement.solvers import branch_round, hill_climb, lns
 
     from ...result import relative_gap
@@ -727,10 +727,10 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
             "bound_wall_s", "bound_cpu_s", "peak_rss_mb", "columns", "rows", "mip_bound", "mip_status", "mip_wall_s",
             "best", "best_gap_mip"]
     md = ["Certified gaps at scale: each heuristic's objective against the larger of two valid lower "
-          "bounds -- the closed-form hot-table bound (`models/tetris_bound_hot.py`) and, up to "
+          "bounds -- the closed-form hot-table bound (`models/tetris_bound/hot.py`) and, up to "
           f"{BRANCH_MAX_TABLES:,} tables, best-first branching on hot tables' homes over the LP relaxation "
-          "(`models/tetris_bound_branch.py`; `lp_root` is the LP alone), beyond it the LP relaxation "
-          "(`models/tetris_bound.py`); every LP value certified in numpy from its duals, also when stopped "
+          "(`models/tetris_bound/branch.py`; `lp_root` is the LP alone), beyond it the LP relaxation "
+          "(`models/tetris_bound/lp.py`); every LP value certified in numpy from its duals, also when stopped "
           "by the time limit. LNS at the longer climb's time (at least 10 s). Peak memory is the bench "
           "process's (it includes the instance and the heuristics).", "", _table(rows, cols)]
     summary = [f"tetris certified gaps {r['size']}: hill climbing {_pct(r['hill_climb_gap'])}, job moves "

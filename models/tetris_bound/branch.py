@@ -1,7 +1,7 @@
 """A tighter certified lower bound on MAST Tetris (Figure 4, expressions (1)-(9)): branching on hot tables' homes.
 
 Why (measured, Tetris page "A lower bound at scale"): the LP relaxation of
-:mod:`placement.models.tetris_bound` loses most of the optimum through *hot tables*. At
+:mod:`placement.models.tetris_bound.lp` loses most of the optimum through *hot tables*. At
 1,000 x 2,000 x 10 (seed 38001) the hottest table (608 readers) sits in the LP at
 fractions 0.04-0.19 of nine regions, so the AND rows ``a[j,r] <= x[t,r]`` let its
 readers' GPU demand spread over the regions in proportion to supply, the (7)
@@ -15,12 +15,12 @@ it may take. The children partition the node's integer placements (each table
 has exactly one home, Figure 4's one-home rows), so the **minimum over the open
 leaves** of a valid bound of each leaf is a valid bound of the instance. Each
 leaf's bound is the numpy dual certificate of its LP
-(:func:`placement.models.tetris_bound.dual_bound` with the leaf's column bounds: never a
+(:func:`placement.models.tetris_bound.relaxation.dual_bound` with the leaf's column bounds: never a
 solver's number), and never less than its parent's (a leaf's placements are a
 subset of its parent's). A leaf whose LP HiGHS calls infeasible keeps its
 parent's bound unless the ray HiGHS returns proves it empty in numpy
-(:func:`placement.models.tetris_bound.farkas_value` > 0): then it is closed. Tangent rows added at any node
-are valid at every real demand (:mod:`placement.models.tetris_bound`), so they stay for all
+(:func:`placement.models.tetris_bound.relaxation.farkas_value` > 0): then it is closed. Tangent rows added at any node
+are valid at every real demand (:mod:`placement.models.tetris_bound.relaxation`), so they stay for all
 nodes; HiGHS's dual simplex restarts from the previous node's basis.
 
 Branching rule: the table with the largest ``weight x (1 - max_r x[t,r])``, the
@@ -41,7 +41,7 @@ from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance
 
-from . import tetris_bound as tb
+from . import relaxation
 
 __all__ = ["solve"]
 
@@ -63,7 +63,7 @@ class _Search:
     A node is a dict ``column -> value`` of fixed columns (x of branched tables, overload levels y).
     """
 
-    def __init__(self, inst: TetrisInstance, m: tb.BoundModel, h, deadline: float, tol: float, max_rounds: int):
+    def __init__(self, inst: TetrisInstance, m: relaxation.BoundModel, h, deadline: float, tol: float, max_rounds: int):
         self.inst, self.m, self.h = inst, m, h
         self.deadline, self.tol, self.max_rounds = deadline, tol, max_rounds
         self.lo0, self.hi0 = m.col_lo.copy(), m.col_hi.copy()
@@ -106,7 +106,7 @@ class _Search:
         for _ in range(self.max_rounds if rounds is None else rounds):
             if self.deadline <= time.perf_counter():
                 break
-            tb.run_until(self.h, self.deadline)
+            relaxation.run_until(self.h, self.deadline)
             # after the root's first solve (interior point crossed over, on a large model), dual simplex
             # from the basis: the tangent rounds and the nodes change a few rows and bounds each
             self.h.setOptionValue("solver", "simplex")
@@ -116,17 +116,17 @@ class _Search:
             sol = self.h.getSolution()
             if st in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
                       highspy.HighsModelStatus.kIterationLimit) and sol.dual_valid:
-                value, _ = tb.dual_bound(self.m, np.asarray(sol.row_dual), col_lo=lo, col_hi=hi)
+                value, _ = relaxation.dual_bound(self.m, np.asarray(sol.row_dual), col_lo=lo, col_hi=hi)
                 best = value if best is None else max(best, value)
             if st == highspy.HighsModelStatus.kInfeasible:
                 _, has_ray, ray = self.h.getDualRay()
-                if has_ray and tb.farkas_value(self.m, np.asarray(ray), col_lo=lo, col_hi=hi) > 0:
+                if has_ray and relaxation.farkas_value(self.m, np.asarray(ray), col_lo=lo, col_hi=hi) > 0:
                     return np.inf, None, "Infeasible (certified)"
                 return best, None, status
             if st != highspy.HighsModelStatus.kOptimal:
                 return best, None, status
             x = np.asarray(sol.col_value)
-            n_new = tb.add_tangents(self.m, self.h, x, self.tol)
+            n_new = relaxation.add_tangents(self.m, self.h, x, self.tol)
             if not n_new:
                 break
             self.lazy += n_new
@@ -153,7 +153,7 @@ class _Search:
             return f"t{t}", out
         best_c, best_f = -1, 1e-6
         for (_r, _g), (over_hi, (oy, _ow)) in m.levels.items():
-            L = min(tb.SATURATION_LEVEL, over_hi)
+            L = min(relaxation.SATURATION_LEVEL, over_hi)
             for c in range(oy, oy + L + 1):
                 f = min(x[c], 1.0 - x[c])
                 if c not in fixes and f > best_f:
@@ -173,15 +173,15 @@ class _Search:
                                           for r in np.flatnonzero(self.hi0[cols] > 0)]
 
 
-def _homes(m: tb.BoundModel, fixes: dict[int, float]) -> dict[int, int]:
+def _homes(m: relaxation.BoundModel, fixes: dict[int, float]) -> dict[int, int]:
     """The homes a node fixes: table -> region, from its ``x`` columns fixed at 1."""
     return {int((c - m.ox) // m.R): int((c - m.ox) % m.R) for c, v in fixes.items()
             if v == 1.0 and m.ox <= c < m.ox + m.T * m.R}
 
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | None = None,
-          tangents: int = tb.GRID_TANGENTS, max_rounds: int = 30, tol: float = 1e-6,
-          dense_row: int = tb.DENSE_ROW, upper: float | None = None, node_rounds: int | None = None,
+          tangents: int = relaxation.GRID_TANGENTS, max_rounds: int = 30, tol: float = 1e-6,
+          dense_row: int = relaxation.DENSE_ROW, upper: float | None = None, node_rounds: int | None = None,
           seed: int = 0, on_node: Callable[[np.ndarray, dict[int, int], float], float | None] | None = None,
           ) -> SolveResult:
     """A certified lower bound on the optimum of (1)-(9): best-first branching on tables' homes (module docstring).
@@ -226,9 +226,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
     if node_rounds is not None and node_rounds < 1:
         raise InstanceError("node_rounds", f"must be at least 1, got {node_rounds}")
     t0 = time.perf_counter()
-    m = tb.build(inst, tangents=tangents, dense_row=dense_row)
-    h, nnz = tb._highs(m, time_limit, 1e-6)
-    big = m.n_cols > tb.SIMPLEX_MAX_COLUMNS
+    m = relaxation.build(inst, tangents=tangents, dense_row=dense_row)
+    h, nnz = relaxation.highs_model(m, time_limit, 1e-6)
+    big = m.n_cols > relaxation.SIMPLEX_MAX_COLUMNS
     if big:  # the root by the interior-point method, crossed over to a basis for the nodes' warm starts
         h.setOptionValue("solver", "ipm")
         h.setOptionValue("run_crossover", "on")
@@ -294,7 +294,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
     wall = time.perf_counter() - t0
     stats.update(nodes=nodes, open_leaves=len(heap) + len(final) + len(stopped), stopped_leaves=len(stopped), branched=branched[:50],
                  n_branched=len(branched), infeasible_nodes=infeasible, lazy_tangents=search.lazy,
-                 bound_trace=trace[-200:], lp_statuses=search.statuses, peak_rss_mb=tb._peak_rss_mb())
+                 bound_trace=trace[-200:], lp_statuses=search.statuses, peak_rss_mb=relaxation.peak_rss_mb())
     done = bool(np.isfinite(held)) and held <= bound   # the minimum is a leaf with nothing left to branch on
     if bound == np.inf:
         return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,

@@ -1,8 +1,8 @@
 """MAST Tetris (Figure 4, expressions (1)-(9)) as a MIP over the relaxation's matrix: a bound and a placement.
 
-What: the matrix of :mod:`placement.models.tetris_bound` with ``x``, ``b`` and the overload levels
+What: the matrix of :mod:`placement.models.tetris_bound.relaxation` with ``x``, ``b`` and the overload levels
 ``y`` integer and the exact model's argmax rows for analytics jobs under a CPU limit put
-back (``exact_argmax``; :meth:`placement.models.tetris_bound.BoundModel._argmax_rows`), solved by
+back (``exact_argmax``; :meth:`placement.models.tetris_bound.relaxation.BoundModel._argmax_rows`), solved by
 HiGHS's branch and cut within the time limit. Every integer point of this model is a
 placement that meets (4)-(6) and the move quota, and the only relaxation left is the
 squares (7) and (9), cut from below by tangents (valid at every real argument) and, where
@@ -17,7 +17,7 @@ integer placement). So
   the reported ``objective``; the model's value is in ``stats["model_objective"]``.
 
 **The bound is HiGHS's number, not certified in numpy** (unlike the LP and the branching
-of :mod:`placement.models.tetris_bound_branch`, whose every leaf is a dual certificate computed here):
+of :mod:`placement.models.tetris_bound.branch`, whose every leaf is a dual certificate computed here):
 a branch and cut has no short certificate. It has the standing of the exact model's bound
 (:mod:`placement.models.tetris`), and ``stats["bound_certificate"]`` says so. Checked: at most the
 brute-force optimum on hypothesis instances and the exact model's proven optimum on fresh
@@ -41,7 +41,7 @@ from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, TetrisSolution
 from placement.tetris.evaluation import evaluate, violations
 
-from . import tetris_bound as tb
+from . import relaxation
 
 __all__ = ["solve", "argmax_nonzeros"]
 
@@ -61,7 +61,7 @@ def argmax_nonzeros(inst: TetrisInstance) -> int:
     return int((2 * lens[an] + 1).sum()) * R * (R - 1)
 
 
-def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb.GRID_TANGENTS,
+def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = relaxation.GRID_TANGENTS,
           mip_gap: float = 1e-6, presolve: bool = True, seed: int = 0) -> SolveResult:
     """A lower bound and a feasible placement from the MIP of the relaxation (module docstring).
 
@@ -70,7 +70,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
     time_limit : float
         Seconds for the build and HiGHS's branch and cut (one thread).
     tangents : int
-        Grid tangents per square term (as :func:`placement.models.tetris_bound.build`).
+        Grid tangents per square term (as :func:`placement.models.tetris_bound.relaxation.build`).
     mip_gap : float
         HiGHS's relative gap at which it stops.
     presolve : bool
@@ -101,9 +101,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
         raise InstanceError("method", f"mip: the argmax rows alone would hold {nz:,} entries (limit "
                                       f"{MAX_ARGMAX_NONZEROS:,}); use method=lp, branch or hot at this size")
     t0 = time.perf_counter()
-    m = tb.build(inst, integer=True, tangents=tangents, exact_argmax=True)
+    m = relaxation.build(inst, integer=True, tangents=tangents, exact_argmax=True)
     build_s = time.perf_counter() - t0
-    h, nnz = tb._highs(m, max(0.01, time_limit - build_s), mip_gap)
+    h, nnz = relaxation.highs_model(m, max(0.01, time_limit - build_s), mip_gap)
     h.setOptionValue("presolve", "on" if presolve else "off")
     h.setOptionValue("random_seed", int(seed) % 2_147_483_647)
     h.run()
@@ -116,11 +116,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
                    "solve_s": time.perf_counter() - t0 - build_s, "instance": inst.name}
     wall = time.perf_counter() - t0
     if st == highspy.HighsModelStatus.kInfeasible:
-        stats["peak_rss_mb"] = tb._peak_rss_mb()
+        stats["peak_rss_mb"] = relaxation.peak_rss_mb()
         return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
                            message="HiGHS proves the model empty, so no placement meets (4)-(6) and the quota")
     dual = float(info.mip_dual_bound)
-    bound = max(0.0, dual - tb.REL_SAFETY * max(1.0, abs(dual))) if np.isfinite(dual) else None
+    bound = max(0.0, dual - relaxation.REL_SAFETY * max(1.0, abs(dual))) if np.isfinite(dual) else None
     home = None
     if info.primal_solution_status == 2:   # kSolutionStatusFeasible: HiGHS holds an incumbent
         x = np.asarray(h.getSolution().col_value)
@@ -128,7 +128,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = tb
         home = np.argmax(X, axis=1).astype(np.int64)
         stats["model_objective"] = float(info.objective_function_value)
         stats["integrality_error"] = float(np.abs(X - np.round(X)).max()) if X.size else 0.0
-    stats["peak_rss_mb"] = tb._peak_rss_mb()
+    stats["peak_rss_mb"] = relaxation.peak_rss_mb()
     if home is None:
         return SolveResult(Status.TIME_LIMIT if bound is not None else Status.ERROR, name, bound=bound,
                            wall_time_s=wall, stats=stats,

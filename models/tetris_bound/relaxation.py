@@ -1,10 +1,12 @@
-"""A lower bound on MAST Tetris (Figure 4, expressions (1)-(9)) that scales: a relaxation in matrix form.
+"""The relaxation behind the Tetris lower bound (:mod:`placement.models.tetris_bound`): its matrix and certificates.
 
 The exact model (:mod:`placement.models.tetris`) proves optima up to about 60 tables; past a
 few thousand tables neither Pyomo's per-variable cost nor HiGHS's branch and bound
 fit in minutes. This module builds a **relaxation** of the same formulation with
-numpy and hands it to HiGHS through ``highspy`` (``Highs.passModel``), so the
-model transfer costs seconds at 100,000 tables instead of minutes.
+numpy and hands it to HiGHS through ``highspy`` (``Highs.passModel``, :func:`highs_model`), so the
+model transfer costs seconds at 100,000 tables instead of minutes. Every method of the
+package solves this matrix: the LP (:mod:`placement.models.tetris_bound.lp`), the branching
+(:mod:`placement.models.tetris_bound.branch`) and the MIP (:mod:`placement.models.tetris_bound.mip`).
 
 Why this relaxation (the choice was made by measurement, see the Tetris page)
 ---------------------------------------------------------------------------------
@@ -18,7 +20,7 @@ proves is at most the exact optimum:
 2. The squares (7) and (9) are cut by **tangents** ``z >= f(p) + f'(p) (n - p)``
    (valid at every real ``n``, so also at the fractional demands of the LP) at a
    grid of points, then, in rounds, at the LP's own demands until no tangent is
-   violated by more than ``tol`` (outer approximation; each round's value is a
+   violated by more than ``tol`` (outer approximation, :func:`add_tangents`; each round's value is a
    valid bound, the last is the tightest); and, where a square's argument has at
    most ``MAX_CHORD_VALUES`` reachable values (subset sums of the GPU-hours of the
    jobs of (g, k), or of table sizes), by the chords between consecutive reachable
@@ -37,50 +39,26 @@ Everything else -- one home per table, the AND rows of ML jobs, storage (4) (as
 column bounds), CPU (5), home GPU-hours (6), the move quota, the disaggregated (7) x (8)
 product over the overload levels with per-level big-M -- is the exact model's, row for row.
 
-Where the LP loses (measured on 8 proven instances 20x40x4 to 40x80x5, seeds 9601-9608,
-Tetris page): the GPU balance (2), through the *fractional placement of ML jobs*. The LP's
-(7) sum is 1.3-3x below the optimum's while its sigmoid factor (8) stays near 0.5 as the
-optimum's does (0.52-0.67); keeping the ML jobs whole (``a`` and single-table ML jobs'
-``x`` integer, the rest relaxed) lifts the bound from 34-65% of the optimum to 68-91%,
-and with the overload levels ``y`` integer too to 84-99%, while ``y`` integer alone gives
-0-23% more. The disjunctive analytics rows gave 0-6%. A Lagrangian relaxation that
-separates the jobs from the tables has the LP's value (a job's region choice is a
-simplex). At scale the loss is in the tables: a hot table's LP home is spread over the
-regions, and its readers' demand with it. :mod:`placement.models.tetris_bound_branch` branches on
-hot tables' homes over this LP (every leaf certified by :func:`dual_bound`, closed
-leaves by :func:`farkas_value`): 69-98% of the optimum on the 13 proven instances,
-164,258 at 1,000 tables in 600 s (this LP alone: 103,790); ``method="branch"`` runs it.
-
 The bound is certified in numpy (:func:`dual_bound`): for any row multipliers, the
 Lagrangian value ``b'y + sum_j min(r_j l_j, r_j u_j)`` (every column is boxed) is a
 valid bound, so it is computed at each round's duals and never taken from the solver;
 an interior-point or PDLP iterate stopped by the time limit still gives a valid (weaker)
-bound. Measured at 1,000 x 2,000 x 10 (seed 38001, machine shared): HiGHS's IPM 87
-iterations, 27.6 s CPU, dual bound equal to the LP value to 1e-8; 16 iterations
-(time limit): -2.6e8 (useless but valid); PDLP 8,758 / 27,373 iterations: 41,263 /
-59,977 (the LP's value 103,344). At 10,000 x 20,000 x 16 IPM took 17 s CPU per
-iteration (0.3 s at 1,000; the same with the dense rows split) and had 20 iterations after
-342 s CPU; PDLP (21,313 iterations in 600 s) reached no positive bound either. Neither
-certifies anything at 10,000 tables within 10 minutes here.
-
-Statuses: ``optimal`` (the relaxation solved: ``bound`` is valid; ``objective``
-is the relaxation's value, not a placement's), ``time_limit`` (``bound`` is the best
-round's dual bound, a time-limited round's included; no dual at all: no bound), ``infeasible`` (the
-relaxation is infeasible, hence the instance too), ``error``.
+bound. :func:`farkas_value` is its cost-free part: positive at a ray, it proves the
+relaxation (a branching node's, with its column bounds) empty.
 """
 
 from __future__ import annotations
 
 import time
-import tracemalloc
 
 import numpy as np
 
 from placement.errors import InstanceError
-from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, sigmoid
 
-__all__ = ["build", "solve", "dual_bound", "farkas_value", "REL_SAFETY", "SATURATION_LEVEL"]
+__all__ = ["BoundModel", "build", "dual_bound", "farkas_value", "run_until", "add_tangents", "highs_model",
+           "peak_rss_mb", "SATURATION_LEVEL", "REL_SAFETY", "GRID_TANGENTS", "SIMPLEX_MAX_COLUMNS",
+           "PDLP_MIN_COLUMNS", "DENSE_ROW", "MAX_CHORD_VALUES", "SUBSET_SUM_BITS"]
 
 SATURATION_LEVEL = 37  # sigmoid(37) == 1.0 in double precision (as models/tetris.py)
 REL_SAFETY = 1e-6
@@ -559,7 +537,7 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None = 
     so the number does not rest on the solver's feasibility tolerances: an interior-point or
     PDLP iterate stopped by the time limit still gives a valid bound, only a weaker one.
     ``col_lo`` / ``col_hi`` replace the model's column bounds (a branch-and-bound node's
-    fixings, :mod:`placement.models.tetris_bound_branch`): the bound is then that node's.
+    fixings, :mod:`placement.models.tetris_bound.branch`): the bound is then that node's.
     Returns the bound and its parts (``stats``).
     """
     value, clipped, row_part, col_part = _lagrangian(m, row_dual, m.cost, m.offset, col_lo, col_hi, "duals")
@@ -658,7 +636,9 @@ def add_tangents(m: BoundModel, h, x: np.ndarray, tol: float) -> int:
     return len(rhs)
 
 
-def _highs(m: BoundModel, time_limit: float, mip_gap: float):
+def highs_model(m: BoundModel, time_limit: float, mip_gap: float):
+    """A ``highspy.Highs`` holding the model ``m`` (one thread, presolve off, ``time_limit`` and
+    ``mip_rel_gap`` set; duplicate entries summed, zeros dropped) and its number of nonzeros."""
     import highspy
 
     h = highspy.Highs()
@@ -700,161 +680,7 @@ def _highs(m: BoundModel, time_limit: float, mip_gap: float):
     return h, int(keep.sum())
 
 
-def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False, tangents: int = GRID_TANGENTS,
-          max_rounds: int = 30, tol: float = 1e-6, mip_gap: float = 1e-6, track_memory: bool = False,
-          lp_solver: str = "choose", analytics_hull: bool = True, dense_row: int = DENSE_ROW,
-          method: str = "lp", max_nodes: int | None = None, seed: int = 0) -> SolveResult:
-    """A valid lower bound on the optimum of (1)-(9) (module docstring), as a ``SolveResult``.
-
-    Parameters
-    ----------
-    method : {"lp", "branch", "hot", "mip"}
-        "lp": this module's relaxation (the parameters below); "branch": best-first branching on
-        hot tables' homes over the same LP, every leaf certified in numpy, within ``time_limit``
-        (:mod:`placement.models.tetris_bound_branch`); "hot": the closed-form hot-table bound
-        (:mod:`placement.models.tetris_bound_hot`; seconds at any size, weak); "mip": the same matrix with
-        x, b, y integer and the argmax rows back, solved by HiGHS's branch and cut
-        (:mod:`placement.models.tetris_bound_mip`): the tightest bound up to ~1,000 tables and a feasible
-        placement as ``solution``, but HiGHS's number, not certified in numpy.
-    max_nodes : int, optional
-        "branch" only: a node limit besides ``time_limit``.
-    time_limit : float
-        Seconds for the build and all rounds.
-    integer : bool
-        Keep x, b, y integer and report HiGHS's MIP dual bound (one round; small instances).
-    tangents : int
-        Grid tangents per square term before the first round (plus one at its minimum).
-    max_rounds, tol
-        Outer-approximation rounds of the LP: a tangent is added at every square whose
-        epigraph value is below the square by more than ``tol`` (relative); at most
-        ``max_rounds`` solves.
-    lp_solver : {"choose", "simplex", "ipm", "pdlp"}
-        HiGHS's LP method: "choose" takes dual simplex up to ``SIMPLEX_MAX_COLUMNS``
-        columns (warm restarts make the tangent rounds cheap), the interior-point method
-        without crossover up to ``PDLP_MIN_COLUMNS`` and HiGHS's first-order PDLP beyond
-        (see the Tetris page for the measurements behind each threshold). Presolve is off
-        (HiGHS's presolve stalled on this model).
-    dense_row : int
-        Rows with more entries are rewritten through partial sums
-        (:meth:`BoundModel._split_dense_rows`; 0: never).
-    analytics_hull : bool
-        The disjunctive form of the analytics majority (default; tighter) or the exact
-        model's big-M rows (for comparison).
-    track_memory : bool
-        Record Python's peak traced allocation of the build (``stats["build_peak_mb"]``;
-        slows the build).
-    seed : int
-        "mip": HiGHS's random seed; otherwise unused (the bound is deterministic).
-
-    Returns
-    -------
-    SolveResult
-        ``bound``: the valid lower bound. For the LP it is :func:`dual_bound` at each
-        round's row duals, computed here (never HiGHS's number), so a round stopped by the
-        time limit still gives one; the best round's, floored at 0 (every term of (1)-(3)
-        is non-negative). ``objective``: the solver's value of the last round that
-        finished (the relaxation's value, not a placement's); ``solution`` is None.
-        ``stats``: columns, rows, nonzeros, rounds, tangents, build / transfer / solve
-        seconds, per-round dual bounds (``round_values``) and solver values
-        (``round_lp_values``), the process's peak resident memory.
-    """
-    import highspy
-
-    if not time_limit > 0:
-        raise InstanceError("time_limit", "must be a positive number of seconds")
-    if method not in ("lp", "branch", "hot", "mip"):
-        raise InstanceError("method", f"must be 'lp', 'branch', 'hot' or 'mip', got {method!r}")
-    if method == "mip":
-        from .tetris_bound_mip import solve as mip
-
-        return mip(inst, time_limit=time_limit, tangents=tangents, mip_gap=mip_gap, seed=seed)
-    if method == "branch":
-        from .tetris_bound_branch import solve as branch
-
-        return branch(inst, time_limit=time_limit, max_nodes=max_nodes, tangents=tangents, max_rounds=max_rounds,
-                      tol=tol, dense_row=dense_row)
-    if method == "hot":
-        from .tetris_bound_hot import solve as hot
-
-        return hot(inst)
-    if lp_solver not in ("choose", "simplex", "ipm", "pdlp"):
-        raise InstanceError("lp_solver", f"must be 'choose', 'simplex', 'ipm' or 'pdlp', got {lp_solver!r}")
-    t0 = time.perf_counter()
-    if track_memory:
-        tracemalloc.start()
-    m = build(inst, integer=integer, tangents=tangents, analytics_hull=analytics_hull, dense_row=dense_row)
-    build_s = time.perf_counter() - t0
-    stats: dict = {"integer": integer, "columns": m.n_cols, "rows": m.rows.n, "build_s": build_s,
-                   "split_rows": m.split_rows}
-    if track_memory:
-        stats["build_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-    t1 = time.perf_counter()
-    h, nnz = _highs(m, time_limit - build_s, mip_gap)
-    if lp_solver == "choose":
-        lp_solver = ("simplex" if m.n_cols <= SIMPLEX_MAX_COLUMNS or integer
-                     else "ipm" if m.n_cols < PDLP_MIN_COLUMNS else "pdlp")
-    h.setOptionValue("solver", lp_solver)
-    if lp_solver == "ipm":
-        h.setOptionValue("run_crossover", "off")  # the dual bound needs no vertex
-    stats.update(nonzeros=nnz, transfer_s=time.perf_counter() - t1, lp_solver=lp_solver, instance=inst.name)
-    deadline = t0 + time_limit
-    best, status, values, lp_values, rounds, added = None, None, [], [], 0, 0
-    while True:
-        run_until(h, deadline)
-        rounds += 1
-        status = h.getModelStatus()
-        info = h.getInfo()
-        if integer:
-            if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
-                          highspy.HighsModelStatus.kSolutionLimit):
-                dual = float(info.mip_dual_bound)
-                if np.isfinite(dual):
-                    best = dual - REL_SAFETY * max(1.0, abs(dual))
-                    values.append(dual)
-            break
-        sol = h.getSolution()
-        if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
-                      highspy.HighsModelStatus.kIterationLimit) and sol.dual_valid:
-            value, parts = dual_bound(m, np.asarray(sol.row_dual))
-            values.append(value)
-            best = value if best is None else max(best, value)
-            stats["dual_clipped_rows"] = parts["dual_clipped_rows"]
-        if status != highspy.HighsModelStatus.kOptimal:
-            break
-        lp_values.append(float(info.objective_function_value))
-        if rounds >= max_rounds or time.perf_counter() >= deadline:
-            break
-        n_new = add_tangents(m, h, np.asarray(sol.col_value), tol)
-        if not n_new:
-            break
-        added += n_new
-    wall = time.perf_counter() - t0
-    stats.update(rounds=rounds, tangents=m.tangent_rows + added, lazy_tangents=added, round_values=values,
-                 round_lp_values=lp_values, solve_s=wall - build_s - stats["transfer_s"],
-                 peak_rss_mb=_peak_rss_mb(), simplex_iterations=int(info.simplex_iteration_count),
-                 ipm_iterations=int(info.ipm_iteration_count), pdlp_iterations=int(info.pdlp_iteration_count))
-    name = "tetris-bound-" + ("mip" if integer else "lp")
-    stats["last_round_status"] = h.modelStatusToString(status)
-    if best is None:
-        if status == highspy.HighsModelStatus.kInfeasible:
-            return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
-                               message="the relaxation is infeasible, so the instance is too")
-        if status == highspy.HighsModelStatus.kTimeLimit:
-            return SolveResult(Status.TIME_LIMIT, name, wall_time_s=wall, stats=stats,
-                               message="no round of the relaxation gave a dual in time")
-        return SolveResult(Status.ERROR, name, wall_time_s=wall, stats=stats,
-                           message=f"HiGHS: {h.modelStatusToString(status)}")
-    bound = max(0.0, best)
-    ok = status == highspy.HighsModelStatus.kOptimal
-    objective = (values[-1] if integer else lp_values[-1]) if (values if integer else lp_values) else None
-    msg = "" if ok else (f"the last round ended with HiGHS status {stats['last_round_status']!r}; "
-                         f"the bound is the best round's dual bound")
-    return SolveResult(Status.OPTIMAL if ok else Status.TIME_LIMIT, name, objective=objective, bound=bound,
-                       wall_time_s=wall, stats=stats, message=msg)
-
-
-def _peak_rss_mb() -> float:
+def peak_rss_mb() -> float:
     """The process's peak resident set size in MB (Linux ``ru_maxrss`` is in KB)."""
     import resource
 
