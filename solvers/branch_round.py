@@ -1,4 +1,4 @@
-"""Branch and round: a Tetris placement and a certified lower bound in one run (issue 38).
+"""Branch and round: a Tetris placement and a certified lower bound in one run.
 
 Not in MAST. The certified branching of :mod:`placement.models.tetris_bound.branch` (best-first on
 hot tables' homes over the LP relaxation of Figure 4, every leaf's bound computed in numpy

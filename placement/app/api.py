@@ -68,7 +68,7 @@ def sweep(spec, out: str | os.PathLike | None = None, *, workers: int = 0, sched
     import pandas as pd
 
     from .sweep import load_spec, run_sweep
-    from .sweep.report import _columns
+    from .sweep.report import columns
 
     if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= 256:
         raise InstanceError("--workers", "must be an integer in 0..256")
@@ -83,7 +83,7 @@ def sweep(spec, out: str | os.PathLike | None = None, *, workers: int = 0, sched
         stack.enter_context(agg_backend())
         stats = run_sweep(loaded, folder, workers=workers, scheduler=scheduler, progress=progress)
     rows = stats["rows"]
-    return pd.DataFrame([{c: r.get(c) for c in _columns(rows)} for r in rows], columns=_columns(rows))
+    return pd.DataFrame([{c: r.get(c) for c in columns(rows)} for r in rows], columns=columns(rows))
 
 
 # -- reproduce ------------------------------------------------------------------------------------

@@ -642,7 +642,7 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
                         rows=rows, summary=summary)
 
 
-# Certified gaps at MAST's scale (issue 38): tables x jobs x regions, the bound's time limit.
+# Certified gaps at MAST's scale: tables x jobs x regions, the bound's time limit.
 CERTIFIED_SIZES = [(1_000, 2_000, 10, 600.0), (10_000, 20_000, 16, 1800.0), (100_000, 200_000, 20, 1800.0)]
 CERTIFIED_SEED = 38_000  # fresh seeds: CERTIFIED_SEED + 1, 2, 3 (+ --seed)
 JOB_MOVES_LIMIT = 300.0  # the compound-move climb is stopped here (its placement so far is kept)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...io import write_bytes, write_text
 
-__all__ = ["write_results"]
+__all__ = ["write_results", "columns"]
 
 
 def _attach_gaps(rows: list[dict[str, Any]]) -> None:
@@ -30,7 +30,7 @@ def _attach_gaps(rows: list[dict[str, Any]]) -> None:
             r["gap_to_best"] = relative_gap(r.get("objective"), best, sense) if r.get("objective") is not None else None
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
+def columns(rows: list[dict[str, Any]]) -> list[str]:
     first = ["kind", "family", "size", "size_index", "trace", "trace_index", "cluster", "seed", "solver", "policy",
              "status", "objective", "bound", "gap", "gap_to_best", "wall_time_s", "error"]
     seen = [c for c in first if any(c in r for r in rows)]
@@ -45,7 +45,7 @@ def write_results(out: Path, spec: dict[str, Any], rows: list[dict[str, Any]]) -
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = _columns(rows)
+    cols = columns(rows)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
     w.writeheader()

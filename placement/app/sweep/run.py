@@ -11,8 +11,9 @@ from typing import Any
 
 from ...errors import InstanceError
 from ...io import staged_folder, write_json
+from ..run import package_version
 from .report import _attach_gaps, write_results
-from .spec import _argv, _package_version, _parse, _sim_args, cell_key, expand_cells, validate_cells
+from .spec import _argv, _parse, _sim_args, cell_key, expand_cells, validate_cells
 
 __all__ = ["run_cell", "run_sweep", "compare_serial"]
 
@@ -30,7 +31,7 @@ def _numbers(prefix: str, d: dict[str, Any], out: dict[str, Any]) -> None:
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """Run one cell and return its row (never raises: an exception becomes ``status: error``)."""
     t0 = time.perf_counter()
-    row: dict[str, Any] = {"kind": cell["kind"], "seed": cell["seed"], "version": _package_version(),
+    row: dict[str, Any] = {"kind": cell["kind"], "seed": cell["seed"], "version": package_version(),
                            "options": json.dumps(cell.get("options") or {}, sort_keys=True)}
     try:
         if cell["kind"] == "solve":
@@ -97,7 +98,7 @@ def run_sweep(spec: dict[str, Any], out: Path, *, workers: int = 2, scheduler: s
     """Run the missing cells of ``spec`` into ``out``; returns counts and the rows."""
     cells = expand_cells(spec)
     validate_cells(spec, cells)
-    ver = _package_version()
+    ver = package_version()
     keys = [cell_key(c, ver) for c in cells]
     store = out / "cells"  # created when the first cell lands: a sweep that fails first leaves nothing
     missing = [(k, c) for k, c in zip(keys, cells, strict=True) if not (store / f"{k}.json").exists()]

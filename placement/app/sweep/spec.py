@@ -7,21 +7,14 @@ import argparse
 import hashlib
 import json
 import math
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from ...errors import InstanceError
 from ...io import read_document
+from ..run import package_version as installed_version
 
 __all__ = ["load_spec", "expand_cells", "validate_cells", "cell_key", "MAX_CELLS"]
-
-
-def _package_version() -> str:
-    try:
-        return version("placement")
-    except PackageNotFoundError:  # running from a source tree without an install
-        return "0+unknown"
 
 
 def _flag(key: str) -> str:
@@ -171,7 +164,7 @@ def expand_cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def cell_key(cell: dict[str, Any], package_version: str | None = None) -> str:
     """SHA-256 of the cell's canonical inputs and the package version."""
-    blob = json.dumps({"cell": cell, "version": package_version or _package_version()},
+    blob = json.dumps({"cell": cell, "version": package_version or installed_version()},
                       sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
