@@ -6,36 +6,10 @@ fit in minutes. This package builds a **relaxation** of the same formulation wit
 numpy and hands it to HiGHS through ``highspy`` (``Highs.passModel``), so the
 model transfer costs seconds at 100,000 tables instead of minutes.
 
-Why this relaxation (the choice was made by measurement, see the Tetris page)
----------------------------------------------------------------------------------
-The formulation is the exact model's (module docstring of :mod:`placement.models.tetris`)
-with three changes, each of which can only lower the optimum, so every value it
-proves is at most the exact optimum:
-
-1. ``x``, ``a``, ``b`` and the overload levels ``y`` are continuous in ``[0, 1]``
-   (``integer=False``, the LP relaxation; ``integer=True`` keeps them integer and
-   reports HiGHS's MIP dual bound: only for small instances and the tests).
-2. The squares (7) and (9) are cut by **tangents** ``z >= f(p) + f'(p) (n - p)``
-   (valid at every real ``n``, so also at the fractional demands of the LP) at a
-   grid of points, then, in rounds, at the LP's own demands until no tangent is
-   violated by more than ``tol`` (outer approximation; each round's value is a
-   valid bound, the last is the tightest); and, where a square's argument has at
-   most ``MAX_CHORD_VALUES`` reachable values (subset sums of the GPU-hours of the
-   jobs of (g, k), or of table sizes), by the chords between consecutive reachable
-   values (valid at every integer placement, as the exact model's chords).
-3. The exact-argmax rows of analytics jobs under a CPU limit (R^2 rows per job)
-   are dropped: their ``b`` may then pick any region for (5), a relaxation.
-
-One change makes it tighter than the exact model's LP: the analytics majority
-``m_j = max_r L[j,r]`` is written in disjunctive form, ``m_j <= sum_r u[j,r]``,
-``u[j,r] <= L[j,r]``, ``u[j,r] <= size_j b[j,r]`` (exact at one-hot ``b``; it implies
-the exact model's big-M rows ``m_j <= L[j,r] + size_j (1 - b[j,r])`` at every
-fractional ``b``, under which a job split ``1/R`` over the regions reads its bytes
-nearly for free). ``analytics_hull=False`` keeps the big-M rows for comparison.
-
-Everything else -- one home per table, the AND rows of ML jobs, storage (4) (as
-column bounds), CPU (5), home GPU-hours (6), the move quota, the disaggregated (7) x (8)
-product over the overload levels with per-level big-M -- is the exact model's, row for row.
+The relaxation -- the exact formulation with ``x``, ``a``, ``b``, ``y`` continuous, the squares
+(7) and (9) cut by tangents and chords, the argmax rows of CPU-limited analytics jobs dropped,
+the analytics majority in disjunctive form -- and why each change was made are written once,
+in :mod:`placement.models.tetris_bound.relaxation`'s docstring, beside the code that builds it.
 
 Where the LP loses (measured on 8 proven instances 20x40x4 to 40x80x5, seeds 9601-9608,
 Tetris page): the GPU balance (2), through the *fractional placement of ML jobs*. The LP's
@@ -63,10 +37,7 @@ iteration (0.3 s at 1,000; the same with the dense rows split) and had 20 iterat
 342 s CPU; PDLP (21,313 iterations in 600 s) reached no positive bound either. Neither
 certifies anything at 10,000 tables within 10 minutes here.
 
-Statuses: ``optimal`` (the relaxation solved: ``bound`` is valid; ``objective``
-is the relaxation's value, not a placement's), ``time_limit`` (``bound`` is the best
-round's dual bound, a time-limited round's included; no dual at all: no bound), ``infeasible`` (the
-relaxation is infeasible, hence the instance too), ``error``.
+Statuses: each method's module says which it returns (the LP's: :mod:`placement.models.tetris_bound.lp`).
 
 Layout: :mod:`~placement.models.tetris_bound.relaxation` (the matrix, :func:`build`, the
 certificates :func:`dual_bound` and :func:`farkas_value`, the HiGHS model transfer, the
@@ -129,44 +100,20 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     max_nodes : int, optional
         "branch" only: a node limit besides ``time_limit``.
     time_limit : float
-        Seconds for the build and all rounds.
-    integer : bool
-        Keep x, b, y integer and report HiGHS's MIP dual bound (one round; small instances).
-    tangents : int
-        Grid tangents per square term before the first round (plus one at its minimum).
-    max_rounds, tol
-        Outer-approximation rounds of the LP: a tangent is added at every square whose
-        epigraph value is below the square by more than ``tol`` (relative); at most
-        ``max_rounds`` solves.
-    lp_solver : {"choose", "simplex", "ipm", "pdlp"}
-        HiGHS's LP method: "choose" takes dual simplex up to ``SIMPLEX_MAX_COLUMNS``
-        columns (warm restarts make the tangent rounds cheap), the interior-point method
-        without crossover up to ``PDLP_MIN_COLUMNS`` and HiGHS's first-order PDLP beyond
-        (see the Tetris page for the measurements behind each threshold). Presolve is off
-        (HiGHS's presolve stalled on this model).
-    dense_row : int
-        Rows with more entries are rewritten through partial sums
-        (:meth:`BoundModel._split_dense_rows`; 0: never).
-    analytics_hull : bool
-        The disjunctive form of the analytics majority (default; tighter) or the exact
-        model's big-M rows (for comparison).
-    track_memory : bool
-        Record Python's peak traced allocation of the build (``stats["build_peak_mb"]``;
-        slows the build).
+        Seconds for the whole method (build and all solves).
     seed : int
         "mip": HiGHS's random seed; otherwise unused (the bound is deterministic).
+    integer, tangents, max_rounds, tol, mip_gap, lp_solver, dense_row, analytics_hull, track_memory
+        The relaxation's and the LP's options, as :func:`placement.models.tetris_bound.lp.solve`
+        documents them; "branch" takes ``tangents``, ``max_rounds``, ``tol`` and ``dense_row``,
+        "mip" ``tangents`` and ``mip_gap``, "hot" none.
 
     Returns
     -------
     SolveResult
-        ``bound``: the valid lower bound. For the LP it is :func:`dual_bound` at each
-        round's row duals, computed here (never HiGHS's number), so a round stopped by the
-        time limit still gives one; the best round's, floored at 0 (every term of (1)-(3)
-        is non-negative). ``objective``: the solver's value of the last round that
-        finished (the relaxation's value, not a placement's); ``solution`` is None.
-        ``stats``: columns, rows, nonzeros, rounds, tangents, build / transfer / solve
-        seconds, per-round dual bounds (``round_values``) and solver values
-        (``round_lp_values``), the process's peak resident memory.
+        The method's: ``bound`` a valid lower bound (certified in numpy for "lp", "branch" and
+        "hot"; HiGHS's dual bound for "mip", with a feasible placement as ``solution``), and the
+        statistics each method documents.
     """
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
