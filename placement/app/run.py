@@ -6,18 +6,8 @@
 and the reproductions' runs call :func:`simulate`, :func:`run_simulation` and
 :func:`write_outputs` here, never the face (``tests/core/test_imports.py``).
 
-The path of one input, the ``trace`` given to ``placement.simulate`` (or the command's ``TRACE``):
-:func:`sim_instance` (checks the window and the options; a Trace or SimInstance object passes
-as it is, a shipped name or a file goes to :func:`placement.app.shipped.load_trace_arg`, which
-resolves shipped names with :mod:`placement.instances.traces` and reads the file with
-:func:`placement.sim.trace.load_trace`, choosing the loader by
-:func:`placement.sim.trace.trace_format`; a JSON instance is read by
-:func:`placement.sim.instance.load_instance`) -> :func:`placement.sim.trace.window` (the
-measured window) -> :class:`placement.sim.instance.SimInstance` -> :func:`run_simulation`
-(:func:`placement.sim.engine.simulate`, then :func:`placement.sim.replay.replay_check` and
-:func:`placement.sim.metrics.per_job` / :func:`~placement.sim.metrics.summary`) -> :class:`Run`
--> :meth:`Run.save` -> :func:`write_outputs` (:func:`placement.sim.instance.instance_to_json`
-writes the trace back into ``instance.json``).
+The path one input (the ``trace``) takes from here through the simulator to the written files,
+module by module, is on the app page (``placement/app/README.md``, "Architecture").
 
 Outputs in ``-o DIR`` (written into a staging folder after the run and moved into place as one
 set, :func:`placement.io.staged_folder`): ``instance.json`` (trace + cluster + perf model: the
