@@ -13,6 +13,10 @@ Python                                 command line
 ``placement.reproduce(paper)``         ``placement reproduce PAPER --out DIR``
 =====================================  =================================================
 
+``simulate`` and :class:`Run` are the run module's (:mod:`placement.app.run`), ``solve`` calls
+:func:`placement.app.solving.solve_options`: the command line calls the same functions, and no
+module of the package imports this one (it is the top; ``tests/core/test_imports.py``).
+
 Results are pandas DataFrames where they are tables: :attr:`Run.jobs` (one row per job),
 :attr:`Run.log` (the event log), :attr:`Run.timeseries`, the sweep's rows,
 :attr:`Report.claims` and :attr:`Report.regimes`.
