@@ -104,6 +104,21 @@ def replace_figures_section(readme: str, section: str) -> str:
     return readme[:start] + section.rstrip("\n") + readme[end:]
 
 
+@contextlib.contextmanager
+def agg_backend():
+    """Draw the files' figures with Agg, then give the caller's backend back (a notebook keeps
+    its inline plots; the reproductions and the sweep select Agg for themselves)."""
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    try:
+        yield
+    finally:
+        if matplotlib.get_backend() != before:
+            with contextlib.suppress(Exception):
+                matplotlib.use(before)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m placement.app.report PAGE.md bench-results/figures.md``: update the page's block."""
     args = sys.argv[1:] if argv is None else argv
@@ -125,18 +140,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-@contextlib.contextmanager
-def agg_backend():
-    """Draw the files' figures with Agg, then give the caller's backend back (a notebook keeps
-    its inline plots; the reproductions and the sweep select Agg for themselves)."""
-    import matplotlib
-
-    before = matplotlib.get_backend()
-    try:
-        yield
-    finally:
-        if matplotlib.get_backend() != before:
-            with contextlib.suppress(Exception):
-                matplotlib.use(before)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
-from ..io import write_json, write_text
+from ..io import check_output_folder, read_document, staged_folder, write_json, write_text
 from .report import agg_backend, save_figure
 
 __all__ = ["Run", "simulate", "run_simulation", "write_outputs", "sim_instance", "load_inputs", "provenance",
@@ -130,12 +130,8 @@ class Run:
         """Write what ``placement simulate -o PATH`` writes (``instance.json``, ``log.json``,
         ``log.csv``, ``jobs.csv``, ``timeseries.csv``, ``summary.json``, the plots), staged and
         moved into place as one set; returns the plot file names."""
-        from ..io import staged_folder
-
         out = Path(path)
         if not checked:
-            from ..io import check_output_folder
-
             out = check_output_folder(path, "-o", OUTPUT_FILES)
         with agg_backend(), staged_folder(out) as stage:
             return write_outputs(stage, self.instance, self.result, self.rows, self.metrics, self.violations,
@@ -232,7 +228,6 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
     trace format's default (:data:`DEFAULT_CLUSTERS`). The cluster must be one that
     ``placement evaluate`` reads back from ``instance.json`` (one set of limits for both).
     """
-    from ..io import read_document
     from ..sim.cluster import Cluster
     from ..sim.instance import SimInstance, load_instance
     from ..sim.trace import Trace, window
@@ -440,7 +435,6 @@ def folder_checks(instance_path: str, inst, log) -> list[str]:
     the options it records and :func:`policy_checks` runs on the log (link factors, HiveD's
     sharing safety), so the replay judges the run by the options it ran with, not by guessed
     defaults. Without such a record: no extra check."""
-    from ..io import read_document
     from ..sim.policies import policy_names
     from .policy_data import build_policy
 
