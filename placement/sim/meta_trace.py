@@ -39,7 +39,8 @@ import numpy as np
 
 from .trace import PHILLY_LOG_DURATION, Job, Trace
 
-__all__ = ["meta_trace", "imbalance_trace", "peak_trace", "peak_quotas", "high_priority_ratio", "PRIORITY_MIX",
+__all__ = ["meta_trace", "imbalance_trace", "peak_trace", "peak_quotas", "high_priority_ratio", "busy_trace",
+           "busy_quotas", "fit_floor", "others_ratios", "TETRIS_STD", "HIGH_REGION_PROBS", "PRIORITY_MIX",
            "GANG_SIZES", "GANG_PROBS", "REGION_COUNT_PROBS", "WARMUP_PREFIX", "PAPER_LOG_DURATION", "HIGH_LEVELS",
            "LOWEST_LEVEL", "UNPRIORITISED"]
 
@@ -372,4 +373,259 @@ def peak_quotas(trace: Trace, n_gpus: int, hours: float) -> dict[tuple[str, int]
     q = dict(hi)
     q.update({h: int((n_gpus - tot_hi) * v / tot) if tot else 0 for h, v in rest.items()})
     q.update({h: 0 for h in d if h[0].startswith(UNPRIORITISED)})
+    return q
+
+
+# ---------------------------------------------------------------------------------------------
+# §5.6's busy hours: daily peaks, uneven low-priority backlogs, data in one or two regions
+# ---------------------------------------------------------------------------------------------
+
+TETRIS_STD = {0.98: 0.30, 2.63: 0.76}     # §5.6: std of the regions' high-priority demand/supply, V1 / V0
+HIGH_REGION_PROBS = {1: 0.25, 2: 0.75}     # Fig. 7's counts (REGION_COUNT_PROBS) cut at two regions
+DAY_S = 86400.0
+
+
+def others_ratios(n_others: int, worst: float, floor: float) -> np.ndarray:
+    """The other regions' high-priority demand/supply of :func:`busy_trace`: evenly spaced from
+    ``floor`` to 0.9 x ``worst`` (capped at 0.9), before the seeded order."""
+    hi = min(0.9 * worst, 0.9)
+    return np.linspace(min(floor, hi), hi, n_others) if n_others > 1 else np.array([hi])
+
+
+def fit_floor(n_regions: int, worst: float = 0.98, std: float = TETRIS_STD[0.98]) -> float:
+    """The floor of :func:`others_ratios` whose regions' standard deviation (the worst included)
+    is ``std`` (§5.6 after Tetris: worst 0.98, std 0.30), by bisection on [0, 0.9 x worst]; the
+    floor closest to it when none reaches it."""
+    def sd(f):
+        return float(np.std(np.r_[worst, others_ratios(n_regions - 1, worst, f)]))
+    lo, hi = 0.0, min(0.9 * worst, 0.9)
+    if sd(lo) <= std:
+        return lo
+    for _ in range(60):             # the spread falls as the floor rises
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sd(mid) > std else (lo, mid)
+    return (lo + hi) / 2
+
+
+def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, floor: float | None = None,
+               tetris: bool = True, worst_region: int = -2, high_scale: float = 1.0, imbalance: float = 1.0,
+               load: float = 1.5, amplitude: float = 0.5, peak_hour: float = 4.0,
+               hours: float = 8.0, warm_fill: float = 0.98, tenants: int = 40, seed: int = 0
+               ) -> tuple[Trace, dict[str, int], dict[str, int]]:
+    """MAST §5.6's busy hours: (trace, table -> region bit mask, job -> home region).
+
+    §5.6 blames federation's violations on busy hours in which "high-priority workloads often
+    need to preempt low-priority ones" and a dispatch by demand/supply does not send them "to the
+    right region where it can preempt others". Built here (ours, after that text):
+
+    - **high-priority demand per region** (levels 0-1, Tetris's measure, :func:`high_priority_ratio`):
+      region ``worst_region`` at ``worst`` (0.98 after Tetris); the others evenly spaced from
+      ``floor`` to 0.9 x ``worst`` in a seeded order (:func:`others_ratios`), the floor fitted so
+      the regions' standard deviation is §5.6's 0.30 (:func:`fit_floor`) when not given; all
+      times ``high_scale`` (the regime map's high-priority share). ``tetris=False`` is "before
+      Tetris" (V0: "tables could not migrate across regions"): the same high-priority GPU-hours
+      with the worst region at ``worst`` (2.63) and the others scaled down to keep the total,
+      every table in its home region only;
+    - **daily peaks**: arrivals are Poisson with rate proportional to ``1 + amplitude x
+      cos(2 pi (t - peak_hour) / 24 h)`` (thinning), so the busy hours sit around ``peak_hour``;
+    - **running work at time 0** (``WARMUP_PREFIX``): ``warm_fill`` of every region (Fig. 5's
+      98% allocation), the high-priority part ``min(ratio, 1) x (1 - amplitude)`` of it (the
+      window opens off-peak; ours), durations length-biased residuals of the arrivals' (what
+      runs at a random instant); tables in the home region;
+    - **low-priority backlogs** (``WARMUP_PREFIX`` + ``backlog-``, submitted at 0, levels 2-6
+      and unprioritised, tables in the home region): the demand above supply, ``load - 1`` x the
+      cluster's GPUs (at least 0), waiting at the window's start ("demand consistently above
+      supply", §3.2),
+      split over regions in proportion to ``(1 - imbalance) x S_r + imbalance x (S_r's
+      low-priority running GPUs)``: low-priority tenants queue where their data and work are, so
+      at ``imbalance`` 1 the regions with the most preemptible work also hold the longest
+      low-priority queues and the highest all-priority demand/supply;
+    - **arrivals** over ``hours``: per region, high-priority GPU-hours making up its target
+      inside the window and low-priority ones making up ``load`` x supply in all (at least
+      zero); high-priority tables in one or two regions (home plus, with
+      :data:`HIGH_REGION_PROBS`, a replica in one more region that fits the gang, drawn in
+      proportion to its spare high-priority capacity ``max(0, 1 - ratio) x S_r``: Tetris places
+      replicas to balance high-priority demand/supply, §3; home only before Tetris), low-priority
+      ones per Fig. 7 (:data:`REGION_COUNT_PROBS`, drawn uniformly).
+
+    Gang sizes :data:`GANG_SIZES` up to the home region's size; durations log-normal through
+    §5.3's P50 and P90 (:data:`PAPER_LOG_DURATION`), at least 60 s, cut so a job run from its
+    submission ends by 2 x ``hours`` (no job that would run past the window's end can finish
+    inside it, even after a preemption: the window's log is unchanged, the drain short); levels within a class by §2's
+    shares; ``tenants`` tenants, at least one per level, unprioritised ones (``unprio*``) at the
+    lowest level. Same seed, same trace; every field synthetic."""
+    region_gpus = tuple(int(g) for g in region_gpus)
+    R = len(region_gpus)
+    if R < 2 or min(region_gpus) < 8:
+        raise ValueError("region_gpus: at least 2 regions of at least 8 GPUs")
+    if not (worst > 0 and high_scale > 0 and 0 <= imbalance <= 1 and load > 0
+            and 0 <= amplitude < 1 and hours > 0 and 0 < warm_fill <= 1 and tenants >= len(_LEVEL_SHARES)
+            and -R <= worst_region < R and (floor is None or floor >= 0)):
+        raise ValueError("busy_trace: worst, high_scale, load, hours > 0; floor >= 0; imbalance in "
+                         f"[0, 1]; amplitude in [0, 1); warm_fill in (0, 1]; tenants >= {len(_LEVEL_SHARES)}; "
+                         "worst_region an index into region_gpus")
+    rng = np.random.default_rng(seed)
+    S = np.array(region_gpus, dtype=float)
+    w = worst_region % R
+    others = [r for r in range(R) if r != w]
+    after_worst = worst if tetris else 0.98
+    f = fit_floor(R, after_worst) if floor is None else floor
+    order = rng.permutation(len(others))
+    high = np.zeros(R)
+    high[w] = after_worst
+    high[others] = others_ratios(len(others), after_worst, f)[order]
+    if not tetris:                  # the same high-priority GPU-hours, concentrated on the worst region
+        total = float((high * S).sum())
+        rest = total - worst * S[w]
+        scale = max(0.0, rest / float((high[others] * S[others]).sum()))
+        high[others] *= scale
+        high[w] = worst
+    high = high * high_scale
+    names = _tenant_names(rng, tenants)
+    mu, sd = PAPER_LOG_DURATION
+    H = hours * 3600.0
+    rate_shape = lambda t: 1.0 + amplitude * np.cos(2 * math.pi * (t - peak_hour * 3600.0) / DAY_S)  # noqa: E731
+    grid = (np.arange(400) + 0.5) / 400 * H
+    shape = rate_shape(grid)
+    clipped = float(np.sum(shape * np.array([_lognormal_clipped_mean(mu, sd, H - t) for t in grid])) / shape.sum())
+    synthetic = frozenset({"submit", "gpus", "duration", "tenant", "priority", "tables"})
+    jobs: list[Job] = []
+    masks: dict[str, int] = {}
+    homes: dict[str, int] = {}
+    big = np.array(region_gpus)
+
+    def add(jid, submit, gpus, duration, home, cls, probs_regions) -> None:
+        shares = np.array([_LEVEL_SHARES[c] for c in cls])
+        c = int(rng.choice(cls, p=shares / shares.sum()))
+        tenant = names[c][int(rng.integers(len(names[c])))]
+        regs = [home]
+        if probs_regions is not None:
+            counts = np.array(sorted(probs_regions))
+            cp = np.array([probs_regions[k] for k in counts], dtype=float)
+            cp, counts = cp[counts <= R] / cp[counts <= R].sum(), counts[counts <= R]
+            n = int(rng.choice(counts, p=cp))
+            fit = [r for r in np.flatnonzero(big >= gpus).tolist() if r != home]
+            if fit and n > 1:
+                p = spare[fit] if cls == HIGH and spare[fit].sum() > 0 else np.ones(len(fit))
+                regs += rng.choice(fit, size=min(n - 1, len(fit)), replace=False, p=p / p.sum()).tolist()
+        table = f"t-{jid}"
+        masks[table] = int(sum(1 << int(r) for r in regs))
+        homes[jid] = home
+        duration = min(duration, 2 * H - submit)       # ends by 2 H: the window's log is unchanged
+        jobs.append(Job(jid, float(submit), int(gpus), float(duration), tenant=tenant,
+                        priority=min(c, LOWEST_LEVEL), tables=(table,), synthetic=synthetic))
+
+    HIGH, LOW = (0, 1), (2, 3, 4, 5, 6, 7)
+    spare = (np.maximum(0.0, 1.0 - high) * S) ** 3     # Tetris replicates high-priority tables where they fit
+    plan = []
+    for r in range(R):
+        sizes = np.array([g for g in GANG_SIZES if g <= region_gpus[r]])
+        probs = np.array([p for g, p in zip(GANG_SIZES, GANG_PROBS, strict=True) if g <= region_gpus[r]])
+        plan.append((sizes, probs / probs.sum()))
+    low_running = np.zeros(R)
+    inside = np.zeros((R, 2))       # GPU-seconds inside the window of the running work, per class
+    for r in range(R):              # running work at time 0: length-biased residual durations
+        sizes, probs = plan[r]
+        hp_gpus = min(high[r], 1.0) * (1 - amplitude) * warm_fill * S[r]      # off-peak at time 0
+        for k, (cls, total, tag) in enumerate(((HIGH, hp_gpus, "hp"), (LOW, warm_fill * S[r] - hp_gpus, "lp"))):
+            pool = np.maximum(60.0, rng.lognormal(mu, sd, 4096))
+            filled, i = 0, 0
+            while True:
+                g = int(rng.choice(sizes, p=probs))
+                if filled + g > total:
+                    fits = sizes[sizes <= total - filled]
+                    if not len(fits):
+                        break
+                    g = int(fits.max())
+                d = float(pool[rng.choice(len(pool), p=pool / pool.sum())] * rng.uniform())
+                add(f"{WARMUP_PREFIX}r{r}-{tag}-{i:04d}", 0.0, g, max(60.0, d), r, cls, None)
+                filled += g
+                inside[r, k] += g * min(max(60.0, d), H)
+                i += 1
+            if k == 1:
+                low_running[r] = filled
+    weight = (1 - imbalance) * S + imbalance * low_running
+    queued = max(0.0, load - 1) * S.sum() * weight / weight.sum() if weight.sum() > 0 else np.zeros(R)
+    for r in range(R):              # low-priority backlogs, waiting at time 0 in their home region
+        sizes, probs = plan[r]
+        left, i = queued[r], 0
+        while left >= sizes.min():
+            g = int(rng.choice(sizes, p=probs))
+            if g > left:
+                g = int(sizes[sizes <= left].max())
+            d = max(60.0, float(rng.lognormal(mu, sd)))
+            add(f"{WARMUP_PREFIX}backlog-r{r}-{i:04d}", 0.0, g, d, r, LOW, None)
+            inside[r, 1] += g * min(d, H)
+            left -= g
+            i += 1
+    for r in range(R):              # arrivals making up the targets inside the window
+        sizes, probs = plan[r]
+        mean_g = float((sizes * probs).sum())
+        targets = (high[r] * S[r] * H - inside[r, 0], max(0.0, load - high[r]) * S[r] * H - inside[r, 1])
+        for k, (cls, tag) in enumerate(((HIGH, "hp"), (LOW, "lp"))):
+            lam = max(0.0, targets[k]) / (mean_g * clipped * H)           # mean arrivals per second
+            peak_rate = lam * (1 + amplitude) / float(shape.mean())
+            t, i = 0.0, 0
+            while peak_rate > 0:
+                t += float(rng.exponential(1.0 / peak_rate))
+                if t >= H:
+                    break
+                if rng.uniform() * (1 + amplitude) > rate_shape(t):
+                    continue
+                g = int(rng.choice(sizes, p=probs))
+                d = max(60.0, float(rng.lognormal(mu, sd)))
+                regions = None if not tetris else (HIGH_REGION_PROBS if k == 0 else REGION_COUNT_PROBS)
+                add(f"job-r{r}-{tag}-{i:05d}", round(t, 3), g, d, r, cls, regions)
+                i += 1
+    jobs.sort(key=lambda j: (j.submit, j.id))
+    prov = (f"MAST §5.6's busy hours (ours after §5.6; §2, §5.3, Fig. 5, Fig. 7; seed {seed}): {R} regions of "
+            f"{', '.join(map(str, region_gpus))} GPUs, high-priority demand/supply "
+            f"{' / '.join(f'{x:.2f}' for x in high)} ({'after' if tetris else 'before'} Tetris, floor {f:.3f}), "
+            f"low-priority backlog {max(0.0, load - 1):g}x the cluster (imbalance {imbalance:g}), all priorities {load:g}x "
+            f"supply, daily peak at hour {peak_hour:g} (amplitude {amplitude:g}), {hours:g} h, {tenants} tenants")
+    return Trace(f"busy-w{worst:g}-s{seed}", tuple(jobs), prov), masks, homes
+
+
+def _tenant_names(rng, tenants: int) -> list[list[str]]:
+    """Tenant names per class (levels 0-6, then unprioritised): at least one each, the rest by §2's shares."""
+    n_cls = len(_LEVEL_SHARES)
+    extra = rng.multinomial(tenants - n_cls, np.array(_LEVEL_SHARES) / sum(_LEVEL_SHARES))
+    names: list[list[str]] = []
+    for c in range(n_cls):
+        pre = UNPRIORITISED if c == n_cls - 1 else "team"
+        base = sum(len(x) for x in names)
+        names.append([f"{pre}{base + i:02d}" for i in range(1 + int(extra[c]))])
+    return names
+
+
+def busy_quotas(trace: Trace, n_gpus: int, hours: float) -> dict[tuple[str, int], int]:
+    """(tenant, level) -> GPUs for :func:`busy_trace`, planned as MAST plans capacity (§2: quotas
+    per priority level guarantee the high-priority work; ours in the numbers): a high-priority
+    holder (levels 0-1) gets the most GPUs it demands at once in any hour of the window (its jobs'
+    GPU-seconds in the hour over the hour, each job counted from its submission), rounded up and
+    scaled down together if they exceed the cluster; levels 2 to the lowest share the rest in
+    proportion to their mean demand, rounded down; unprioritised tenants get none."""
+    H = hours * 3600.0
+    nb = max(1, int(math.ceil(hours)))
+    per_hour: dict[tuple[str, int], np.ndarray] = {}
+    mean: dict[tuple[str, int], float] = {}
+    for j in trace.jobs:
+        if j.submit >= H:
+            continue
+        h = (j.tenant, j.priority)
+        a, b = j.submit, min(j.submit + j.duration, H)
+        arr = per_hour.setdefault(h, np.zeros(nb))
+        for k in range(int(a // 3600.0), min(nb, int(math.ceil(b / 3600.0)))):
+            arr[k] += j.gpus * max(0.0, min(b, (k + 1) * 3600.0) - max(a, k * 3600.0)) / 3600.0
+        mean[h] = mean.get(h, 0.0) + j.gpus * (b - a) / H
+    hi = {h: math.ceil(float(v.max())) for h, v in per_hour.items() if h[1] in HIGH_LEVELS}
+    tot_hi = sum(hi.values())
+    if tot_hi > n_gpus:
+        hi = {h: int(v * n_gpus / tot_hi) for h, v in hi.items()}
+        tot_hi = sum(hi.values())
+    rest = {h: v for h, v in mean.items() if h[1] not in HIGH_LEVELS and not h[0].startswith(UNPRIORITISED)}
+    tot = sum(rest.values())
+    q = dict(hi)
+    q.update({h: int((n_gpus - tot_hi) * v / tot) if tot else 0 for h, v in rest.items()})
+    q.update({h: 0 for h in mean if h[0].startswith(UNPRIORITISED)})
     return q

@@ -49,7 +49,8 @@ from .log import EventLog, LogRow
 from .metrics import slo_limit
 from .trace import Trace
 
-__all__ = ["SloEvent", "Overhead", "NO_OVERHEAD", "scheduling_events", "slo_table", "slo_windows"]
+__all__ = ["SloEvent", "Overhead", "NO_OVERHEAD", "scheduling_events", "slo_table", "slo_windows", "with_setup",
+           "allocation_with_overhead", "RMS_S"]
 
 SETUP_P50_S, SETUP_P90_S, SETUP_P99_S = 150.0, 278.0, 449.0     # §5.5: container set-up
 _NORMAL = NormalDist()   # the standard normal's quantiles (stdlib, exact to double precision)
@@ -232,3 +233,81 @@ def slo_windows(events: list[SloEvent], start: float, end: float, keep: Callable
                     "p95_latency_s": float(np.percentile([e.latency for e in es], 95)) if es else None,
                     "resolved": len(es) >= min_events})
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The allocation rate with set-up, preemption and scheduling time allocated but idle (§5.2)
+# ---------------------------------------------------------------------------------------------
+
+RMS_S = (0.0013, 0.0055)     # §5.4, Fig. 10: the slowest RMS's time per workload, without / with preemption
+
+
+def with_setup(trace: Trace, overhead: Overhead, running_prefix: str = "") -> Trace:
+    """The trace with each job's first container set-up (:meth:`Overhead.setup` of the event
+    that begins at its submission) added to its duration, so the simulator holds its GPUs
+    through the set-up; jobs whose id starts with ``running_prefix`` (work already running when
+    the trace opens; "" for none) are left as they are."""
+    import dataclasses
+
+    jobs = tuple(j if (running_prefix and j.id.startswith(running_prefix))
+                 else dataclasses.replace(j, duration=j.duration + overhead.setup(j.id, j.submit))
+                 for j in trace.jobs)
+    return Trace(trace.name, jobs, trace.provenance + f"; durations include the first container set-up "
+                                                      f"({overhead.describe()})")
+
+
+def allocation_with_overhead(trace: Trace, log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float,
+                             overhead: Overhead, running_prefix: str = "") -> dict[str, float] | None:
+    """MAST's allocation rate (§5.2: "the total hardware hours allocated to workloads by the
+    total available hardware hours"; "the 2% loss is due to factors such as the overhead of
+    preemption, inherent latency of scheduling ...") over [t0, t1], with that loss counted.
+
+    Each attempt (a ``start`` to its job's next ``preempt`` or ``finish``, or to ``t1``) holds
+    its GPUs; its first seconds are allocated but idle: the container set-up of the event it
+    ends (:meth:`Overhead.setup`), plus ``overhead.preempt_s`` when its start preempted work (the victims'
+    GPUs are released by then) and the RMS's scheduling time (:data:`RMS_S`), at most the
+    attempt's length; none for the first attempt of a job whose id starts with
+    ``running_prefix`` (already running when the window opens). A run of :func:`with_setup`'s trace holds the GPUs of a first attempt
+    through its set-up; a restarted attempt's set-up is taken out of its own length (the engine
+    keeps all progress, so it does not hold its GPUs longer: the idle share of restarted work
+    is a lower bound). Returns ``rate`` (allocated and working), ``idle`` and ``held`` (their
+    sum), each over ``n_gpus * (t1 - t0)``; None for an empty window."""
+    if not (t1 > t0) or n_gpus <= 0:
+        return None
+    jobs = {j.id: j for j in trace.jobs}
+    rows = list(log)
+    freed: dict[float, set[int]] = {}
+    for r in rows:
+        if r.event == "preempt":
+            freed.setdefault(r.time, set()).update(r.gpus)
+    begin: dict[str, float] = {}
+    first: dict[str, bool] = {}
+    open_: dict[str, tuple[float, int, float]] = {}     # job -> (start, GPUs, idle seconds)
+    work = idle = 0.0
+
+    def close(jid: str, end: float) -> None:
+        nonlocal work, idle
+        s, g, lost = open_.pop(jid)
+        cut = min(end, s + lost)
+        idle += g * max(0.0, min(cut, t1) - max(s, t0))
+        work += g * max(0.0, min(end, t1) - max(cut, t0))
+
+    for r in rows:
+        if r.event == "submit":
+            begin[r.job], first[r.job] = r.time, True
+        elif r.event == "start":
+            j = jobs[r.job]
+            pre = bool(freed.get(r.time)) and not freed[r.time].isdisjoint(r.gpus)
+            running = first.get(r.job, True) and bool(running_prefix) and r.job.startswith(running_prefix)
+            lost = 0.0 if running else (overhead.setup(r.job, begin.get(r.job, j.submit))
+                                        + (overhead.preempt_s if pre else 0.0) + RMS_S[1 if pre else 0])
+            open_[r.job] = (r.time, j.gpus, lost)
+            first[r.job] = False
+        elif r.event in ("preempt", "finish") and r.job in open_:
+            close(r.job, r.time)
+            if r.event == "preempt":
+                begin[r.job] = r.time
+    for jid in list(open_):
+        close(jid, t1)
+    total = n_gpus * (t1 - t0)
+    return {"rate": work / total, "idle": idle / total, "held": (work + idle) / total}

@@ -153,9 +153,9 @@ def test_peak_workload_meets_its_demand_targets():
     assert again[0] == tr and again[2] == homes
 
 
-TINY = mast.Config(region_machines=(8, 6, 4, 4, 2), hours=3.0, tenants=10, worst_values=(0.98, 2.63),
-                   low_shares=(0.2, 0.5), min_events=20, sweep_region_gpus=64, sweep_backlog=(1.0,),
-                   sweep_protected=(1.0,), sweep_hours=2.0)
+TINY = mast.Config(region_machines=(8, 6, 4, 4, 2), hours=3.0, tenants=10, imbalances=(0.0, 1.0), loads=(1.5,),
+                   high_scales=(1.0,), min_events=20, sweep_region_gpus=64, sweep_backlog=(1.0,),
+                   sweep_protected=(1.0,), sweep_hours=2.0, slo_limits_min=(2.0, 10.0, 60.0))
 
 
 @pytest.fixture(scope="module")
@@ -165,17 +165,19 @@ def run(tmp_path_factory):
 
 
 def test_reproduction_windows_recompute_from_the_logs(run):
-    """Every peak run's windows, recomputed from its log alone (events with the §5.5 overhead,
-    guaranteed levels within quota), equal the rows; the first claim is each seed's worst window
-    of MAST at 0.98, and the regime map's MAST rows at 0.98 are the same numbers."""
+    """Every busy-hours run's windows, recomputed from its log alone (events with the §5.5
+    overhead, guaranteed levels within quota), equal the rows; the first claim is each seed's
+    worst window of MAST at 0.98, and the regime map's MAST rows at the imbalance knob's default
+    are the same numbers."""
     from placement.sim.slo import Overhead, slo_windows
 
     ctx, out = run
     assert ctx.broken == {}
-    assert ctx.logs == 2 * (len(mast.RUNS) + 2 * len(mast.POLICIES)) + 2 * len(mast.POLICIES)
+    n_busy = len(mast.RUNS) + (len(mast.points(TINY)) - 1) * len(mast.POLICIES)
+    assert ctx.logs == 2 * n_busy + 2 * len(mast.POLICIES)
     rows = list(csv.DictReader(open(out / "results.csv")))
     runs = sorted({r["run"] for r in rows if r["view"] == "window"})
-    assert len(runs) == 2 * (len(mast.RUNS) + 2 * len(mast.POLICIES))
+    assert len(runs) == 2 * n_busy
     over = Overhead(TINY.setup_p50_s, TINY.setup_p90_s, TINY.preempt_s)
     worst = {}
     for name in runs:
@@ -191,12 +193,13 @@ def test_reproduction_windows_recompute_from_the_logs(run):
         worst[name] = max((w["rate"] for w in want if w["rate"] is not None), default=None)
     first = json.loads((out / "claims.json").read_text())["claims"][0]
     assert first["claim"].startswith("MAST: within-quota SLO violations of the guaranteed levels")
-    assert first["ours"] == [worst[f"peak-w0.98-l0.5-s{s}-mast"] for s in (0, 1)]
+    assert first["ours"] == [worst[f"busy-view0.98-s{s}-mast"] for s in (0, 1)]
     reg = list(csv.DictReader(open(out / "regimes.csv")))
-    knob = [r for r in reg if r["knob"] == mast.KNOB_WORST and r["claim"] == mast.CLAIM_MAST]
-    assert sorted({float(r["value"]) for r in knob}) == [0.98, 2.63]
+    knob = [r for r in reg if r["knob"] == mast.KNOBS[0][2] and r["claim"] == mast.CLAIM_MAST]
+    assert sorted({float(r["value"]) for r in knob}) == [0.0, 1.0]
     for r in knob:
-        w = worst[f"peak-w{float(r['value']):g}-l0.5-s{r['seed']}-mast"]
+        name = "busy-view0.98" if float(r["value"]) == TINY.imbalance else f"busy-imbalance{float(r['value']):g}"
+        w = worst[f"{name}-s{r['seed']}-mast"]
         assert float(r["ours"]) == pytest.approx(w) and r["holds"] == ("yes" if w <= 0.013 else "no")
     for v in TINY.views:      # a looser limit never adds a violation (the same events, judged again)
         lim = [r for r in reg if r["knob"] == f"SLO limit of levels 0-1 (min), demand/supply {v:g}"]
@@ -208,12 +211,64 @@ def test_reproduction_windows_recompute_from_the_logs(run):
                 assert ys == sorted(ys, reverse=True)
     report = (out / "report.md").read_text()
     assert "SLO windows" in report and "Regime map" in report and "set-up log-normal" in report
+    assert "§5.6's condition in the busiest hour" in report and "Calibration" in report
+    cal = list(csv.DictReader(open(out / "calibration.csv")))
+    assert [r["paper"] for r in cal[:4]] == ["0.98", "0.3", "2.63", "0.76"]
+    for r in cal:          # error = ours - paper
+        assert float(r["error"]) == pytest.approx(float(r["ours"]) - float(r["paper"]))
+
+
+def test_condition_rows_recompute_from_the_federated_logs(run):
+    """§5.6's condition rows: the busiest hour and usable GPUs recomputed from the trace and the
+    federated run's log by a direct count (GPUs not held by levels 0-1, sampled each second)."""
+    from placement.sim.meta_trace import busy_trace
+
+    ctx, out = run
+    rows = [r for r in csv.DictReader(open(out / "results.csv")) if r["view"] == "condition"
+            and r["setting"] == "view" and float(r["value"]) == 0.98]
+    assert len(rows) == 2
+    S = tuple(8 * m for m in TINY.region_machines)
+    for r in rows:
+        seed = int(r["seed"])
+        trace, _, homes = busy_trace(S, hours=TINY.hours, tenants=TINY.tenants, load=TINY.load, seed=seed)
+        folder = out / "logs" / f"busy-view0.98-s{seed}-federated"
+        inst = load_instance(json.loads((folder / "instance.json").read_text()))
+        assert inst.trace == trace
+        log = list(load_solution(inst, json.loads((folder / "log.json").read_text())))
+        k = int(r["hour"])
+        subs = np.zeros(int(TINY.hours))
+        for j in trace.jobs:
+            if j.priority <= 1 and 0 < j.submit < TINY.hours * 3600:
+                subs[int(j.submit // 3600)] += j.gpus
+        assert k == int(np.argmax(subs))
+        prio = {j.id: j.priority for j in trace.jobs}
+        region = np.asarray(inst.cluster.region)
+        held = {}
+        ts = np.arange(k * 3600, (k + 1) * 3600) + 0.5
+        busy = np.zeros((len(ts), len(S)))
+        for row in sorted(log, key=lambda x: (x.time, x.event == "start")):
+            if prio.get(row.job, 9) > 1:
+                continue
+            if row.event == "start":
+                held[row.job] = (row.time, row.gpus)
+            elif row.event in ("preempt", "finish") and row.job in held:
+                t0, gp = held.pop(row.job)
+                on = (ts >= t0) & (ts < row.time)
+                for g in range(len(S)):
+                    busy[on, g] += int(np.sum(region[list(gp)] == g))
+        for t0, gp in held.values():
+            for g in range(len(S)):
+                busy[ts >= t0, g] += int(np.sum(region[list(gp)] == g))
+        want = np.array(S) - busy.mean(axis=0)
+        got = np.array(json.loads(r["usable"]))
+        assert np.allclose(got, want, atol=2.0)     # sampling each second: each start or stop off by < 1 s
+        assert (r["holds"] == "True") == (int(np.argmin(json.loads(r["hp_ratio"]))) != int(np.argmax(got)))
 
 
 def mast_quotas(trace):
-    from placement.sim.meta_trace import peak_quotas
+    from placement.sim.meta_trace import busy_quotas
 
-    return peak_quotas(trace, 8 * sum(TINY.region_machines), TINY.hours)
+    return busy_quotas(trace, 8 * sum(TINY.region_machines), TINY.hours)
 
 
 def test_sweep_rows_recompute_from_the_logs(run):

@@ -11,6 +11,9 @@ A paper's module calls, on the :class:`Context` it receives:
 - :meth:`Context.regime` for each point of a regime map (one claim, knob, value and seed; see
   :mod:`.regimes`), which becomes ``regimes.csv``, one figure per knob and the report's
   "Regime map" section; :meth:`Context.crossover` says where a claim flips along a knob;
+- :meth:`Context.calibrate` for each parameter fitted to the paper's *baseline* numbers (one row of
+  ``calibration.csv``: parameter, value, target, paper, ours, error; the report's "Calibration"
+  section; :func:`write_calibration` writes the file);
 - :meth:`Context.figure` for a matplotlib figure, :meth:`Context.section` for a free-form
   markdown section (a table of the set-up, a sensitivity), :meth:`Context.note` for a
   set-up line shown at the top.
@@ -35,7 +38,23 @@ from ...io import write_bytes, write_text
 from ..report import markdown_table
 from .regimes import RegimeRow, check_row, crossover, regime_figures, regime_section, regimes_csv
 
-__all__ = ["Claim", "Context", "spread", "fmt_spread"]
+__all__ = ["Claim", "Context", "spread", "fmt_spread", "write_calibration", "CALIBRATION_COLUMNS"]
+
+CALIBRATION_COLUMNS = ("parameter", "value", "target", "paper", "ours", "error")
+
+
+def write_calibration(out: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Write ``out/calibration.csv`` (:data:`CALIBRATION_COLUMNS`, one row per fitted parameter
+    and seed: the value chosen, the baseline number it was fitted to, the paper's and ours, and
+    ours minus the paper's); atomic."""
+    import csv
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CALIBRATION_COLUMNS, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({c: _cell(r.get(c)) for c in CALIBRATION_COLUMNS})
+    write_text(out / "calibration.csv", buf.getvalue())
 
 
 def spread(values: Iterable[float | None]) -> tuple[float, float, float] | None:
@@ -106,6 +125,7 @@ class Context:
     logs: int = 0
     last_policy: Any = None
     regimes: list[RegimeRow] = field(default_factory=list)
+    calibration: list[dict[str, Any]] = field(default_factory=list)
     runner: Callable[..., dict[str, Any]] | None = None   # computes simulate's outcome (.parallel)
 
     # -- recording ---------------------------------------------------------------------------
@@ -133,6 +153,14 @@ class Context:
         ``seed``, the paper's number and whether the paper's direction holds there."""
         r = check_row(claim, knob, value, seed, ours, paper, holds)
         self.regimes.append(r)
+        return r
+
+    def calibrate(self, *, parameter: str, value: Any, target: str, paper: float | None,
+                  ours: float | None) -> dict[str, Any]:
+        """Record a parameter fitted to a baseline number (``calibration.csv``; error = ours - paper)."""
+        err = None if paper is None or ours is None else ours - paper
+        r = {"parameter": parameter, "value": value, "target": target, "paper": paper, "ours": ours, "error": err}
+        self.calibration.append(r)
         return r
 
     def crossover(self, claim: str, knob: str) -> str:
@@ -197,6 +225,8 @@ class Context:
         from), ``results.csv``, ``results.parquet``, ``regimes.csv`` and the regime figures."""
         self._results()
         write_text(self.out / "regimes.csv", regimes_csv(self.regimes))
+        if self.calibration:
+            write_calibration(self.out, self.calibration)
         for fig, name, caption in regime_figures(self.regimes):
             self.figure(fig, name, caption)
         write_text(self.out / "report.md", self.report_markdown(elapsed_s, command))
@@ -232,6 +262,11 @@ class Context:
         if rules:
             lines += ["How each verdict is decided:", ""]
             lines += [f"{i}. {c.claim}: {c.rule}" for i, c in rules] + [""]
+        if self.calibration:
+            rows = [{c: ("-" if r.get(c) is None else _num(r[c]) if isinstance(r.get(c), float) else str(r[c]))
+                     for c in CALIBRATION_COLUMNS} for r in self.calibration]
+            lines += ["## Calibration", "", "Fitted to the paper's baseline numbers (`calibration.csv`):", "",
+                      markdown_table(rows, list(CALIBRATION_COLUMNS)), ""]
         for title, md in self.sections:
             lines += [f"## {title}", "", md.rstrip(), ""]
         if self.regimes:

@@ -1,17 +1,25 @@
-"""MAST's allocation rate at a week's scale (§5.2, Fig. 5): the claim row of ``placement reproduce mast``.
+"""MAST's allocation rate (§5.2, Fig. 5): the claim rows of ``placement reproduce mast``.
+
+§5.2: "MAST has achieved a high average allocation rate of 98% ... The 2% loss is due to factors
+such as the overhead of preemption, inherent latency of scheduling, and imbalanced data and GPU
+distribution across regions." So the rate here can fail for those reasons: container set-up
+(§5.5's log-normal, P50 150 s, P90 278 s), preemption time (60 s, ours) and the RMS's scheduling
+time (§5.4: 1.3 / 5.5 ms) are allocated but idle (:func:`placement.sim.slo.allocation_with_overhead`;
+the trace's durations include each workload's first set-up, :func:`placement.sim.slo.with_setup`),
+and data sits where Fig. 7 puts it (each workload runs only in its candidate regions).
 
 The workload is :func:`placement.sim.meta_week.meta_week` (§5.1's daily rate and distributions,
-§4.2's priority mix, Fig. 7's candidate regions, a 98% warm-up and an offered load of 1.05x);
-MAST gets each workload's candidate regions as its data placement and per (tenant, level) quotas
-in proportion to the trace's GPU-hours (:func:`quotas_of`). The allocation rate is §5.2's:
-allocated GPU-hours over available GPU-hours, measured from the first to the last submission
-(:func:`placement.sim.metrics.allocation_rate`), never over the drain.
+§4.2's priority mix, Fig. 7's candidate regions, a 98% warm-up) at an offered load that is the
+knob (:data:`LOADS`, below and above 1; the paper's load is :data:`PAPER_LOAD`, "demand
+consistently above supply", §3.2). FIFO (strict, first fit inside one candidate region),
+federated (§5.6's early binding) and MAST run on the same trace with the same quotas
+(:func:`quotas_of`), the same candidate regions and the same set-up draws. The rate is measured
+from the first to the last submission, never over the drain.
 
-Full run: 7 days on ``20x1x8x80x8`` (102,400 GPUs in 20 regions, about 220,000 workloads), three
-seeds (:data:`WEEK_SEEDS`; about 6 minutes each for MAST on this 2-core machine), the claim judged on
-their median with the spread shown; ``--quick``: one day on ``5x1x8x20x8`` (6,400 GPUs in 5 regions: regions of 320 GPUs hold a 256-GPU gang badly). Both map the
-knob that decides the claim, the offered load, on 4 values (1 day on 6,400 GPUs each; two seeds in
-the full run, one with ``--quick``, whose headline is the 1.05x point of the map).
+Runs: one day on ``5x1x8x20x8`` (6,400 GPUs in 5 regions) per load and policy, seeds
+:data:`DAY_SEEDS` (one with ``--quick``); the claim at :data:`PAPER_LOAD`: MAST at or above 98%
+and above both baselines (medians over seeds). The full run adds MAST alone on 7 days of
+``20x1x8x80x8`` (102,400 GPUs, about 220,000 workloads; :data:`WEEK_SEEDS` seed), reported.
 """
 
 from __future__ import annotations
@@ -23,9 +31,13 @@ import numpy as np
 CLAIM = "MAST's GPU allocation rate (allocated / available GPU-hours) at Meta's load"
 KNOB = "offered load (x supply)"
 PAPER = 0.98
-HOLDS_AT = 0.97          # within a point of the paper's 98%
+HOLDS_AT = 0.98          # the paper's 98%: MAST at or above it, and above both baselines
 LOADS = (0.8, 0.95, 1.05, 1.2)
-WEEK_SEEDS = 3           # seeds of the full run's 7-day week
+PAPER_LOAD = 1.05
+POLICIES = ("fifo", "federated", "mast")
+DAY_SEEDS = 2            # seeds of the full run's one-day runs per load and policy
+WEEK_SEEDS = 1           # seeds of the full run's 7-day week (MAST alone, reported)
+SMALL = "5x1x8x20x8"
 
 
 def quotas_of(trace, n_gpus: int) -> dict[tuple[str, int], int]:
@@ -36,53 +48,95 @@ def quotas_of(trace, n_gpus: int) -> dict[tuple[str, int], int]:
     tot = sum(d.values())
     return {h: int(n_gpus * v / tot) for h, v in d.items()}
 
-def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: float | None = None) -> dict[str, Any]:
-    """MAST on ``days`` of :func:`meta_week` on the cluster: the allocation rate and run figures."""
+def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: float | None = None,
+             policy: str = "mast") -> dict[str, Any]:
+    """``policy`` on ``days`` of :func:`meta_week` on the cluster, with the first set-up in the
+    durations: the allocation rate with set-up, preemption and scheduling time idle, the rate
+    without them (the simulator's), and run figures."""
     from placement.app.shipped import cluster_arg
     from placement.sim.instance import SimInstance
+    from placement.sim.meta_trace import WARMUP_PREFIX
     from placement.sim.meta_week import DEFAULT_LOAD, meta_week
+    from placement.sim.metrics import allocation_rate
+    from placement.sim.slo import Overhead, allocation_with_overhead, with_setup
 
     from ..policy_data import candidate_placement
 
     cluster = cluster_arg(cluster_text)
     sizes = tuple(int((cluster.region == r).sum()) for r in range(len(cluster.region_names)))
     trace, masks = meta_week(sizes, days=days, load=DEFAULT_LOAD if load is None else load, tenants=40, seed=seed)
+    over = Overhead(seed=seed)
+    trace = with_setup(trace, over, WARMUP_PREFIX)
     inst = SimInstance(trace, cluster, perf="ideal")
-    res, _rows, summ = ctx.simulate(inst, "mast", seed, name,
-                                    options={"data": candidate_placement(cluster, masks), "quotas": quotas_of(trace, cluster.n_gpus)})
-    return {"allocation_rate": summ.get("allocation_rate"), "jobs": len(trace.jobs), "gpus": cluster.n_gpus,
-            "wall_s": res.stats.get("wall_s"), "preemptions": summ.get("preemptions")}
+    res, _rows, summ = ctx.simulate(inst, policy, seed, name,
+                                    options={"data": candidate_placement(cluster, masks),
+                                             **({} if policy == "fifo" else {"quotas": quotas_of(trace, cluster.n_gpus)})})
+    subs = [j.submit for j in trace.jobs if not j.id.startswith(WARMUP_PREFIX)]
+    t0, t1 = (min(subs), max(subs)) if subs else (0.0, 0.0)
+    a = allocation_with_overhead(trace, res.log, cluster.n_gpus, t0, t1, over, WARMUP_PREFIX) or {}
+    return {"allocation_rate": a.get("rate"), "idle": a.get("idle"), "held": a.get("held"),
+            "allocation_rate_no_idle": allocation_rate(res.log, cluster.n_gpus, t0, t1), "jobs": len(trace.jobs),
+            "gpus": cluster.n_gpus, "wall_s": res.stats.get("wall_s"), "preemptions": summ.get("preemptions")}
 
 
 def allocation_claim(ctx) -> None:
-    """The allocation-rate claim row and its regime map over the offered load (module docstring)."""
-    seed = ctx.seeds[0]
-    small = "5x1x8x20x8"
-    runs = {}
+    """The allocation-rate claim rows and their regime map over the offered load (module docstring)."""
+    from .context import fmt_spread
+
+    seeds = ctx.seeds[:1 if ctx.quick else DAY_SEEDS]
+    runs: dict[tuple[float, int, str], dict[str, Any]] = {}
     for load in LOADS:
-        for s in ctx.seeds[:1 if ctx.quick else 2]:
-            r = runs[(load, s)] = week_run(ctx, small, 1.0, s, f"week-load{load:g}-s{s}", load=load)
-            ctx.regime(claim=CLAIM, knob=KNOB, value=load, seed=s, ours=r["allocation_rate"], paper=PAPER,
-                       holds=None if r["allocation_rate"] is None else r["allocation_rate"] >= HOLDS_AT)
-            ctx.row(run=f"week-load{load:g}-s{s}", view="allocation rate", seed=s, policy="mast", load=load,
-                    **r)
-    cluster, days = (small, 1.0) if ctx.quick else ("20x1x8x80x8", 7.0)
-    if ctx.quick:
-        heads = {seed: runs[(1.05, seed)]}
-    else:
-        heads = {}
-        for s in ctx.seeds[:WEEK_SEEDS]:
-            heads[s] = week_run(ctx, cluster, days, s, f"week-{days:g}d-s{s}")
-            ctx.row(run=f"week-{days:g}d-s{s}", view="allocation rate", seed=s, policy="mast", load=1.05, **heads[s])
-    rates = [h["allocation_rate"] for h in heads.values()]
-    known = [r for r in rates if r is not None]
-    head = heads[seed]
-    seeds_text = ", ".join(str(s) for s in heads)
-    ctx.claim(claim=CLAIM, source="§5.2, Fig. 5", paper="98%", ours=rates, unit="%", scale=100,
-              holds=None if not known else float(np.median(known)) >= HOLDS_AT,
-              rule=f"allocated over available GPU-hours from the first to the last submission at least {HOLDS_AT:.0%}"
-                   + (" (median over seeds)" if len(heads) > 1 else ""),
-              difference=(f"{days:g} day(s) of the Meta-like workload (§5.1 rate and distributions, offered load "
-                          f"1.05x, 98% warm-up) on {head['gpus']:,} GPUs, about {head['jobs']:,} workloads, "
-                          f"seed{'s' if len(heads) > 1 else ''} {seeds_text}; "
-                          f"regime map: {ctx.crossover(CLAIM, KNOB)}"))
+        for s in seeds:
+            for pol in POLICIES:
+                name = f"day-load{load:g}-s{s}-{pol}"
+                r = runs[(load, s, pol)] = week_run(ctx, SMALL, 1.0, s, name, load=load, policy=pol)
+                ctx.row(run=name, view="allocation rate", seed=s, policy=pol, load=load, **r)
+            m = runs[(load, s, "mast")]["allocation_rate"]
+            base = max(runs[(load, s, p)]["allocation_rate"] or 0.0 for p in POLICIES if p != "mast")
+            ctx.regime(claim=CLAIM, knob=KNOB, value=load, seed=s, ours=m, paper=PAPER,
+                       holds=None if m is None else bool(m >= HOLDS_AT and m > base))
+
+    def med(load, pol, key="allocation_rate"):
+        xs = [runs[(load, s, pol)][key] for s in seeds if runs[(load, s, pol)][key] is not None]
+        return float(np.median(xs)) if xs else None
+
+    rates = [runs[(PAPER_LOAD, s, "mast")]["allocation_rate"] for s in seeds]
+    m, f, q = med(PAPER_LOAD, "mast"), med(PAPER_LOAD, "federated"), med(PAPER_LOAD, "fifo")
+    ok = None if None in (m, f, q) else bool(m >= HOLDS_AT and m > f and m > q)
+    idle = fmt_spread([runs[(PAPER_LOAD, s, "mast")]["idle"] for s in seeds], "%", 100)
+    ctx.claim(claim=CLAIM, source="§5.2, Fig. 5", paper="98%", ours=rates, unit="%", scale=100, holds=ok,
+              rule=f"MAST's allocated-and-working over available GPU-hours (first to last submission) at offered "
+                   f"load {PAPER_LOAD:g}x at least {HOLDS_AT:.0%} and above FIFO's and federated's (medians over "
+                   "seeds)",
+              difference=(f"one day of the Meta-like workload on 6,400 GPUs, seed(s) {', '.join(map(str, seeds))}; "
+                          f"federated {fmt_spread([runs[(PAPER_LOAD, s, 'federated')]['allocation_rate'] for s in seeds], '%', 100)}, "
+                          f"FIFO {fmt_spread([runs[(PAPER_LOAD, s, 'fifo')]['allocation_rate'] for s in seeds], '%', 100)}; "
+                          f"MAST's set-up, preemption and scheduling time idle {idle}; regime map: "
+                          f"{ctx.crossover(CLAIM, KNOB)}"))
+    lines = ["Allocated-and-working GPU-hours over available ones, first to last submission of one day on 6,400 "
+             "GPUs (median over seeds; in brackets the GPU-hours allocated but idle: container set-up, preemption "
+             "and scheduling time; the simulator's rate without them after the slash).", "",
+             "| offered load | " + " | ".join(POLICIES) + " |", "|---|" + "---|" * len(POLICIES)]
+    for load in LOADS:
+        cells = []
+        for pol in POLICIES:
+            a, i, raw = med(load, pol), med(load, pol, "idle"), med(load, pol, "allocation_rate_no_idle")
+            cells.append("-" if a is None else f"{a:.1%} ({i:.1%} idle) / {raw:.1%}")
+        lines.append(f"| {load:g} | " + " | ".join(cells) + " |")
+    ctx.section("Allocation rate with set-up, preemption and scheduling time", "\n".join(lines))
+    if not ctx.quick:
+        heads = {s: week_run(ctx, "20x1x8x80x8", 7.0, s, f"week-7d-s{s}") for s in ctx.seeds[:WEEK_SEEDS]}
+        for s, h in heads.items():
+            ctx.row(run=f"week-7d-s{s}", view="allocation rate", seed=s, policy="mast", load=DEFAULT_WEEK_LOAD, **h)
+        wk = [h["allocation_rate"] for h in heads.values()]
+        known = [x for x in wk if x is not None]
+        ctx.claim(claim="MAST's GPU allocation rate over a week at 102,400 GPUs (MAST alone)", source="§5.2, Fig. 5",
+                  paper="98%", ours=wk, unit="%", scale=100,
+                  holds=None if not known else float(np.median(known)) >= HOLDS_AT,
+                  rule=f"median over seeds at least {HOLDS_AT:.0%} (no baseline at this scale)",
+                  difference=f"7 days, about {next(iter(heads.values()))['jobs']:,} workloads, offered load "
+                             f"{DEFAULT_WEEK_LOAD:g}x, seeds {', '.join(map(str, heads))}; set-up and preemption idle "
+                             + fmt_spread([h["idle"] for h in heads.values()], "%", 100))
+
+
+DEFAULT_WEEK_LOAD = 1.05
