@@ -28,9 +28,9 @@ class FIFO(Policy):
 
     name = "fifo"
 
-    def __init__(self, backfill: bool = False, data=None):     # data: a DataPlacement (a Python caller's)
+    def __init__(self, backfill: bool = False, data: DataPlacement | None = None):   # data: a Python caller's
         if not (data is None or isinstance(data, DataPlacement)):
-            raise ValueError("data must be None or a DataPlacement")
+            raise ValueError("data: must be None or a DataPlacement")
         self.backfill = backfill
         self.data = data
         self._region: np.ndarray | None = None
