@@ -9,7 +9,13 @@ What is public and what we draw
     1,170 h, Dally's Poisson ">P95" / median ratio 6.3. It publishes no job duration, GPU count
     or arrival rate.
 
-    - :func:`paper_trace` draws ideal
+    - :func:`fitted_trace` (the reproduction's workload since issue 48): GPU counts 1 to 64
+      (:func:`gpu_mix`: a share at 16/32/64, a share at 1, the rest at 2/4/8), log-normal
+      ideal durations, models uniform over Table 1, Poisson arrivals at an offered load. The
+      shares, the duration median and sigma and the load (:data:`FIT`) are fitted to the
+      paper's *baseline* JCTs, Tiresias's and Gandiva's medians and means of Tables 2-3, never
+      to Dally's (``placement.app.reproduce.dally_calibrate`` holds the fit and its grid).
+    - :func:`paper_trace` (the earlier regime, kept for the bench and the tests) draws ideal
       durations log-normal with median :data:`PAPER_MEDIAN_H` and log-sd :data:`PAPER_SIGMA`.
       The log-sd is fitted to Table 3's Dally ratio ">P95" / median JCT = 6.3 (sigma =
       ln 6.3 / 1.645 = 1.12, reading Poisson JCTs as run times, i.e. short waits). The median,
@@ -43,7 +49,7 @@ from ..errors import InstanceError
 from .table1 import DALLY_MODELS
 from .trace import Job, Trace
 
-__all__ = ["PAPER_JCT_S", "PAPER_MEDIAN_H", "PAPER_SIGMA", "PAPER_SCALE", "PHILLY_MULTI_GPU_MEDIAN_H",
+__all__ = ["FIT", "SMALL_SIZES", "LARGE_SIZES", "fitted_trace", "gpu_mix", "PAPER_JCT_S", "PAPER_MEDIAN_H", "PAPER_SIGMA", "PAPER_SCALE", "PHILLY_MULTI_GPU_MEDIAN_H",
            "PAPER_GPUS", "paper_trace", "philly_scaled", "offered_load", "rate_for_load"]
 
 H = 3600.0
@@ -63,6 +69,69 @@ PAPER_SCALE = round(PAPER_MEDIAN_H / PHILLY_MULTI_GPU_MEDIAN_H)   # 102
 # GPUs per job of Philly's multi-GPU rows (philly.csv, measured): the generator's size distribution.
 PAPER_GPUS = {2: 1818, 4: 1870, 8: 1643, 12: 7, 16: 199, 24: 7, 32: 67, 64: 6, 128: 3}
 RACK_GPUS = 512                          # the paper's detail case: 8 racks x 8 machines x 8 GPUs
+
+
+# The fitted workload (:func:`fitted_trace`). GPU counts: a share ``share_large`` of the jobs at
+# 16, 32 or 64 GPUs, ``share_single`` at 1 GPU, the rest at 2, 4 or 8, uniform within each group
+# (the paper names no mix; uniform within a group is ours). Job lengths log-normal (median, sigma). The three numbers and the Poisson load
+# are fitted jointly to the baselines' JCTs of Tables 2-3 (Tiresias's and Gandiva's batch and
+# Poisson median and mean on 8 racks), never to Dally's: see placement.app.reproduce.dally_calibrate,
+# which records the grid, the targets and the errors (calibration.csv of every run).
+SMALL_SIZES = (1, 2, 4, 8)
+LARGE_SIZES = (16, 32, 64)
+FIT = {"median_h": 4.0, "sigma": 2.5, "share_large": 0.6, "share_single": 0.1, "load": 10.0}
+
+
+def gpu_mix(share_large: float, share_single: float | None = None) -> dict[int, float]:
+    """Probability of each GPU count: ``share_large`` spread evenly over 16/32/64, ``share_single``
+    at 1 GPU, the rest evenly over 2/4/8 (``share_single=None``: the rest evenly over 1/2/4/8)."""
+    if not (isinstance(share_large, int | float) and 0 <= share_large <= 1):
+        raise InstanceError("share_large", f"must be in [0, 1], got {share_large!r}")
+    if share_single is None:
+        share_single = (1 - share_large) / len(SMALL_SIZES)
+    if not (isinstance(share_single, int | float) and 0 <= share_single <= 1 - share_large):
+        raise InstanceError("share_single", f"must be in [0, 1 - share_large], got {share_single!r}")
+    out = {1: share_single}
+    out.update({g: (1 - share_large - share_single) / (len(SMALL_SIZES) - 1) for g in SMALL_SIZES[1:]})
+    out.update({g: share_large / len(LARGE_SIZES) for g in LARGE_SIZES})
+    return out
+
+
+def fitted_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, load: float | None = None,
+                 median_h: float | None = None, sigma: float | None = None, share_large: float | None = None,
+                 share_single: float | None = None, gpus: int = RACK_GPUS) -> Trace:
+    """Jobs of the workload fitted to the paper's baseline JCTs (:data:`FIT`, module notes); seeded.
+
+    GPU counts from :func:`gpu_mix` (1 to 64 GPUs), ideal durations log-normal (``median_h``,
+    ``sigma``), models uniform over Table 1; 500 jobs at 0 (batch) or 400 Poisson arrivals at the
+    offered ``load`` on ``gpus`` GPUs. Any parameter left None takes its fitted value."""
+    median_h = FIT["median_h"] if median_h is None else median_h
+    sigma = FIT["sigma"] if sigma is None else sigma
+    share_large = FIT["share_large"] if share_large is None else share_large
+    if share_single is None:   # the fitted share of 1-GPU jobs, capped by what the large share leaves
+        share_single = min(FIT["share_single"], 1 - share_large)
+    load = FIT["load"] if load is None else load
+    n = jobs if jobs is not None else (500 if kind == "batch" else 400)
+    _check(kind, n, load)
+    if not (isinstance(median_h, int | float) and median_h > 0):
+        raise InstanceError("median_h", f"must be positive, got {median_h!r}")
+    if not (isinstance(sigma, int | float) and sigma >= 0):
+        raise InstanceError("sigma", f"must be non-negative, got {sigma!r}")
+    mix = gpu_mix(share_large, share_single)
+    rng = np.random.default_rng([seed, 48])
+    g = rng.choice(np.array(list(mix)), size=n, p=np.array(list(mix.values())))
+    dur = np.maximum(np.round(median_h * H * np.exp(sigma * rng.standard_normal(n)), 3), 60.0)
+    models = rng.choice(len(DALLY_MODELS), size=n)
+    syn = frozenset({"gpus", "duration", "model"})
+    out = [Job(id=f"fit-{i}", submit=0.0, gpus=int(g[i]), duration=float(dur[i]),
+               model=DALLY_MODELS[int(models[i])], synthetic=syn) for i in range(n)]
+    out, rate = _arrive(out, kind, load, gpus, rng)
+    prov = (f"Dally workload fitted to its baselines' JCTs (placement.sim.dally_workload.fitted_trace): {n} jobs, "
+            f"{share_large:.0%} at 16-64 GPUs, {share_single:.0%} at 1, the rest at 2-8, ideal durations log-normal median {median_h:g} h "
+            f"sigma {sigma:g}, models uniform over Table 1, seed {seed}; "
+            + ("all submitted at 0" if rate is None else
+               f"Poisson arrivals at {rate:.4g}/h (offered load {load:g} on {gpus} GPUs)"))
+    return Trace(name=f"dally-fit-{kind}-{n}-s{seed}", jobs=tuple(out), provenance=prov)
 
 
 def offered_load(jobs, gpus: int, window_s: float) -> float:

@@ -29,7 +29,12 @@ batch of simultaneous events) does, in this order:
    history window, mean + 2 sample standard deviations; empty lists fall back
    to ``initial`` = 12 h / 24 h); ``auto_tune=False`` uses ``timers``
    (default 12 h machine, 12 h more rack: :data:`placement.solvers.online.delay.MANUAL_TIMERS`).
-   Starvation counts from submission, or from the last preemption.
+   Starvation (``clock``): ``"submit"`` counts from submission or the last
+   preemption; ``"lease"`` (Themis's lease reading of
+   :math:`T_{last\\_assignment}`, :mod:`placement.solvers.online.delay`) counts from the first
+   offer since the last assignment that held enough free GPUs, and re-offers the
+   free GPUs every ``lease`` seconds while such an offer was declined (Themis
+   re-auctions GPUs every lease; its length here is ours, 1 h).
 4. **Network-sensitive preemption** (§4.3.1: priority by :math:`Nw_{sens}`
    so that jobs "suffering from sub-optimal placements or network sensitivity"
    get better-consolidated placements, §5.2.3). The paper gives the metric,
@@ -44,7 +49,8 @@ batch of simultaneous events) does, in this order:
    and is left out.
 
 Statistics (:meth:`Dally.stats`): offers made, accepts per tier, rejects by
-timer, preemptions per rule, the auto-tuner's timers over time.
+timer (in all, and per timer: ``reject_timer_machine``, ``reject_timer_rack``), preemptions
+per rule, the auto-tuner's timers over time.
 """
 
 from __future__ import annotations
@@ -112,13 +118,18 @@ class Dally(Policy):
         Seconds a job runs after a start before it may be preempted (1 h).
     perf : performance model, optional
         Used for per-model iteration times and tier rates (default: the simulator's).
+    clock : {"submit", "lease"}
+        What T_last_assignment is for a waiting job (module docstring, rule 3).
+    lease : float
+        Seconds between re-offers under ``clock="lease"``.
     """
 
     name = "dally"
 
     def __init__(self, auto_tune: bool = True, timers: TimerOption = MANUAL_TIMERS, history: PosFloat = 48 * HOUR,
                  window: Literal["age", "value"] = "age", initial: TimerOption = MANUAL_TIMERS, preempt: bool = True,
-                 preempt_below: Fraction = 0.5, min_run: NonNegFloat = HOUR, perf: Any = None):
+                 preempt_below: Fraction = 0.5, min_run: NonNegFloat = HOUR, perf: Any = None,
+                 clock: Literal["submit", "lease"] = "submit", lease: PosFloat = HOUR):
         from placement.errors import InstanceError
 
         self.auto_tune = check_bool("auto_tune", auto_tune)
@@ -131,12 +142,18 @@ class Dally(Policy):
         self.preempt_below = check_number("preempt_below", preempt_below, 0.0, 1.0)
         self.min_run = check_number("min_run", min_run, 0.0)
         self.perf = perf
+        if clock not in ("submit", "lease"):
+            raise InstanceError("clock", f"must be 'submit' or 'lease', got {clock!r}")
+        self.clock = clock
+        self.lease = check_number("lease", lease, 1e-9)
+        self._first_offer: dict[str, float] = {}   # lease clock: first usable offer since the last assignment
+        self._lease_at: float | None = None
         self._shape: Shape | None = None
         self._run_time: dict[str, float] = {}     # finished attempts
         self._attempt: dict[str, tuple[float, str]] = {}  # running: (start, tier)
         self._timers_set: set[tuple[str, float]] = set()
         self._stats = {"offers": 0, "accept_machine": 0, "accept_rack": 0, "accept_network": 0,
-                       "reject_timer": 0, "replacements": 0}
+                       "reject_timer": 0, "reject_timer_machine": 0, "reject_timer_rack": 0, "replacements": 0}
 
     # ------------------------------------------------------------------ bookkeeping
     def _sync(self, view) -> None:
@@ -182,6 +199,7 @@ class Dally(Policy):
         nws = {j.id: self._nw(view, j, now) for j in pending}
         order = sorted(pending, key=lambda j: (nws[j.id], j.submit, j.id))
         n_free = int(free.sum())
+        declined = False
         for job in order:
             if job.gpus > n_free:
                 continue
@@ -193,12 +211,18 @@ class Dally(Policy):
             self._stats["offers"] += 1
             m_free, r_free = sh.free_counts(usable)
             last = view.history(job.id).last_stop  # submission, or the last preemption
+            if self.clock == "lease":
+                if self._first_offer.get(job.id, -np.inf) < last:   # none since the last assignment
+                    self._first_offer[job.id] = now
+                last = self._first_offer[job.id]
             starvation = now - last
             d = on_offer(job.gpus, starvation, self._timers(job.gpus, now, cache),
                          int(m_free.max()), int(r_free.max()), n_usable)
             if not d.accept:
                 if d.retry_at is not None:
                     self._stats["reject_timer"] += 1
+                    self._stats[f"reject_timer_{d.timer}"] += 1
+                    declined = True
                     at = last + d.retry_at
                     if at > now and (job.id, at) not in self._timers_set:
                         self._timers_set.add((job.id, at))
@@ -213,6 +237,9 @@ class Dally(Policy):
             decisions.append(Start(job.id, tuple(int(g) for g in gpus)))
         if self.preempt_enabled:
             decisions += self._replace(view, free, now)
+        if self.clock == "lease" and declined and (self._lease_at is None or self._lease_at <= now):
+            self._lease_at = float((np.floor(now / self.lease + 1e-9) + 1) * self.lease)
+            decisions.append(Timer(self._lease_at, "lease"))   # Themis: the GPUs are re-offered
         return decisions
 
     # ------------------------------------------------------------------ rule 4

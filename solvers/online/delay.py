@@ -10,9 +10,16 @@ tier
     (one rack, several machines), ``"network"`` (several racks).
 starvation
     :math:`T_{starvation} = T_{curr} - T_{last\\_assignment}` (Algorithm 1,
-    lines 1-2): time since the job last lost or never had resources. Our
-    choice where the paper is silent: for a job that never ran it is the
-    time since submission; for a preempted job, the time since the preemption.
+    lines 1-2): time since the job last lost or never had resources. The
+    paper is silent on what "last assignment" is for a job that waits; two
+    readings (:class:`placement.solvers.online.dally.Dally`'s ``clock``):
+    ``"submit"``, the time since submission or the last preemption; ``"lease"``,
+    the Themis-style re-offer reading (the paper's simulator is built on
+    Themis's, whose GPUs are re-offered every lease): the clock starts at the
+    first offer the job could have used (enough free GPUs of its type) since
+    its last assignment, so a timer counts the delay the job chose, not its
+    wait for capacity (Zaharia et al.'s delay scheduling counts from the first
+    skip the same way).
 delay timers
     :math:`T_{Mc}` (machine) and :math:`T_{Rk}` (rack), both compared with
     the whole starvation time (the paper's manual default is 12 h and "another
@@ -73,13 +80,15 @@ class Decision:
     ``None`` for a network placement, which Algorithm 1 does not record);
     ``retry_at``: for a reject by a timer, the starvation at which that timer
     elapses (the answer to the same offer changes then); ``None`` when the offer
-    simply holds too few GPUs.
+    simply holds too few GPUs; ``timer``: which timer rejected (``"machine"``, line 11, or
+    ``"rack"``, line 19), ``None`` otherwise.
     """
 
     accept: bool
     tier: str | None = None
     record: str | None = None
     retry_at: float | None = None
+    timer: str | None = None
 
 
 def fit_timers(gpus: int, timers: Timers, gpus_per_machine: int, gpus_per_rack: int) -> Timers:
@@ -111,11 +120,11 @@ def on_offer(gpus: int, starvation: float, timers: Timers, machine_free_max: int
     if gpus <= machine_free_max:                      # line 5
         return Decision(True, MACHINE, MACHINE)       # lines 6-8
     if starvation < timers.machine:                   # line 10
-        return Decision(False, retry_at=timers.machine)  # line 11
+        return Decision(False, retry_at=timers.machine, timer=MACHINE)  # line 11
     if gpus <= rack_free_max:                         # line 13
         return Decision(True, RACK, RACK)             # lines 14-16
     if starvation < timers.rack:                      # line 18
-        return Decision(False, retry_at=timers.rack)  # line 19
+        return Decision(False, retry_at=timers.rack, timer=RACK)  # line 19
     if gpus <= total_free:
         return Decision(True, NETWORK, None)          # lines 21-22
     return Decision(False)

@@ -8,12 +8,37 @@ consolidation whenever resources become available". Rule by rule:
 Order and admission (Gandiva §4, reactive mode; our choice: FIFO with greedy backfill)
     Waiting jobs in submit order; every job that fits the free GPUs starts
     (greedy, no head-of-line blocking) whenever the scheduler is called (an
-    arrival, a completion: Gandiva's reactive events). Gandiva's time-slicing,
-    packing and grow-shrink are out of scope (Dally compares placements, not
-    packing); so is the time-slicing simulator of the Tiresias authors
-    (``gandiva_sim_jobs``: node sets per job size, no locality migration).
-Placement (network-agnostic)
-    The lowest-numbered free GPUs, whatever machines or racks they are on.
+    arrival, a completion: Gandiva's reactive events).
+Time slicing with suspend-resume (``time_slicing``; Gandiva §3.1 and §4, "oversubscription")
+    When no free GPUs hold a waiting job, Gandiva suspends and resumes jobs on
+    the same GPUs in round robin instead of queueing them. Ours: every started
+    job owns a *slice group* (its GPU set); a waiting job that fits no free GPUs
+    joins the group, in submit order, of a running job with the same GPU count
+    (and GPU type) holding fewer than ``max_share`` jobs (the fewest first; the
+    Gandiva paper time-slices jobs of the same size on one GPU set, its node
+    affinity). Every ``time_slice`` seconds (one clock for the cluster) each
+    group with several jobs suspends its running job and resumes the next one on
+    the same GPUs; a finishing job hands its GPUs to the next member at once.
+    Suspend-resume keeps all progress (Gandiva moves GPU state to host memory,
+    ~100 ms; ours is free). A suspended member that fits free GPUs leaves its
+    group and starts there (the greedy pass sees it like any waiting job).
+    Gandiva's quantum is about a minute; ``time_slice`` defaults to 1 h, as
+    our jobs run for hours to weeks (a quantum well below the job lengths gives
+    the same shares; the simulation's cost grows as 1 / quantum).
+    ``max_share`` (default 2, ours) is not published: the Dally reproduction fits
+    it to Gandiva's own JCTs (Dally Tables 2-3; placement.app.reproduce.dally_calibrate),
+    where deeper sharing raised Gandiva's batch median and the fit chose 1 (no
+    oversubscription).
+    Packing (two jobs running *at once* on one GPU) is not modelled: the
+    simulator gives a GPU to one job at a time. Grow-shrink is out of scope.
+    The Tiresias authors' time-slicing simulator (``gandiva_sim_jobs``: node
+    sets per job size, no locality migration) is a different reading.
+Placement (network-agnostic; ``placement``)
+    ``"lowest"`` (default): the lowest-numbered free GPUs, whatever machines or racks they
+    are on; numbering follows the tree, so this is consolidated by accident when the free GPUs
+    are contiguous. ``"random"``: GPUs drawn uniformly among the free ones (seeded by the run's
+    seed), the reading of "network-agnostic" the reproduction uses (Dally §5.1.3): where a job
+    lands owes nothing to the tree.
 Migration, three forms (``migration``)
     ``"introspective"`` (default; Gandiva §4, introspective mode: migration
         to improve locality, decided from profiled throughput). The scheduler
@@ -33,10 +58,13 @@ Migration, three forms (``migration``)
         moments) from :data:`PARAMETERS` (public model sizes; the bandwidth and
         the 12 bytes are ours). Gandiva reports migration times that grow with
         model size; its figure's values are not used here.
-    ``"eager"`` (the rule this module had before, a named variant): whenever the
-        free-GPU count changed this round, every running job at a worse tier is
-        moved at once to a strictly better free tier, before new starts, at
-        ``migration_cost`` (default 60 s), no gain test.
+    ``"eager"`` (the Dally paper's reading, §5.1.3: Gandiva migrates "to more
+        favorable GPU consolidation whenever resources become available"; the
+        reproduction's default): whenever the free-GPU count changed this round,
+        every running job at a worse tier is moved at once to a strictly better
+        free tier, before new starts, at ``migration_cost`` (default 60 s), no
+        gain test. With time slicing, only a job alone in its group migrates
+        (its group moves with it).
     ``"none"``: no migration (pure greedy FIFO; also ``migrate=False``); a
         bound on what migration adds.
     In every form the migrating job stops for its cost with its target GPUs
@@ -44,7 +72,7 @@ Migration, three forms (``migration``)
     (default 0: no limit). The simulator's checkpoint rule adds its own loss
     (work since the last checkpoint).
 
-Statistics: starts per tier, migrations, introspection ticks.
+Statistics: starts per tier, migrations, introspection ticks, slice joins and switches.
 """
 
 from __future__ import annotations
@@ -53,7 +81,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from placement.options import NonNegFloat, PosFloat
+from placement.options import NonNegFloat, PosFloat, PosInt
 from placement.sim.placement import MACHINE, RACK, Shape, choose_gpus, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 from placement.validate import check_bool, check_number
@@ -93,6 +121,14 @@ class Gandiva(Policy):
         Seconds between introspections (introspective).
     checkpoint_gbps : float
         GB/s at which a checkpoint is saved and restored (introspective).
+    time_slicing : bool
+        Suspend-resume time slicing of same-size jobs on one GPU set (module docstring).
+    time_slice : float
+        Seconds between switches of a slice group (the quantum).
+    max_share : int
+        Jobs per slice group at most (the oversubscription of a GPU set).
+    placement : {"lowest", "random"}
+        Which free GPUs a start takes (module docstring).
     """
 
     name = "gandiva"
@@ -100,7 +136,8 @@ class Gandiva(Policy):
     def __init__(self, migration: Literal["introspective", "eager", "none"] = "introspective",
                  migration_cost: NonNegFloat = 60.0, migrate: bool = True,
                  migration_interval: NonNegFloat = 0.0, introspection_interval: PosFloat = 60.0,
-                 checkpoint_gbps: PosFloat = 1.0):
+                 checkpoint_gbps: PosFloat = 1.0, time_slicing: bool = False, time_slice: PosFloat = 3600.0,
+                 max_share: PosInt = 2, placement: Literal["lowest", "random"] = "lowest"):
         from placement.errors import InstanceError
 
         if migration not in ("introspective", "eager", "none"):
@@ -111,6 +148,20 @@ class Gandiva(Policy):
         self.gbps = check_number("checkpoint_gbps", checkpoint_gbps, 1e-9)
         self.migrate = check_bool("migrate", migrate)
         self.mode = migration if self.migrate else "none"
+        self.slicing = check_bool("time_slicing", time_slicing)
+        self.quantum = check_number("time_slice", time_slice, 1e-9)
+        if isinstance(max_share, bool) or not isinstance(max_share, int) or max_share < 1:
+            raise InstanceError("max_share", f"must be a positive integer, got {max_share!r}")
+        self.max_share = max_share
+        if placement not in ("lowest", "random"):
+            raise InstanceError("placement", f"must be 'lowest' or 'random', got {placement!r}")
+        self.placement = placement
+        self._rng = np.random.default_rng(0)
+        self._groups: dict[int, list[str]] = {}   # slice group -> members, the running one first
+        self._group_of: dict[str, int] = {}
+        self._group_gpus: dict[int, np.ndarray] = {}
+        self._next_group = 0
+        self._slice_at: float | None = None
         self._last_migration: dict[str, float] = {}
         self._shape: Shape | None = None
         self._held: dict[str, tuple[np.ndarray, float]] = {}  # migrating job -> (target GPUs, restart time)
@@ -119,7 +170,11 @@ class Gandiva(Policy):
         self._armed: float | None = None     # the next introspection (a Timer is set for it)
         self._seen: tuple | None = None      # (free GPUs, running jobs) at the last introspection
         self._stats = {"start_machine": 0, "start_rack": 0, "start_network": 0, "migrations": 0,
-                       "introspections": 0, "migrations_declined_by_gain": 0}
+                       "introspections": 0, "migrations_declined_by_gain": 0,
+                       "slice_joins": 0, "slice_switches": 0, "peak_group": 1}
+
+    def setup(self, view, seed: int) -> None:
+        self._rng = np.random.default_rng([seed, 18])
 
     def migration_seconds(self, job) -> float:
         """What one migration of ``job`` costs (module docstring): eager, ``migration_cost``;
@@ -146,27 +201,114 @@ class Gandiva(Policy):
                 free[gpus] = False
         for gpus, _at in self._held.values():
             free[gpus] = False
+        if self.slicing:
+            decisions += self._rotate(view, free, now, started, events)
         n_free = int(free.sum())
         if self.mode == "eager" and n_free > 0 and n_free != self._prev_free:
             decisions += self._migrate(view, free, now, gain_test=False)
         fresh: list[str] = []
+        waiting = []
         for job in view.pending:
             if job.id in self._held or job.id in started:
                 continue
             usable = usable_mask(view.cluster, free, job.gpu_type)  # its GPU type only
             if job.gpus > int(usable.sum()):
+                if job.id not in self._group_of:
+                    waiting.append(job)
                 continue
-            gpus = np.flatnonzero(usable)[:job.gpus]
+            gpus = np.flatnonzero(usable)
+            gpus = (np.sort(self._rng.choice(gpus, size=job.gpus, replace=False)) if self.placement == "random"
+                    else gpus[:job.gpus])
             free[gpus] = False
             tier = sh.tier_of(gpus)
             self._tier[job.id] = tier
             self._stats[f"start_{tier}"] += 1
             fresh.append(job.id)
+            if self.slicing:
+                self._leave(job.id)
+                gid = self._next_group = self._next_group + 1
+                self._groups[gid], self._group_of[job.id], self._group_gpus[gid] = [job.id], gid, gpus
             decisions.append(Start(job.id, tuple(int(g) for g in gpus)))
+        if self.slicing:
+            decisions += self._join(view, waiting, now)
         if self.mode == "introspective":
             decisions += self._introspect(view, free, now, fresh + sorted(started))
         self._prev_free = int(free.sum())
         return decisions
+
+    # ------------------------------------------------------------------ time slicing
+    def _leave(self, jid: str) -> None:
+        """Take ``jid`` out of its slice group (it finished, or starts on GPUs of its own)."""
+        gid = self._group_of.pop(jid, None)
+        if gid is None:
+            return
+        members = self._groups[gid]
+        members.remove(jid)
+        if not members:
+            del self._groups[gid], self._group_gpus[gid]
+
+    def _rotate(self, view, free: np.ndarray, now: float, started: set[str], events) -> list:
+        """Hand each slice group's GPUs to its next member: when its running job finished (at
+        once) and, at a tick of the quantum clock, suspend the running member and resume the
+        next. Members that ended are dropped first."""
+        out: list = []
+        pend = {j.id for j in view.pending}
+        for jid in [j for j in self._group_of if j not in view.running and j not in pend]:
+            self._leave(jid)   # finished
+        tick = self._slice_at is not None and now + 1e-9 >= self._slice_at
+        if tick:
+            self._slice_at = None
+        for gid in sorted(self._groups):
+            members = self._groups[gid]
+            gpus = self._group_gpus[gid]
+            head = members[0]
+            if head in self._held:
+                continue
+            if head in view.running:
+                if not (tick and len(members) > 1):
+                    continue
+                out.append(Preempt(head))
+                members.append(members.pop(0))
+                self._stats["slice_switches"] += 1
+                free[gpus] = True
+            elif not free[gpus].all():
+                continue   # a migration moved the group's head off these GPUs; wait
+            nxt = members[0]
+            if nxt in view.running or nxt in started:
+                continue
+            out.append(Start(nxt, tuple(int(g) for g in gpus)))
+            started.add(nxt)
+            free[gpus] = False
+            self._tier[nxt] = self._shape.tier_of(gpus)
+        return out + self._arm_slice(now)
+
+    def _join(self, view, waiting: list, now: float) -> list:
+        """Waiting jobs (submit order) that fit no free GPUs join a running same-size slice group
+        with room (the fewest members first, then the oldest group)."""
+        for job in waiting:
+            best = None
+            for gid, members in self._groups.items():
+                if (len(members) >= self.max_share or len(self._group_gpus[gid]) != job.gpus
+                        or view.job(members[0]).gpu_type != job.gpu_type or members[0] in self._held):
+                    continue
+                key = (len(members), gid)
+                if best is None or key < best[0]:
+                    best = (key, gid)
+            if best is None:
+                continue
+            gid = best[1]
+            self._groups[gid].append(job.id)
+            self._group_of[job.id] = gid
+            self._stats["slice_joins"] += 1
+            self._stats["peak_group"] = max(self._stats["peak_group"], len(self._groups[gid]))
+        return self._arm_slice(now)
+
+    def _arm_slice(self, now: float) -> list:
+        """Set the quantum clock's next tick (on the grid of ``time_slice``) while a group shares."""
+        if self._slice_at is not None or not any(len(m) > 1 for m in self._groups.values()):
+            return []
+        self._slice_at = float((np.floor(now / self.quantum + 1e-9) + 1) * self.quantum)
+        return [Timer(self._slice_at, "gandiva-slice")]
 
     def _introspect(self, view, free: np.ndarray, now: float, fresh: list[str]) -> list:
         """Introspective mode's clock: introspect when the armed tick is due; arm the next tick
@@ -202,6 +344,8 @@ class Gandiva(Policy):
         for jid, r in sorted(view.running.items(), key=lambda kv: (view.job(kv[0]).submit, kv[0])):
             if not self._worse(view, jid, r):
                 continue
+            if self.slicing and len(self._groups.get(self._group_of.get(jid, -1), ())) > 1:
+                continue   # a shared GPU set stays; only a job alone in its group moves
             if self.interval > 0 and now - self._last_migration.get(jid, -np.inf) < self.interval:
                 continue
             job = view.job(jid)
@@ -229,6 +373,8 @@ class Gandiva(Policy):
                         break
                 free[target] = False
                 self._held[jid] = (target, now + cost)
+                if self.slicing and jid in self._group_of:
+                    self._group_gpus[self._group_of[jid]] = target
                 self._last_migration[jid] = now
                 self._stats["migrations"] += 1
                 out += [Preempt(jid), Timer(now + cost, ("migrate", jid))]

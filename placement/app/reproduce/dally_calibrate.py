@@ -1,0 +1,198 @@
+"""Dally's unpublished workload, fitted to the paper's *baseline* JCTs (Tables 2-3), never Dally's.
+
+What is fitted, to what
+    The paper publishes no job length, GPU count or arrival rate (§5.1.1); it publishes the JCT
+    statistics of its four policies on 8 racks (:data:`placement.sim.dally_workload.PAPER_JCT_S`).
+    Following "Calibrate on the baselines" (``../shared/DESIGN.md``), the workload of
+    :func:`placement.sim.dally_workload.fitted_trace` is fitted to the baselines' columns only:
+
+    - batch (Table 2): Tiresias's and Gandiva's median and mean JCT, fitted jointly by the job
+      lengths (log-normal median and sigma), the shares of jobs at 16-64 GPUs and at 1 GPU, and
+      Gandiva's time-slicing depth (``max_share``, jobs per GPU set; the Gandiva paper publishes
+      none);
+    - Poisson (Table 3): the offered load, fitted to Tiresias's and Gandiva's *mean* JCT with
+      the batch fit held. Their Poisson medians (1,170 h and 6,312 h) cannot be fitted: at every
+      load we tried (1 to 25) both our medians stay under 30 h, because Tiresias's 2D-LAS
+      serves each new arrival first and Gandiva's greedy start finishes the small ones at once;
+      so the load is also a knob of the regime map, and the Poisson medians stay in
+      ``calibration.csv`` as targets missed.
+
+    What the fit reached (seed 0, 8 racks): batch, Tiresias median 362 h (paper 707), mean
+    1,884 h (1,239); Gandiva median 262 h (51), mean 3,551 h (1,619); Poisson at load 10,
+    Tiresias mean 1,633 h (1,203), Gandiva mean 2,318 h (4,825). Over every
+    shape tried (job-length median 0.5-60 h, sigma 1-3.5, 10-90% of jobs at 16-64 GPUs, 7.5-60%
+    at 1 GPU, Gandiva depth 1-32), our Tiresias's batch median was at most about 3x our
+    Gandiva's; the paper's is 14x (707 h / 51 h). Deeper time slicing raised Gandiva's median
+    (its depth fitted to 1: no oversubscription) and a larger share of 1-GPU jobs lowered both
+    medians alike. So the two baseline medians are not reproduced together within 25%: the
+    paper's Gandiva finishes half its jobs in 51 h while its Tiresias takes 707 h, which our
+    Tiresias (the authors' simulator's rules, backfilling short jobs) does not do on any
+    workload we tried.
+
+    The fit: one seed, 8 racks, loss = mean |log(ours / paper)| over the batch targets plus the
+    same over the Poisson means, minimised over the points of :data:`TRIED`,
+    :data:`TRIED_RANDOM` (batch) and :data:`TRIED_POISSON` (the load), which record every point
+    evaluated with its outcome (explored by hand, a coarse grid then around the best; the
+    finalists 2.5 h and 4 h: 0.80 + 0.75 and 0.88 + 0.52);
+    frozen in :data:`placement.sim.dally_workload.FIT` and :data:`GANDIVA_MAX_SHARE`.
+    :func:`search` re-runs a grid (default :data:`SEARCH`, around the fit). Every run of
+    ``placement reproduce dally`` re-measures the targets on its own seeds
+    (:func:`record`: ``calibration.csv`` and the report's "Calibration" section) so the reader
+    sees how close the fit holds out of the fitting seed.
+    Run the fit again with ``python -m placement.app.reproduce.dally_calibrate`` (minutes).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+__all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "TARGETS", "SEARCH", "TRIED", "TRIED_RANDOM", "TRIED_POISSON", "record", "search", "loss"]
+
+H = 3600.0
+GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted; see SEARCH)
+# Gandiva as the Dally paper reads it (§5.1.3: migration "whenever resources become available")
+# with the Gandiva paper's time slicing (OSDI'18 §3.1), max_share fitted: the reproduction's form.
+GANDIVA_PAPER: dict[str, Any] = {"migration": "eager", "time_slicing": True, "time_slice": 2 * H,
+                                 "max_share": GANDIVA_MAX_SHARE, "placement": "random"}
+# (policy, arrival kind, statistic): the paper's numbers are PAPER_JCT_S's; stat index 0 mean, 1 median
+TARGETS = [("tiresias", "batch", "median"), ("tiresias", "batch", "mean"), ("gandiva", "batch", "median"),
+           ("gandiva", "batch", "mean"), ("tiresias", "poisson", "median"), ("tiresias", "poisson", "mean"),
+           ("gandiva", "poisson", "median"), ("gandiva", "poisson", "mean")]
+_STAT = {"mean": (0, "mean_jct_s"), "median": (1, "median_jct_s")}
+# The grid :func:`search` runs by default: around the frozen fit.
+SEARCH = {"median_h": (3.0, 4.0, 6.0), "sigma": (2.5,), "share_large": (0.6, 0.7), "share_single": (0.1,),
+          "max_share": (1, 8), "load": (5.0, 10.0, 25.0)}
+# The points the fit was chosen from (seed 0, 8 racks, batch; hours): median_h, sigma, share at
+# 16-64 GPUs, share at 1 GPU, Gandiva's time-slicing depth (1: none), then Tiresias's median and
+# mean and Gandiva's median and mean JCT. The chosen point is (4, 2.5, 0.6, 0.1, 1).
+TRIED = (
+    (5, 2.5, 0.25, 0.1875, 16, 45, 718, 70, 426), (3, 2.5, 0.25, 0.1875, 16, 23, 413, 43, 257),
+    (5, 2.5, 0.25, 0.1875, 8, 45, 718, 79, 424), (8, 2.2, 0.25, 0.1875, 16, 57, 767, 110, 448),
+    (5, 2.5, 0.25, 0.1875, 1, 45, 718, 56, 500), (20, 1.5, 0.25, 0.1875, 1, 126, 475, 121, 550),
+    (2, 2.5, 0.6, 0.1, 1, 214, 665, 71, 708), (2, 2.5, 0.6, 0.1, 4, 214, 665, 149, 456),
+    (2, 2.5, 0.6, 0.1, 8, 214, 665, 109, 443), (2, 2.5, 0.6, 0.1, 32, 214, 665, 82, 398),
+    (2, 3.0, 0.7, 0.075, 1, 316, 2152, 192, 2048), (2, 3.0, 0.7, 0.075, 2, 316, 2152, 493, 2060),
+    (3, 2.8, 0.8, 0.05, 1, 815, 2930, 420, 3312), (3, 2.8, 0.8, 0.05, 2, 815, 2930, 872, 2599),
+    (4, 2.6, 0.75, 0.0625, 1, 600, 1945, 375, 2596), (4, 2.6, 0.75, 0.0625, 8, 600, 1945, 307, 1398),
+    (4, 2.6, 0.75, 0.0625, 32, 600, 1945, 184, 1274), (3, 2.5, 0.7, 0.075, 1, 337, 1724, 222, 1223),
+    (3, 2.5, 0.7, 0.075, 32, 337, 1724, 129, 878), (1, 3.5, 0.5, 0.125, 1, 45, 2575, 37, 1461),
+    (2, 3.0, 0.5, 0.125, 1, 69, 1893, 74, 979), (1, 3.0, 0.6, 0.1, 1, 78, 800, 45, 773),
+    (0.5, 3.5, 0.4, 0.15, 1, 6, 932, 14, 516), (2, 2.5, 0.5, 0.4, 1, 33, 502, 26, 474),
+    (4, 2.0, 0.45, 0.5, 1, 26, 323, 33, 346), (2, 2.5, 0.3, 0.6, 1, 7, 352, 12, 143),
+    (1, 2.0, 0.5, 0.125, 1, 24, 148, 13, 91), (1, 2.0, 0.7, 0.075, 1, 63, 158, 40, 274),
+    (1, 2.5, 0.5, 0.125, 1, 23, 300, 18, 247), (1, 2.5, 0.7, 0.075, 1, 99, 547, 66, 409),
+    (4, 2.5, 0.6, 0.1, 1, 362, 1884, 133, 1284),
+)
+# The rows above ran Gandiva with lowest-id placement; with the reproduction's random placement
+# (network-agnostic, chosen afterwards for Fig. 6c's ordering) the two finalists gave:
+TRIED_RANDOM = ((2.5, 2.5, 0.6, 0.1, 1, 183, 1168, 208, 2375), (4, 2.5, 0.6, 0.1, 1, 362, 1884, 262, 3551))
+# Poisson (hours): median_h, load, Tiresias median and mean, Gandiva median and mean (lowest-id
+# placement for the first seven, random for the last three).
+TRIED_POISSON = ((4, 1, 8, 364, 14, 327), (4, 1.5, 8, 302, 15, 366), (4, 2, 8, 330, 16, 360), (4, 3, 9, 544, 29, 428),
+                 (4, 5, 17, 691, 26, 555), (4, 10, 13, 1633, 23, 759), (4, 25, 18, 2372, 29, 929),
+                 (4, 5, 17, 691, 41, 2542), (4, 10, 13, 1633, 39, 2318), (2.5, 10, 8, 892, 23, 1449))
+
+
+def paper_value(policy: str, kind: str, stat: str) -> float:
+    """The paper's number of a target, seconds (Tables 2-3)."""
+    from placement.sim.dally_workload import PAPER_JCT_S
+
+    return float(PAPER_JCT_S[kind][policy][_STAT[stat][0]])
+
+
+def loss(pairs: list[tuple[float, float]]) -> float:
+    """Mean |log(ours / paper)| over (ours, paper) pairs: a factor of 2 either way costs the same."""
+    return sum(abs(math.log(o / p)) for o, p in pairs) / len(pairs)
+
+
+def record(ctx, results: dict, d: int, seeds: list[int], load: float) -> None:
+    """One ``ctx.calibrate`` row per target (hours: the paper's, ours as the median over seeds on
+    ``d`` racks, error = ours - paper) and a section with the relative errors."""
+    from placement.sim.dally_workload import FIT
+
+    from .context import fmt_spread, spread
+
+    batch = (f"median_h={FIT['median_h']:g}, sigma={FIT['sigma']:g}, share_large={FIT['share_large']:g}, "
+             f"share_single={FIT['share_single']:g}, gandiva max_share={GANDIVA_MAX_SHARE}")
+    lines = ["The workload's parameters, fitted jointly to the baselines' JCTs of Tables 2-3 on 8 racks (seed 0; "
+             f"{len(TRIED) + len(TRIED_RANDOM)} batch points and {len(TRIED_POISSON)} Poisson ones, listed in "
+             "`placement.app.reproduce.dally_calibrate.TRIED`), and how close they "
+             f"hold on this run's seeds ({d} racks; median, min to max over seeds). Dally's and Dally-manual's "
+             "columns were never fitted. Our Tiresias's batch median was at most about 3x our Gandiva's on every "
+             "shape tried (the paper's: 14x), so the two baseline medians are not reached together; the Poisson "
+             "medians are out of reach at every load (2D-LAS serves each arrival first), so the load was fitted to "
+             "the Poisson means and is a knob of the regime map.", "", "| target | paper | ours | ours / paper - 1 | within 25% |",
+             "|---|---|---|---|---|"]
+    for pol, kind, stat in TARGETS:
+        vals = [results[("paper", d, kind, s)][pol].get(_STAT[stat][1]) if ("paper", d, kind, s) in results
+                else None for s in seeds]
+        sp = spread(vals)
+        if sp is None:
+            continue
+        paper = paper_value(pol, kind, stat)
+        ctx.calibrate(parameter=batch if kind == "batch" else f"load={load:g} (batch fit held)",
+                      value=batch if kind == "batch" else load, target=f"{pol} {kind} {stat} JCT (h)",
+                      paper=paper / H, ours=sp[0] / H)
+        rel = sp[0] / paper - 1
+        lines.append(f"| {pol} {kind} {stat} JCT | {paper / H:,.0f} h | {fmt_spread(vals, ' h', 1 / H)} | "
+                     f"{100 * rel:+.0f}% | {'yes' if abs(rel) <= 0.25 else 'no'} |")
+    ctx.section("Calibration fit", "\n".join(lines))
+
+
+def _measure(trace, racks: int, policies: dict[str, tuple[str, dict]]) -> dict[str, dict[str, float]]:
+    from placement.sim import Cluster, simulate
+    from placement.sim.metrics import per_job, summary
+    from placement.sim.perf import DallyPerf
+    from placement.sim.policies import make_policy
+
+    cl = Cluster.uniform(racks=racks, machines=8, gpus_per_machine=8)
+    out = {}
+    for label, (pol, opts) in policies.items():
+        res = simulate(trace, cl, make_policy(pol, **opts), perf=DallyPerf())
+        s = summary(per_job(res.log, trace), res.log, cl.n_gpus)
+        out[label] = {"mean": s["mean_jct_s"], "median": s["median_jct_s"]}
+    return out
+
+
+def search(grid: dict[str, tuple] | None = None, seed: int = 0, racks: int = 8, echo=print) -> list[dict[str, Any]]:
+    """The fit (module docstring): every batch point of ``grid``, then the load for the best one
+    (its loss over the Poisson means only, the medians being out of reach).
+    Returns one row per point with its loss; prints them with ``echo``."""
+    from placement.sim.dally_workload import fitted_trace
+
+    grid = grid or SEARCH
+    rows = []
+    for med, sig, share, single, ms in itertools.product(grid["median_h"], grid["sigma"], grid["share_large"],
+                                                         grid["share_single"], grid["max_share"]):
+        if single > 1 - share:
+            continue
+        tr = fitted_trace("batch", seed=seed, median_h=med, sigma=sig, share_large=share, share_single=single,
+                          gpus=64 * racks)
+        got = _measure(tr, racks, {"tiresias": ("tiresias", {}),
+                                   "gandiva": ("gandiva", {**GANDIVA_PAPER, "max_share": ms})})
+        pairs = [(got[p][st], paper_value(p, "batch", st)) for p, k, st in TARGETS if k == "batch"]
+        rows.append({"median_h": med, "sigma": sig, "share_large": share, "share_single": single, "max_share": ms,
+                     "load": None,
+                     "loss": loss(pairs), **{f"{p}_{st}_h": got[p][st] / H for p, k, st in TARGETS if k == "batch"}})
+        echo(rows[-1])
+    best = min(rows, key=lambda r: r["loss"])
+    for load in grid["load"]:
+        tr = fitted_trace("poisson", seed=seed, median_h=best["median_h"], sigma=best["sigma"],
+                          share_large=best["share_large"], share_single=best["share_single"], load=load,
+                          gpus=64 * racks)
+        got = _measure(tr, racks, {"tiresias": ("tiresias", {}),
+                                   "gandiva": ("gandiva", {**GANDIVA_PAPER, "max_share": best["max_share"]})})
+        pairs = [(got[p][st], paper_value(p, "poisson", st)) for p, k, st in TARGETS
+                 if k == "poisson" and st == "mean"]
+        rows.append({**{k: best[k] for k in ("median_h", "sigma", "share_large", "share_single", "max_share")},
+                     "load": load,
+                     "loss": loss(pairs), **{f"{p}_{st}_h": got[p][st] / H for p, k, st in TARGETS
+                                             if k == "poisson"}})
+        echo(rows[-1])
+    return rows
+
+
+if __name__ == "__main__":
+    search()
