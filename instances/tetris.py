@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from placement.tetris.instance import TetrisInstance, load_instance
+from placement.validate import integer
 
 __all__ = ["generate_tetris", "tetris_document"]
 
@@ -54,8 +55,8 @@ def tetris_document(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *,
                     zipf: float = 1.1, ml_share: float = 0.6, max_tables_per_job: int = 3,
                     quota_share: float = 0.3, storage_room: float = 2.2, name: str = "") -> dict:
     """A Tetris instance document (file format version 1); see :func:`generate_tetris`."""
-    if n_tables < 1 or n_jobs < 0 or n_regions < 1:
-        raise ValueError("n_tables and n_regions must be >= 1 and n_jobs >= 0")
+    n_tables, n_jobs, n_regions = (integer(n_tables, "n_tables", 1), integer(n_jobs, "n_jobs", 0),
+                                   integer(n_regions, "n_regions", 1))
     if not 1 <= n_gpu_types <= len(GPU_TYPES):
         raise ValueError(f"n_gpu_types must be in 1..{len(GPU_TYPES)}")
     if n_priorities < 1:

@@ -7,7 +7,10 @@ models in ``models/``, heuristics in ``solvers/``, and every solver returns a
 
 The Python face (README.md, "Python"): :func:`simulate` (a policy on a trace, a :class:`Run`
 with pandas DataFrames), :func:`solve` (any family's solver by name), :func:`sweep` and
-:func:`reproduce` (a :class:`Report`). They live in the app layer
+:func:`reproduce` (a :class:`Report`), :func:`compare` (runs in one table and one JCT CDF), and
+the listings :func:`list_policies`, :func:`list_solvers`, :func:`list_options` (types and
+defaults) and :func:`list_metrics` (the glossary of a run's numbers; ``placement.solvers`` and
+``placement.options`` are the package's modules of those names). They live in the app layer
 (:mod:`placement.app.api`) and are the functions the command line runs. The core never imports
 the app, so these names are resolved lazily: the module ``__getattr__`` below loads
 ``placement.app.api`` by name the first time one of them is used, and ``import placement``
@@ -17,10 +20,12 @@ alone loads no app, solver or model code (``tests/core/test_imports.py``).
 from .errors import InstanceError
 from .result import SolveResult, Status
 
-__all__ = ["InstanceError", "SolveResult", "Status", "simulate", "Run", "solve", "sweep", "reproduce", "Report"]
+__all__ = ["InstanceError", "SolveResult", "Status", "simulate", "Run", "solve", "sweep", "reproduce", "Report",
+           "compare", "list_policies", "list_solvers", "list_options", "list_metrics"]
 __version__ = "0.1.0"
 
-_API = frozenset({"simulate", "Run", "solve", "sweep", "reproduce", "Report"})
+_API = frozenset({"simulate", "Run", "solve", "sweep", "reproduce", "Report", "compare", "list_policies",
+                  "list_solvers", "list_options", "list_metrics"})
 
 
 def __getattr__(name: str):

@@ -34,7 +34,7 @@ from typing import Any
 from .errors import InstanceError
 
 __all__ = ["Range", "check_value", "check_options", "settable", "NonNegInt", "PosInt", "NonNegFloat", "PosFloat",
-           "Fraction"]
+           "Fraction", "option_listing"]
 
 MAX_INT = 2**53
 UNANNOTATED = object()  # a parameter without annotation: its value passes unchecked
@@ -197,7 +197,8 @@ def _check(value: Any, hint: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
                 and abs(value) <= 1e300:
             return float(value) if isinstance(value, float) else value
-        raise _Refused("float")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        raise _Refused("a finite float of magnitude at most 1e300" if number else "float")
     if hint is str:
         if isinstance(value, str):
             return value
@@ -351,3 +352,18 @@ PosInt = typing.Annotated[int, Range(1)]
 NonNegFloat = typing.Annotated[float, Range(0)]
 PosFloat = typing.Annotated[float, Range(0, lo_open=True)]
 Fraction = typing.Annotated[float, Range(0, 1)]
+
+
+def option_listing(fn: Any, only: list[str] | None = None) -> list[dict[str, Any]]:
+    """The keyword options of ``fn`` (a policy class or a solver) as :func:`check_options` reads
+    them: one row per option with its ``option`` name, the ``type`` a value must have (as the
+    checker's messages say it: ``float >= 0``, ``one of ['a', 'b']``; empty when the option
+    cannot be set from the command line) and its ``default`` (None when it has none)."""
+    rows = []
+    for name, (p, hint) in _parameters(fn).items():
+        if only is not None and name not in only:
+            continue
+        settable_ = hint is UNANNOTATED or settable(hint)
+        rows.append({"option": name, "type": ("any" if hint is UNANNOTATED else _describe(hint)) if settable_ else "",
+                     "default": None if p.default is inspect.Parameter.empty else p.default})
+    return rows

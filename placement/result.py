@@ -85,6 +85,21 @@ class SolveResult:
     def has_solution(self) -> bool:
         return self.solution is not None
 
+    def __repr__(self) -> str:
+        """One readable line: status, objective, bound and gap, time; the statistics by name only
+        (``result.stats`` holds them)."""
+        def num(v):
+            return "-" if v is None else f"{v:,.6g}"
+
+        gap = self.gap
+        # a heuristic reports "feasible" by contract; a bound it carries may still prove more
+        proven = " (its bound proves it optimal)" if self.status == Status.FEASIBLE and gap == 0.0 else ""
+        return (f"SolveResult(status={str(self.status)!r}{proven}, solver={self.solver!r}, objective={num(self.objective)}, "
+                f"bound={num(self.bound)}, gap={'-' if gap is None else f'{gap:.3%}'}, "
+                f"wall_time={self.wall_time_s:.2f} s" + (f", message={self.message[:80]!r}" if self.message else "")
+                + (f", stats: {', '.join(list(self.stats)[:8])}{' ...' if len(self.stats) > 8 else ''}"
+                   if self.stats else "") + ")")
+
     def to_dict(self, solution_json: Any = None) -> dict[str, Any]:
         """Plain-JSON form; ``solution_json`` is the problem's serialized solution."""
         return {

@@ -20,6 +20,7 @@ replay_check's verdict, and ``run``: what made the run, :func:`provenance`), and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -34,7 +35,8 @@ from ..errors import InstanceError
 from ..io import check_output_folder, read_document, staged_folder, write_json, write_text
 from .report import agg_backend, save_figure
 
-__all__ = ["Run", "simulate", "run_simulation", "write_outputs", "sim_instance", "load_inputs", "provenance",
+__all__ = ["Run", "simulate", "check_policy_name", "network_note", "NETWORK_AWARE", "run_simulation",
+           "write_outputs", "sim_instance", "load_inputs", "provenance",
            "resolved_options", "option_json", "policy_checks", "folder_checks", "summary_document",
            "run_figures", "plot_run", "command_line", "package_version", "DEFAULT_CLUSTERS", "OUTPUT_FILES"]
 
@@ -74,16 +76,40 @@ class Run:
     bin_s: float | None = None
 
     def __repr__(self) -> str:
+        m = self.metrics
+
+        def hours(key):
+            v = m.get(key)
+            return "-" if v is None else f"{v / 3600:,.2f} h"
+
+        alloc = m.get("allocation_rate")
         return (f"Run({self.instance.trace.name!r}: {len(self.instance.trace)} jobs on {self.instance.cluster.name} "
-                f"({self.instance.cluster.n_gpus} GPUs), policy {self.policy!r}, seed {self.seed}, "
-                f"mean JCT {self.metrics.get('mean_jct_s')}, {len(self.violations)} replay violations)")
+                f"({self.instance.cluster.n_gpus} GPUs), policy {self.policy!r}, seed {self.seed}, perf "
+                f"{self.instance.perf!r}; {m.get('finished')} finished, mean JCT {hours('mean_jct_s')}, mean wait "
+                f"{hours('mean_waiting_s')}, utilization while jobs arrive "
+                f"{'-' if alloc is None else f'{alloc:.0%}'}; "
+                f"{'replay_check passed' if not self.violations else f'{len(self.violations)} replay violations'})")
+
+    @property
+    def label(self) -> str:
+        """``policy/seed`` (the ``run`` column of :attr:`jobs` and of :func:`placement.compare`)."""
+        return f"{self.policy}/seed{self.seed}"
 
     @property
     def jobs(self):
-        """One row per job (``jobs.csv``): submit, start, end, JCT, queueing delay, slowdown, state ..."""
+        """One row per job (``jobs.csv``'s columns: submit, first_start, finish, jct, queueing_delay,
+        slowdown, state, ``tiers`` as a list of the network tiers of its placements ...; times in s)
+        and the run's ``policy``, ``seed`` and ``run`` (:attr:`label`), so that the tables of
+        several runs concatenate into one tidy table."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows)
+        df = pd.DataFrame(self.rows)
+        if "tiers" in df:
+            df["tiers"] = [t.split() if isinstance(t, str) else [] for t in df["tiers"]]
+        df.insert(0, "seed", self.seed)
+        df.insert(0, "policy", self.policy)
+        df.insert(0, "run", self.label)
+        return df
 
     @property
     def log(self):
@@ -134,8 +160,31 @@ class Run:
         if not checked:
             out = check_output_folder(path, "-o", OUTPUT_FILES)
         with agg_backend(), staged_folder(out) as stage:
-            return write_outputs(stage, self.instance, self.result, self.rows, self.metrics, self.violations,
-                                 bin_s=self.bin_s, run=self.provenance)
+            with _interrupts_deferred():  # an interrupt while writing: the set is dropped whole
+                return write_outputs(stage, self.instance, self.result, self.rows, self.metrics, self.violations,
+                                     bin_s=self.bin_s, run=self.provenance)
+
+
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """``SIGINT`` recorded, not raised, while the files are written into the staging folder
+    (main thread only), then raised as one ``KeyboardInterrupt`` before the move: no library
+    in the middle of a write sees it, and the staging folder is removed whole
+    (:func:`placement.io.staged_folder`), so an interrupt leaves the outputs absent or whole."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    if pending:
+        raise KeyboardInterrupt
 
 
 def simulate(trace, cluster=None, policy="fifo", options: dict[str, Any] | None = None, seed: int = 0,
@@ -175,10 +224,8 @@ def simulate(trace, cluster=None, policy="fifo", options: dict[str, Any] | None 
     InstanceError
         Bad input, one line naming the option (``--hours: must be a positive finite number``).
     """
-    from ..sim.policies import policy_class
-
     if isinstance(policy, str):
-        policy_class(policy)  # an unknown name is refused before the trace is read
+        check_policy_name(policy)  # an unknown name is refused before the trace is read
     if options is not None and not isinstance(options, dict):
         raise InstanceError("options", f"must be a mapping of option names to values, got {type(options).__name__}")
     inst, fmt_ = sim_instance(trace, cluster, perf=perf, start=start, hours=hours, sample=sample, seed=seed,
@@ -196,6 +243,35 @@ def simulate(trace, cluster=None, policy="fifo", options: dict[str, Any] | None 
         record["command"] = command_line(trace, cluster, policy, options, seed, perf, start, hours, sample,
                                          checkpoint, scan, bin_s)
     return Run(inst, res, record["policy"], seed, summ, broken, record, built[0], rows, bin_s)
+
+
+def check_policy_name(policy: str) -> None:
+    """A registered policy's name (``--policy``); an unknown or empty one is refused with the
+    list and the nearest names."""
+    from ..sim.policies import policy_names
+    from .options import unknown_name
+
+    if policy not in policy_names():
+        raise unknown_name(policy, policy_names(), "--policy", "a registered policy")
+
+
+# Policies whose point is where a job's GPUs sit on the network (Dally's tiers; CASSINI's link
+# sharing). Their runs mean something only where a spread job runs slower: under perf "dally"
+# (Dally Table 1's slowdowns) or on a cluster with a network model (links shared over time). With
+# perf "ideal" (a trace file's default, durations as observed) on a cluster without one, every
+# placement runs at full speed and placement quality cannot show; placement.simulate warns and the command notes it
+# when one runs so (network_note).
+NETWORK_AWARE = ("dally", "dally-manual", "dally+cassini", "tiresias+cassini", "themis+cassini")
+
+
+def network_note(run) -> str | None:
+    """The warning for a network-aware policy run where its placements cannot matter (perf
+    ``ideal`` on a cluster without a network model), else None."""
+    if run.policy in NETWORK_AWARE and run.instance.perf == "ideal" and run.instance.cluster.network is None:
+        return (f"policy {run.policy!r} places jobs by network tier, but perf 'ideal' on a cluster without a "
+                "network model runs every placement at full speed, so its placements cannot show: run it with "
+                "perf 'dally' (Dally Table 1's slowdowns; --perf dally on the command line)")
+    return None
 
 
 # Default cluster per trace format when --cluster is not given. Philly: 512 GPUs (the trace's
@@ -229,15 +305,16 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
     ``placement evaluate`` reads back from ``instance.json`` (one set of limits for both).
     """
     from ..sim.cluster import Cluster
-    from ..sim.instance import SimInstance, load_instance
-    from ..sim.trace import Trace, window
-    from .shipped import load_trace_arg
+    from ..sim.instance import PERF_MODELS, SimInstance, load_instance
+    from ..sim.trace import Trace, check_trace, window
+    from .shipped import SHIPPED_TRACES, load_trace_arg
 
     for name, v in (("start", start), ("hours", hours), ("checkpoint", checkpoint), ("scan", scan),
                     ("bin", bin_s)):
         if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v)
                               or v < 0 or (v == 0 and name != "start")):
-            raise InstanceError(f"--{name}", "must be a positive finite number")
+            raise InstanceError(f"--{name}", "must be a finite number >= 0 (hours after the first submit)"
+                                if name == "start" else "must be a positive finite number")
     if scan is not None and scan < 1.0:
         raise InstanceError("--scan", "must be at least 1 s (a scan runs the policy over the whole queue)")
     if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 1):
@@ -248,17 +325,26 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         raise InstanceError("--seed", f"must be a non-negative integer, got {seed!r}")
     win = {"start": float(start) * 3600.0, "hours": hours, "sample": sample, "seed": seed}
     base = None
+    # An in-memory input goes through the checks a file's rows go through, before any work.
+    if hasattr(trace, "columns") and hasattr(trace, "iloc"):   # a pandas DataFrame: CSV v1's columns
+        trace = Trace.from_dataframe(trace)
     if isinstance(trace, SimInstance):
-        base, fmt_ = trace, "instance"
+        base, fmt_ = _checked_instance(trace, PERF_MODELS, Cluster, check_trace), "instance"
     elif isinstance(trace, Trace):
-        base, fmt_ = None, "trace"
+        trace, base, fmt_ = check_trace(trace), None, "trace"
+    elif isinstance(trace, dict):
+        base, fmt_ = load_instance(trace), "document"
     elif isinstance(trace, str | Path):
         src = str(trace)
         if src.lower().endswith((".json", ".yaml", ".yml")):
             base, fmt_ = load_instance(read_document(src)), "json"
+        elif src not in SHIPPED_TRACES and not Path(src).exists():
+            from .options import unknown_name
+
+            raise unknown_name(src, SHIPPED_TRACES, "trace", "a trace file or a shipped trace")
     else:
-        raise InstanceError("trace", "must be a shipped trace name, a file, a Trace or a SimInstance, "
-                            f"got {type(trace).__name__}")
+        raise InstanceError("trace", "must be a shipped trace name, a file, a document, a DataFrame, a Trace "
+                            f"or a SimInstance, got {type(trace).__name__}")
     if base is not None:
         jobs = window(base.trace.jobs, **win)
         tr = type(base.trace)(base.trace.name, tuple(jobs), base.trace.provenance)
@@ -285,6 +371,27 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         inst = SimInstance(tr, cl, perf or "ideal", checkpoint, scan)
     _readable_back(inst.cluster)
     return inst, fmt_
+
+
+def _checked_instance(inst, perf_models, cluster_type, check_trace):
+    """A Python caller's SimInstance checked as ``instance.json`` is (:func:`placement.sim.instance.load_instance`)."""
+    if not isinstance(inst.cluster, cluster_type):
+        raise InstanceError("trace.cluster", f"must be a Cluster, got {type(inst.cluster).__name__}")
+    if inst.perf not in perf_models:
+        raise InstanceError("trace.perf", f"must be one of {', '.join(perf_models)}, got {inst.perf!r:.60}")
+    for name in ("checkpoint_interval", "scan_interval"):
+        v = getattr(inst, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0):
+            raise InstanceError(f"trace.{name}", f"must be a positive finite number or None, got {v!r:.60}")
+    if inst.scan_interval is not None and inst.scan_interval < 1.0:
+        raise InstanceError("trace.scan_interval", "must be at least 1 s (a scan runs the policy over the whole queue)")
+    if inst.table_regions is not None:
+        from ..sim.instance import table_regions_of
+
+        table_regions_of({t: list(r) for t, r in dict(inst.table_regions).items()}, inst.cluster.region_names,
+                         "trace.table_regions")
+    return type(inst)(check_trace(inst.trace), inst.cluster, inst.perf, inst.checkpoint_interval,
+                      inst.scan_interval, inst.table_regions)
 
 
 def _cluster(value):
@@ -415,7 +522,8 @@ def policy_checks(policy: str, pol, cluster, links=None) -> list:
     """The replay checks a run of ``policy`` must pass beyond the common ones: each link's factor
     over time when the cluster has a network (``links``: the engine's
     :class:`~placement.sim.links.LinkSharing`, or a fresh one), and HiveD's sharing safety
-    (§3.2: guaranteed cells within the VC assignment) for the ``hived`` policies."""
+    (§3.2: guaranteed cells within the VC assignment) and the guarantee check of its start rows'
+    classes (:func:`placement.sim.replay.guarantee_check`) for the ``hived`` policies."""
     from ..sim.link_check import link_factor_check
     from ..sim.links import LinkSharing
 
@@ -425,7 +533,9 @@ def policy_checks(policy: str, pol, cluster, links=None) -> list:
     if policy.startswith("hived") and getattr(pol, "assign", None) is not None:
         from placement.solvers.online.hived import sharing_safety_check
 
-        out.append(sharing_safety_check(pol.assign))
+        from ..sim.replay import guarantee_check
+
+        out += [sharing_safety_check(pol.assign), guarantee_check(pol.assign.cells)]
     return out
 
 
@@ -536,7 +646,8 @@ def run_figures(ts: list[dict[str, Any]], rows: list[dict[str, Any]], title: str
         ax2 = ax1.twinx()
         ax2.plot(hours, [r["queue_length"] for r in ts], color="tab:red", label="queue length")
         ax2.set_ylabel("pending jobs")
-        fig.legend(loc="upper right", fontsize=8)
+        lines = ax1.get_lines() + ax2.get_lines()   # inside the axes, clear of the right axis label
+        ax1.legend(lines, [ln.get_label() for ln in lines], loc="upper left", fontsize=8, framealpha=0.8)
         ax1.set_title(f"{title}: utilization and queue")
         fig.tight_layout()
         figs.append(("utilization_queue.png", fig))

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InstanceError
 from .options import key_value, nonnegative_int
 from .report import fmt
-from .run import OUTPUT_FILES, package_version
+from .run import OUTPUT_FILES, network_note, package_version
 
 __all__ = ["add_commands", "cmd_simulate"]
 
@@ -122,24 +122,33 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.output is None:
             raise InstanceError("-o", "is required: the output folder")
         out = _check_out_dir(args.output)
-        kw = {"trace": args.trace, "cluster": args.cluster, "policy": args.policy or "fifo",
+        kw = {"trace": args.trace, "cluster": args.cluster, "policy": "fifo" if args.policy is None else args.policy,
               "options": dict(args.option or []), "seed": args.seed or 0, "perf": args.perf,
               "start": args.start or 0.0,
               "hours": args.hours, "sample": args.sample, "checkpoint": args.checkpoint, "scan": args.scan,
               "bin_s": args.bin}
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 120)
+    # drawn from this thread only (no refresh thread): an interrupt can never leave a thread
+    # writing to the terminal while the interpreter shuts down
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as prog:
+                  TimeElapsedColumn(), console=console, transient=True, auto_refresh=False) as prog:
         task = prog.add_task("simulating", total=None)
+        drawn = [0.0]
 
         def progress(done, total, now):
             prog.update(task, completed=done, total=max(1, total),
                         description=f"simulating (t = {now / 3600:.1f} h)")
+            if time.perf_counter() - drawn[0] >= 0.1:
+                drawn[0] = time.perf_counter()
+                prog.refresh()
 
         t0 = time.perf_counter()
         run = simulate(**kw, progress=progress,
                        announce=lambda text: console.print(text, markup=False, highlight=False))
         elapsed = time.perf_counter() - t0
+    note = network_note(run)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     figs = run.save(out, checked=True)
     summ, res, broken = run.metrics, run.result, run.violations
     table = Table(title=f"{run.instance.trace.name} / {run.policy}")

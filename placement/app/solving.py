@@ -40,6 +40,10 @@ def solve_options(instance, solver: str | None, time_limit: float | None, seed: 
     from ..registry import call_solver, check_solver_options
 
     spec, inst = family_of(instance)
-    name = solver or spec.exact_solver
+    name = spec.exact_solver if solver is None else solver
+    if name not in spec.solvers:
+        from .options import unknown_name
+
+        raise unknown_name(name, spec.solvers, "--solver", f"a solver of {spec.name}")
     extra = check_solver_options(spec, name, dict(options), reserved={"seed": "--seed", "time_limit": "--time-limit"})
     return call_solver(spec, name, inst, time_limit=time_limit, seed=seed, **extra)

@@ -30,9 +30,57 @@ from .log import EventLog, LogRow
 from .trace import Trace
 
 __all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures",
-           "utilization_between", "allocation_rate"]
+           "utilization_between", "allocation_rate", "METRICS", "glossary"]
 
 DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
+
+# The glossary of summary()'s keys (and the network runs' iteration_summary): unit, definition.
+# placement.list_metrics() and the simulator page (placement/sim/README.md) print it.
+METRICS: dict[str, tuple[str, str]] = {
+    "jobs": ("jobs", "jobs in the trace window"),
+    "finished": ("jobs", "jobs that finished before the run ended"),
+    "unschedulable": ("jobs", "jobs the policy refused as never placeable on this cluster"),
+    "unfinished": ("jobs", "jobs still pending or running at the end (the run stops when no event is left)"),
+    "mean_jct_s": ("s", "mean job completion time (finish - submit) over finished jobs"),
+    "median_jct_s": ("s", "median JCT over finished jobs"),
+    "p95_jct_s": ("s", "95th percentile of JCT over finished jobs"),
+    "p99_jct_s": ("s", "99th percentile of JCT over finished jobs (Dally Tables 2-3)"),
+    "mean_queueing_delay_s": ("s", "mean of first start - submit over started jobs: the first wait only"),
+    "p95_queueing_delay_s": ("s", "95th percentile of the first wait"),
+    "p99_queueing_delay_s": ("s", "99th percentile of the first wait"),
+    "mean_waiting_s": ("s", "mean of JCT - run time over finished jobs: every wait, also after a preemption or "
+                       "migration (Dally §5.1.4's queueing delay); >= mean_queueing_delay_s when jobs are preempted"),
+    "p95_waiting_s": ("s", "95th percentile of waiting"),
+    "p99_waiting_s": ("s", "99th percentile of waiting"),
+    "makespan_s": ("s", "last finish - first submit"),
+    "time_to_95pct_finished_s": ("s", "first submit until 95% of all jobs have finished (None if fewer finish)"),
+    "time_to_99pct_finished_s": ("s", "first submit until 99% of all jobs have finished (None if fewer finish)"),
+    "preemptions": ("count", "preemptions (and migrations) over all jobs"),
+    "mean_slowdown": ("ratio", "mean of run time / ideal duration over finished jobs (>= 1: placement slowdown "
+                      "and lost work)"),
+    "mean_comm_overhead_s": ("s", "mean of run time - ideal duration over finished jobs: exposed communication "
+                             "(Dally §5.1.4); 0 under perf 'ideal'"),
+    "gpu_seconds_busy": ("GPU-s", "GPU-seconds held by running jobs"),
+    "mean_utilization": ("fraction", "gpu_seconds_busy / (GPUs x makespan): over the whole run, the drain "
+                         "after the last submit included (a long tail dilutes it)"),
+    "allocation_rate": ("fraction", "GPU-seconds held / available inside the measured window, first to last "
+                        "submit (MAST §5.2): the utilization while work arrives"),
+    "allocation_window_h": ("h", "length of the measured window (first to last submit)"),
+    "slo_violation_rate_p<N>": ("fraction", "share of priority-N jobs whose wait exceeded the scheduling-latency "
+                                "limit (DEFAULT_SLO: 10 min, 1 h, 4 h for priorities 0, 1, 2+; our choice)"),
+    "iteration_ms_mean": ("ms", "mean iteration time over all iterations of catalogue jobs (network runs)"),
+    "iteration_ms_p99": ("ms", "99th percentile iteration time (network runs)"),
+    "iteration_ideal_ms_mean": ("ms", "the same jobs' mean iteration time alone on the network"),
+    "iteration_slowdown_mean": ("ratio", "iteration_ms_mean / iteration_ideal_ms_mean"),
+    "replay_check_s": ("s", "wall time replay_check took (varies run to run)"),
+}
+
+
+def glossary(key: str) -> tuple[str, str] | None:
+    """(unit, definition) of a summary key (``slo_violation_rate_p1`` reads the ``<N>`` entry)."""
+    if key.startswith("slo_violation_rate_p"):
+        key = "slo_violation_rate_p<N>"
+    return METRICS.get(key)
 MAX_BINS = 100_000
 
 

@@ -38,7 +38,8 @@ from .table1 import DALLY_MODELS
 
 __all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv", "load_trace", "trace_format",
            "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
-           "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS", "MAX_NAME", "MAX_PROVENANCE", "trace_name"]
+           "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS", "MAX_NAME", "MAX_PROVENANCE", "trace_name",
+           "check_trace", "check_job", "MAX_JOB_GPUS"]
 
 MAX_TRACE_BYTES = 64 * 2**20    # refuse larger trace files before reading them (philly.csv: 3.3 MiB)
 MAX_TRACE_ROWS = 1_000_000      # and stop reading beyond this many rows (philly: 82,247)
@@ -82,16 +83,173 @@ class Trace:
     provenance: str = ""
 
     def __post_init__(self):
-        jobs = tuple(sorted(self.jobs, key=lambda j: (j.submit, j.id)))
+        try:
+            jobs = tuple(sorted(self.jobs, key=lambda j: (j.submit, j.id)))
+            seen: set[str] = set()
+            for j in jobs:
+                if j.id in seen:
+                    raise InstanceError(f"{self.name} job {j.id!r}", "job ids must be unique")
+                seen.add(j.id)
+        except (TypeError, AttributeError):  # a value no file could hold: name it (check_job)
+            if isinstance(self.jobs, tuple | list):
+                for i, j in enumerate(self.jobs):
+                    check_job(j, f"trace {str(self.name)[:60]!r} job "
+                                 f"{(repr(j.id)[:60] if isinstance(j, Job) else f'[{i}]')} ")
+            raise InstanceError(f"trace {str(self.name)[:60]!r} jobs", "must be a tuple of Job with numeric "
+                                "submit times and distinct string ids") from None
         object.__setattr__(self, "jobs", jobs)
-        seen: set[str] = set()
-        for j in jobs:
-            if j.id in seen:
-                raise InstanceError(f"{self.name} job {j.id!r}", "job ids must be unique")
-            seen.add(j.id)
 
     def __len__(self) -> int:
         return len(self.jobs)
+
+    @classmethod
+    def from_dataframe(cls, df, name: str = "dataframe", provenance: str = "") -> Trace:
+        """A trace from a table with the CSV v1 columns (README, "Simulator"): ``id, submit,
+        gpus, duration`` required; ``tenant, priority, gpu_type, model, tables, synthetic``
+        optional (``tables``/``synthetic``: a list, or a ``;``-separated string; a missing or
+        empty ``gpu_type``/``model`` is None). ``df`` is a pandas DataFrame (or any mapping of
+        column name to a sequence). Every row is checked as a CSV row is: one
+        :class:`InstanceError` naming the row (0-based, as ``df.iloc``) and the column."""
+        cols = [str(c) for c in getattr(df, "columns", df)]
+        for col in CSV_V1_COLUMNS[:4]:
+            if col not in cols:
+                raise InstanceError("df", f"must have a column {col!r} (the CSV v1 columns: "
+                                    f"{', '.join(CSV_V1_COLUMNS)})")
+        for col in cols:
+            if col not in CSV_V1_COLUMNS:
+                raise InstanceError(f"df column {col!r}", f"is not a column of the trace format "
+                                    f"(allowed: {', '.join(CSV_V1_COLUMNS)})")
+        data = {c: list(df[c]) for c in cols}
+        n = len(data["id"])
+        if n > MAX_TRACE_ROWS:
+            raise InstanceError("df", f"a trace may have at most {MAX_TRACE_ROWS} rows, got {n}")
+        trace_name(name, "name")
+        if not isinstance(provenance, str) or len(provenance) > MAX_PROVENANCE:
+            raise InstanceError("provenance", f"must be a string of at most {MAX_PROVENANCE:,} characters")
+        jobs, seen = [], set()
+        for i in range(n):
+            row = {c: _plain(data[c][i]) for c in cols}
+            w = f"df row {i} column"
+            jid = row["id"]
+            if isinstance(jid, int) and not isinstance(jid, bool):
+                jid = str(jid)
+            if not isinstance(jid, str) or not jid:
+                raise InstanceError(f"{w} 'id'", f"must be a non-empty job id, got {jid!r}")
+            if jid in seen:
+                raise InstanceError(f"{w} 'id'", f"repeats the job id {jid[:40]!r}")
+            seen.add(jid)
+            lists = {}
+            for col in ("tables", "synthetic"):
+                v = row.get(col)
+                if _missing(v):
+                    v = []
+                elif isinstance(v, str):
+                    v = [x for x in v.split(";") if x]
+                elif isinstance(v, list | tuple | set | frozenset | np.ndarray):
+                    v = list(v)
+                else:
+                    raise InstanceError(f"{w} {col!r}", "must be a list of names or a ';'-separated string")
+                if not all(isinstance(x, str) and x for x in v):
+                    raise InstanceError(f"{w} {col!r}", "must be a list of non-empty names")
+                lists[col] = v
+            texts = {}
+            for col, default in (("tenant", "default"), ("gpu_type", None), ("model", None)):
+                v = row.get(col)
+                if _missing(v):
+                    v = default
+                elif not isinstance(v, str):
+                    raise InstanceError(f"{w} {col!r}", f"must be a string or empty, got {v!r}")
+                texts[col] = v
+            job = Job(jid, row["submit"], row["gpus"], row["duration"], texts["tenant"],
+                      0 if _missing(row.get("priority")) else row["priority"], texts["gpu_type"], texts["model"],
+                      tuple(lists["tables"]), frozenset(lists["synthetic"]))
+            jobs.append(check_job(job, f"df row {i} column ", quote=True))
+        return cls(name, tuple(jobs), provenance)
+
+
+# ----------------------------------------------------------------------------- in-memory checks
+
+MAX_JOB_GPUS = 10**9   # as a CSV cell's integer (parse_integer)
+
+
+def _plain(v):
+    """A numpy scalar as the Python value it holds; pandas' missing values (NaN in an object
+    column, None, NaT, pd.NA) of a text column stay distinguishable: NaN stays a float."""
+    if isinstance(v, np.generic):
+        return v.item()
+    if v is not None and type(v).__name__ in ("NAType", "NaTType"):
+        return None
+    return v
+
+
+def _missing(v) -> bool:
+    """An empty cell of an optional column: None, "" or NaN (pandas' missing value)."""
+    return v is None or (isinstance(v, str) and v == "") or (isinstance(v, float) and math.isnan(v))
+
+
+def check_job(job: Job, where: str, *, quote: bool = False) -> Job:
+    """One in-memory job checked as a CSV v1 row is (:func:`load_trace_csv`): ``id`` a non-empty
+    string, ``submit`` and ``duration`` finite numbers >= 0, ``gpus`` an integer in 1..10^9,
+    ``priority`` an integer >= 0, ``tenant`` a non-empty string, ``gpu_type``/``model`` a string
+    or None, ``tables`` names, ``synthetic`` field names of the format. Returns the job with plain
+    Python values (a numpy integer becomes an ``int``). ``where`` prefixes the field named in the
+    error (``"trace 't' job 'e' "``); with ``quote`` the field is quoted as a column is."""
+    if not isinstance(job, Job):
+        raise InstanceError(where.rstrip(), f"must be a Job, got {type(job).__name__}")
+
+    def at(f: str) -> str:
+        return f"{where}{f!r}" if quote else f"{where}{f}"
+
+    jid = job.id
+    if not isinstance(jid, str) or not jid or len(jid) > 10_000:
+        raise InstanceError(at("id"), f"must be a non-empty string (at most 10,000 characters), got {jid!r:.60}")
+    vals = {}
+    for f in ("submit", "duration"):
+        v = _plain(getattr(job, f))
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise InstanceError(at(f), f"must be a finite number >= 0, got {v!r:.60}")
+        vals[f] = float(v)
+    for f, lo, hi in (("gpus", 1, MAX_JOB_GPUS), ("priority", 0, MAX_JOB_GPUS)):
+        v = _plain(getattr(job, f))
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise InstanceError(at(f), f"must be an integer in {lo}..{hi}, got {v!r:.60}")
+        vals[f] = v
+    if not isinstance(job.tenant, str) or not job.tenant:
+        raise InstanceError(at("tenant"), f"must be a non-empty string, got {job.tenant!r:.60}")
+    for f in ("gpu_type", "model"):
+        v = getattr(job, f)
+        if v is not None and (not isinstance(v, str) or not v):
+            raise InstanceError(at(f), f"must be a non-empty string or None, got {v!r:.60}")
+    if not isinstance(job.tables, tuple | list) or not all(isinstance(t, str) and t for t in job.tables):
+        raise InstanceError(at("tables"), "must be a tuple of non-empty table names")
+    syn = job.synthetic
+    if not isinstance(syn, frozenset | set | tuple | list) or not all(isinstance(x, str) for x in syn):
+        raise InstanceError(at("synthetic"), "must be a set of field names")
+    bad = set(syn) - set(CSV_V1_COLUMNS)
+    if bad:
+        raise InstanceError(at("synthetic"), f"names unknown fields {sorted(bad)}")
+    return replace(job, **vals, tables=tuple(job.tables), synthetic=frozenset(syn))
+
+
+def check_trace(trace: Trace, where: str = "trace") -> Trace:
+    """An in-memory :class:`Trace` (a Python caller's, not a file's) checked as a file's rows
+    are, before any work: its name, provenance, at most :data:`MAX_TRACE_ROWS` jobs, and each
+    job by :func:`check_job`, the error naming the job and the field (``trace 't' job 'e'
+    submit: must be a finite number >= 0, got nan``). Returns the trace with plain values."""
+    if not isinstance(trace, Trace):
+        raise InstanceError(where, f"must be a Trace, got {type(trace).__name__}")
+    trace_name(trace.name, f"{where} name")
+    if not isinstance(trace.provenance, str) or len(trace.provenance) > MAX_PROVENANCE:
+        raise InstanceError(f"{where} provenance", f"must be a string of at most {MAX_PROVENANCE:,} characters")
+    if not isinstance(trace.jobs, tuple) or len(trace.jobs) > MAX_TRACE_ROWS:
+        raise InstanceError(f"{where} jobs", f"must be a tuple of at most {MAX_TRACE_ROWS} jobs")
+    jobs = []
+    for i, j in enumerate(trace.jobs):
+        label = f"{j.id!r:.60}" if isinstance(j, Job) else f"[{i}]"
+        jobs.append(check_job(j, f"{where} {trace.name!r:.60} job {label} "))
+    return Trace(trace.name, tuple(jobs), trace.provenance)
 
 
 # ----------------------------------------------------------------------------- helpers

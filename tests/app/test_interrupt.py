@@ -191,3 +191,34 @@ def test_sigint_to_a_running_simulate(tmp_path):
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130 and err == "error: interrupted\n", (p.returncode, err)
     assert not (tmp_path / "run").exists() and _no_staging_left(tmp_path)
+
+
+def test_a_signal_while_the_files_are_written_drops_the_set_whole(inputs, tmp_path, monkeypatch, capsys):
+    """A real SIGINT at the k-th file reaches no library mid-write: the files are finished into the
+    staging folder, then the set is dropped whole before the move (exit 130, the output as it was)."""
+    import placement.app.run as run_module
+
+    real = run_module.write_outputs
+
+    def write_outputs(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # delivered now, while the files are being written
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "write_outputs", write_outputs)
+    out = tmp_path / "run"
+    assert main(["simulate", str(inputs / "t.json"), "-o", str(out)]) == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
+    assert not out.exists() and _no_staging_left(tmp_path)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_entry_point_ignores_an_interrupt_once_the_command_returned(monkeypatch):
+    """As the process's entry point (no argv) main leaves SIGINT ignored for the interpreter's
+    teardown, so the exit code is the command's, never a death by the default handler."""
+    monkeypatch.setattr(sys, "argv", ["placement", "generate", "--help"])
+    try:
+        with pytest.raises(SystemExit):   # argparse's --help exits inside the command
+            main()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

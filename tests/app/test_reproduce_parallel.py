@@ -29,7 +29,7 @@ from placement.sim.instance import SimInstance
 from placement.sim.trace import synthetic_trace
 
 TINY_HIVED = hived.Config(start_day=50.0, days=0.25, warmup_days=0.1, nodes=(16, 24), max_jobs=60,
-                          high_load_nodes=None, regime_nodes=(16,), regime_spare=(0.0,), regime_checkpoint_h=(1.0,))
+                          regime_nodes=(16,), regime_spare=(0.0,), regime_checkpoint_h=(1.0,))
 
 
 def _chain(ctx: rp.Context) -> None:
@@ -135,5 +135,5 @@ def test_bad_workers_or_scheduler_is_one_line(registry, tmp_path, capsys, argv, 
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and field in err, err
     assert not (tmp_path / "o").exists()
-    with pytest.raises(placement.InstanceError, match="--workers"):
+    with pytest.raises(placement.InstanceError, match="^workers: "):   # the face names the Python parameter
         placement.reproduce("chain", workers=-1, out=tmp_path / "o")

@@ -32,7 +32,7 @@ BAD = [
     ("federated", "n_tables=1e308", "--option n_tables: must be int"),
     ("mast", "replication_delay=-1", "--option replication_delay: must be float >= 0 or null"),
     ("mast", "quota_share=0", "--option quota_share: must be float > 0"),
-    ("mast", "quota_share=1e400", "--option quota_share: must be float"),
+    ("mast", "quota_share=1e400", "--option quota_share: must be a finite float of magnitude at most 1e300"),
     ("mast", "gms=1", "--option gms: must be an object of GmsParams's fields or null"),
     ("mast", 'gms={"w_age": -1}', "--option gms: must be valid (w_age must be a finite number >= 0)"),
     ("mast", 'gms={"bogus": 1}', "--option gms.bogus: must be one of the fields"),
