@@ -85,12 +85,30 @@ class _PipeSafeStream:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit code. As the process's entry point (``argv`` None) an
+    interrupt after the command has returned is ignored: the interpreter's teardown (flushes,
+    exit handlers) ends with the code the command gave, never by the default SIGINT handler."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # one that lands as the command returns
+        from ..io import outputs_committed
+
+        return 0 if outputs_committed() else 130
+    finally:
+        if argv is None:
+            _hold_interrupts()
+
+
+def _main(argv: list[str] | None) -> int:
     if not isinstance(sys.stdout, _PipeSafeStream) and sys.stdout is not None:
         sys.stdout = _PipeSafeStream(sys.stdout)
-    from ..io import outputs_committed, reset_commit
-
-    reset_commit()
     held: list = []
+    try:
+        from ..io import outputs_committed, reset_commit
+    except KeyboardInterrupt:  # while the core loads: nothing was written
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    reset_commit()
     try:
         try:
             parser = build_parser()
