@@ -40,7 +40,6 @@ from typing import Literal
 import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.cassini.affinity import affinity_graph
@@ -49,6 +48,8 @@ from placement.cassini.evaluation import evaluate, link_score
 from placement.cassini.instance import CassiniInstance, CassiniSolution
 from placement.result import SolveResult, Status
 
+from .backends import MipSolver, check_mip_solver, require
+from .backends import solver as mip_backend
 from .verification import verify
 
 __all__ = ["build_link", "solve_link", "build_cluster", "model_terms", "solve_cluster", "solve", "compose_shifts",
@@ -83,8 +84,8 @@ def build_link(c: UnifiedCircle) -> pyo.ConcreteModel:
     return m
 
 
-def _run(m, time_limit: float, mip_gap: float):
-    opt = SolverFactory("highs")
+def _run(m, time_limit: float, mip_gap: float, mip_solver: str = "highs"):
+    opt = mip_backend(require(check_mip_solver(mip_solver)))
     res = opt.solve(m, time_limit=max(time_limit, 1e-3), rel_gap=mip_gap, threads=1, tee=False,
                     load_solutions=False, raise_exception_on_nonoptimal_result=False)
     tc = res.termination_condition
@@ -101,16 +102,19 @@ def _run(m, time_limit: float, mip_gap: float):
     return status, has, bound, str(tc)
 
 
-def solve_link(c: UnifiedCircle, time_limit: float = 60.0, mip_gap: float = 1e-9) -> SolveResult:
+def solve_link(c: UnifiedCircle, time_limit: float = 60.0, mip_gap: float = 1e-9,
+               mip_solver: MipSolver = "highs") -> SolveResult:
     """Solve Table 1 for one link. ``solution`` is the rotation list; ``stats["shifts"]`` the Eq. 5 shifts.
 
     ``objective`` is the integer-grid score of the shifts; ``bound`` the model's bound on the
     angle-grid score (a bound on every integer shift only when the grid is faithful).
+    ``mip_solver``: HiGHS in memory, or SCIP / CBC on the model written as MPS
+    (:mod:`placement.models.backends`); every backend's answer is verified the same way.
     """
     t0 = time.perf_counter()
     m = build_link(c)
     build_s = time.perf_counter() - t0
-    status, has, bound, tc = _run(m, time_limit - build_s, mip_gap)
+    status, has, bound, tc = _run(m, time_limit - build_s, mip_gap, mip_solver)
     stats = {"build_s": build_s, "n_angles": c.n_angles, "faithful": c.faithful, "mode": c.mode,
              "binaries": len(m.X), "termination": tc}
     if not has:
@@ -240,10 +244,12 @@ def model_terms(inst: CassiniInstance, candidate: str, formulation: str = "auto"
 
 
 def solve_cluster(inst: CassiniInstance, candidate: str, time_limit: float = 60.0,
-                  mip_gap: float = 1e-9, formulation: str = "auto", max_terms: int = 3_000_000) -> SolveResult:
+                  mip_gap: float = 1e-9, formulation: str = "auto", max_terms: int = 3_000_000,
+                  mip_solver: MipSolver = "highs") -> SolveResult:
     """Exact unique shifts for one candidate (the cluster-level model).
 
     Returns ``error`` without building when the model would exceed ``max_terms`` nonzeros.
+    ``mip_solver`` as for :func:`solve_link`.
     """
     t0 = time.perf_counter()
     shared = inst.shared_links(candidate)
@@ -259,7 +265,7 @@ def solve_cluster(inst: CassiniInstance, candidate: str, time_limit: float = 60.
                            "(long unified circles on a fine lattice); use the affinity solver", sense="max")
     m = build_cluster(inst, candidate, formulation=formulation)
     build_s = time.perf_counter() - t0
-    status, has, bound, tc = _run(m, time_limit - build_s, mip_gap)
+    status, has, bound, tc = _run(m, time_limit - build_s, mip_gap, mip_solver)
     stats = {"build_s": build_s, "lattice": m.G, "binaries": len(m.Y), "config_links": m.n_config,
              "slot_links": m.n_slot, "termination": tc, "shared_links": len(shared)}
     if not has:
@@ -278,8 +284,10 @@ def solve_cluster(inst: CassiniInstance, candidate: str, time_limit: float = 60.
 
 
 def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9,
-          formulation: Literal["auto", "config", "slot"] = "auto") -> SolveResult:
+          formulation: Literal["auto", "config", "slot"] = "auto", mip_solver: MipSolver = "highs") -> SolveResult:
     """Best candidate and exact unique shifts: the cluster model on every candidate.
+
+    ``mip_solver``: the MIP solver of every candidate's model (:func:`solve_cluster`).
 
     The time limit is shared evenly among the candidates still to solve. ``optimal`` when
     every candidate was solved to optimality, or when the best score reaches the bounds of the
@@ -290,7 +298,7 @@ def solve(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9
     for i, c in enumerate(inst.candidates):
         left = time_limit - (time.perf_counter() - t0)
         r = solve_cluster(inst, c.name, time_limit=max(left / (len(inst.candidates) - i), 1e-3), mip_gap=mip_gap,
-                          formulation=formulation)
+                          formulation=formulation, mip_solver=mip_solver)
         rows.append({"candidate": c.name, "status": str(r.status), "score": r.objective, "bound": r.bound,
                      "time_s": r.wall_time_s, "verified": r.stats.get("verification", {}).get("verified")})
         statuses.append(r.status)
@@ -345,7 +353,8 @@ def compose_shifts(link_jobs: dict[str, tuple[str, ...]], link_shifts: dict[str,
     return shifts
 
 
-def solve_table1(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9) -> SolveResult:
+def solve_table1(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float = 1e-9,
+                 mip_solver: MipSolver = "highs") -> SolveResult:
     """Table 1 per link on every candidate (``--solver table1``), then unique shifts and the reference score.
 
     For each candidate, each shared link's unified circle (instance precision) is solved exactly by
@@ -360,7 +369,7 @@ def solve_table1(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float
     is not verified (a grid that is not faithful). ``optimal`` when the best reference score reaches
     that bound within ``mip_gap`` (:func:`placement.models.verification.verify`), else ``feasible`` with the bound;
     ``time_limit``/``error`` when a link model ends without a solution. The time limit is shared evenly
-    among the links still to solve.
+    among the links still to solve. ``mip_solver`` as for :func:`solve_link`.
     """
     t0 = time.perf_counter()
     cap = inst.topology.capacity
@@ -374,7 +383,7 @@ def solve_table1(inst: CassiniInstance, time_limit: float = 60.0, mip_gap: float
             budget = max((time_limit - (time.perf_counter() - t0)) / max(left_links, 1), 1e-3)
             left_links -= 1
             circ = unified_circle([inst.job[n] for n in names], cap[lk], inst.precision_deg, inst.max_angles)
-            r = solve_link(circ, time_limit=budget, mip_gap=mip_gap)
+            r = solve_link(circ, time_limit=budget, mip_gap=mip_gap, mip_solver=mip_solver)
             links[lk] = {"jobs": list(names), "status": str(r.status), "optimum": r.objective, "bound": r.bound,
                          "faithful": circ.faithful, "time_s": r.wall_time_s}
             link_bounds.append(r.bound)

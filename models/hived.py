@@ -30,13 +30,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.hived.cells import HivedInstance
 from placement.hived.evaluation import Binding, HivedSolution, evaluate
 from placement.result import SolveResult, Status
 
+from .backends import MipSolver, check_mip_solver, require
+from .backends import solver as mip_backend
 from .verification import verify
 
 __all__ = ["build", "solve", "structure", "Structure", "pinned_bindings"]
@@ -141,8 +142,9 @@ def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> p
 
 
 def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
-          form: Literal["max", "feasibility"] = "max") -> SolveResult:
-    """Solve the exact model with HiGHS.
+          form: Literal["max", "feasibility"] = "max", mip_solver: MipSolver = "highs") -> SolveResult:
+    """Solve the exact model with HiGHS (or ``mip_solver="scip"`` / ``"cbc"`` on the model
+    written as MPS, :mod:`placement.models.backends`; every answer verified the same way).
 
     Returns
     -------
@@ -157,6 +159,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
         otherwise ``feasible`` with an honest bound and a message.
     """
     t0 = time.perf_counter()
+    require(check_mip_solver(mip_solver))
     m = build(inst, form)
     build_s = time.perf_counter() - t0
     stats = {"form": form, "binaries": len(m.I), "constraints": len(m.disjoint) + len(m.reserve),
@@ -173,7 +176,8 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
                            wall_time_s=time.perf_counter() - t0, stats=stats, sense="max",
                            message="" if stats["feasible"] else
                            f"{inst.n_reserved - ev.honoured} reserved cell(s) cannot be honoured")
-    opt = SolverFactory("highs")
+    opt = mip_backend(mip_solver)
+    stats["mip_solver"] = mip_solver
     try:
         res = opt.solve(m, time_limit=time_limit, rel_gap=mip_gap, threads=1, tee=False,
                         load_solutions=False, raise_exception_on_nonoptimal_result=False)

@@ -10,6 +10,11 @@ PuLP facts this module relies on (measured with PuLP 3.3.2): on a time limit PuL
 ``status == 1``, so the solution status is read from ``prob.sol_status``
 (1 optimal, 2 feasible only); infeasible is status -1 without an exception; for
 a maximization HiGHS's ``mip_dual_bound`` comes back negated.
+
+``mip_solver`` picks PuLP's own interface to the backend (:mod:`placement.models.backends`):
+``pulp.HiGHS``, ``pulp.SCIP_PY`` (PySCIPOpt; its dual bound from ``getDualbound``) or
+``pulp.PULP_CBC_CMD`` (the binary PuLP ships; it reports no bound, so a proven answer's bound is
+what its gap proves: ``value + mip_gap |value|``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from placement.hived.cells import HivedInstance
 from placement.hived.evaluation import Binding, HivedSolution, evaluate
 from placement.result import SolveResult, Status
 
+from .backends import MipSolver, check_mip_solver, require
 from .hived import pinned_bindings, structure
 from .verification import verify
 
@@ -51,11 +57,13 @@ def build(inst: HivedInstance, form: Literal["max", "feasibility"] = "max") -> t
 
 
 def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0,
-          form: Literal["max", "feasibility"] = "max") -> SolveResult:
-    """Solve with PuLP + HiGHS; statuses, objective and verification as :func:`placement.models.hived.solve`."""
+          form: Literal["max", "feasibility"] = "max", mip_solver: MipSolver = "highs") -> SolveResult:
+    """Solve with PuLP + HiGHS (or ``mip_solver``, module docstring); statuses, objective and
+    verification as :func:`placement.models.hived.solve`."""
     t0 = time.perf_counter()
+    require(check_mip_solver(mip_solver))
     st = structure(inst)
-    stats = {"form": form, "binaries": len(st.index), "layer": "pulp"}
+    stats = {"form": form, "binaries": len(st.index), "layer": "pulp", "mip_solver": mip_solver}
     if form == "feasibility" and st.empty:
         return SolveResult(Status.INFEASIBLE, SOLVER, wall_time_s=time.perf_counter() - t0, stats=stats,
                            sense="max", message="a reservation has no physical cell outside the pinned cells")
@@ -66,7 +74,7 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
                            wall_time_s=time.perf_counter() - t0, stats=stats, sense="max")
     prob, x = build(inst, form)
     stats["build_s"] = time.perf_counter() - t0
-    status = prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=mip_gap, threads=1))
+    status = prob.solve(_pulp_solver(mip_solver, time_limit, mip_gap))
     stats["solve_s"] = time.perf_counter() - t0 - stats["build_s"]
     if status == pulp.LpStatusInfeasible:
         return SolveResult(Status.INFEASIBLE, SOLVER, wall_time_s=time.perf_counter() - t0, stats=stats,
@@ -79,12 +87,26 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
     sol = HivedSolution(tuple(bindings + pinned_bindings(inst)))
     ev = evaluate(inst, sol)
     proven = prob.sol_status == pulp.LpSolutionOptimal
-    dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (measured with PuLP 3.3.2)
-    bound = min(float(inst.n_reserved), math.floor(dual + st.n_pins + 1e-6)) if math.isfinite(dual) else None
     model_value = pulp.value(prob.objective)
+    if mip_solver == "highs":
+        dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (measured with PuLP 3.3.2)
+    elif mip_solver == "scip":
+        dual = prob.solverModel.getDualbound()
+    else:
+        dual = model_value + mip_gap * abs(model_value) if proven else math.inf
+    bound = min(float(inst.n_reserved), math.floor(dual + st.n_pins + 1e-6)) if math.isfinite(dual) else None
     stats["model_objective"] = model_value
     v = verify(Status.OPTIMAL if proven else Status.TIME_LIMIT, model_value, ev.objective,
                bound if bound is not None else float(inst.n_reserved), sense="max", mip_gap=mip_gap)
     stats["verification"] = v.record
     return SolveResult(v.status, SOLVER, solution=sol, objective=ev.objective, bound=v.bound,
                        wall_time_s=time.perf_counter() - t0, stats=stats, sense="max", message=v.message)
+
+
+def _pulp_solver(name: str, time_limit: float, mip_gap: float):
+    """PuLP's interface to backend ``name`` (one thread, quiet)."""
+    if name == "scip":
+        return pulp.SCIP_PY(msg=False, timeLimit=time_limit, gapRel=mip_gap)
+    if name == "cbc":
+        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=mip_gap, threads=1)
+    return pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=mip_gap, threads=1)

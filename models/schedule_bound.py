@@ -121,6 +121,7 @@ benchmarks, next to 10-second simulations. The rows are few and regular
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +131,9 @@ import numpy as np
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 
-__all__ = ["BoundInstance", "TIERS", "solve", "instance_from_trace", "bucket_grid", "simple_terms"]
+from .backends import MipSolver, check_mip_solver, require, solve_highs_model
+
+__all__ = ["BoundInstance", "TIERS", "solve", "instance_from_trace", "bucket_grid", "simple_terms", "highs_model"]
 
 TIERS = ("machine", "rack", "network")
 _REL_SAFETY = 1e-6
@@ -440,7 +443,8 @@ def _build(inst: BoundInstance, objective: str, t0: float, width: float, K: int,
                 offset=offset, x=x, K=K, t=t, tail_cols=[x[key][K] for key in x])
 
 
-def _highs_solve(m: dict, time_limit: float, mip_gap: float):
+def _highs_model(m: dict, time_limit: float, mip_gap: float):
+    """The model ``m`` of :func:`_build` held by a ``highspy.Highs`` (not yet run)."""
     import highspy
 
     h = highspy.Highs()
@@ -468,14 +472,26 @@ def _highs_solve(m: dict, time_limit: float, mip_gap: float):
     if m["integ"].any():
         lp.integrality_ = [highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
                            for b in m["integ"]]
+    lp.col_names_ = [f"c{i}" for i in range(ncol)]
+    lp.row_names_ = [f"r{i}" for i in range(nrow)]
     h.passModel(lp)
-    h.run()
     return h
+
+
+def highs_model(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48,
+                horizon: float | None = None, integer: bool = False):
+    """The time-indexed model of :func:`solve` on the first grid (before any horizon doubling), held
+    by a ``highspy.Highs``: what ``placement export`` writes (``h.writeModel(path)``)."""
+    if objective not in ("makespan", "mean_jct"):
+        raise InstanceError("objective", f"must be 'makespan' or 'mean_jct', got {objective!r}")
+    t0, w, K = bucket_grid(inst, buckets, horizon)
+    m = _build(inst, "makespan" if objective == "makespan" else "jct", t0, w, K, integer)
+    return _highs_model(m, 60.0, 0.0)
 
 
 def solve(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48, horizon: float | None = None,
           width: float | None = None, integer: bool = False, time_limit: float = 60.0, mip_gap: float = 0.0,
-          max_doublings: int = 3) -> SolveResult:
+          max_doublings: int = 3, mip_solver: MipSolver = "highs") -> SolveResult:
     """Lower bound on ``objective`` ("makespan" or "mean_jct") for any schedule of ``inst``.
 
     Parameters
@@ -490,6 +506,9 @@ def solve(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48
         When the optimum puts work in the tail bucket, the horizon is doubled
         and the model re-solved, at most this many times (the bound is valid
         either way; the tail only weakens it).
+    mip_solver : {"highs", "scip", "cbc"}
+        HiGHS in memory, or SCIP / CBC on the model written as MPS
+        (:func:`placement.models.backends.solve_highs_model`).
 
     Returns
     -------
@@ -500,10 +519,9 @@ def solve(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48
         ``stats``: buckets, width, horizon, columns, rows, tail work share,
         best-tier lower bounds (``trivial``: max / mean of :math:`r_j + p_j - r_j`).
     """
-    import highspy
-
     if objective not in ("makespan", "mean_jct"):
         raise InstanceError("objective", f"must be 'makespan' or 'mean_jct', got {objective!r}")
+    require(check_mip_solver(mip_solver))
     if buckets < 1:
         raise InstanceError("buckets", "must be a positive integer")
     t_start = time.perf_counter()
@@ -516,38 +534,40 @@ def solve(inst: BoundInstance, objective: str = "makespan", *, buckets: int = 48
     obj_key = "makespan" if objective == "makespan" else "jct"
     for attempt in range(max_doublings + 1):
         m = _build(inst, obj_key, t0, w, K, integer)
-        h = _highs_solve(m, time_limit - (time.perf_counter() - t_start), mip_gap)
-        status = h.getModelStatus()
-        sol = h.getSolution()
-        xs = np.asarray(sol.col_value) if status == highspy.HighsModelStatus.kOptimal else None
+        left = time_limit - (time.perf_counter() - t_start)
+        out, xs = solve_highs_model(_highs_model(m, left, mip_gap), mip_solver, time_limit=left, mip_gap=mip_gap)
+        if out.termination != "optimal":
+            xs = None
         tail = 0.0 if xs is None else float(sum(xs[c] for c in m["tail_cols"] if c >= 0))
         if obj_key == "makespan" and xs is not None:
             # the tail and the last buckets cost the same: only a makespan past the horizon calls for more room
-            tail = max(0.0, h.getInfo().objective_function_value - (t0 + w * K)) / w
+            tail = max(0.0, out.objective - (t0 + w * K)) / w
         if xs is None or tail <= 1e-9 or attempt == max_doublings or horizon is not None or width is not None:
             break
         w *= 2.0  # the tail was used: double the horizon with the same number of buckets
     p = inst.shortest
     stats = {"objective": objective, "buckets": K, "width_s": w, "horizon_s": t0 + w * K, "columns": len(m["lo"]),
-             "rows": len(m["rlo"]), "tail_bucket_units": tail, "integer": integer,
+             "rows": len(m["rlo"]), "tail_bucket_units": tail, "integer": integer, "mip_solver": mip_solver,
              "trivial": float((inst.release + p).max() - inst.release.min()) if objective == "makespan"
              else float(p.mean())}
     terms = simple_terms(inst)
     stats.update({k: v for k, v in terms.items() if k.startswith(obj_key if obj_key == "makespan" else "mean_jct")})
     wall = time.perf_counter() - t_start
     name = f"schedule-bound-{'ip' if integer else 'lp'}"
-    value = h.getInfo().objective_function_value
+    value = out.objective if out.objective is not None else math.nan
     if objective == "makespan":
         value_rel = value - float(inst.release.min())  # makespan counts from the first arrival
     else:
         value_rel = value
-    if status == highspy.HighsModelStatus.kOptimal:
+    if out.termination == "optimal":
         bound = value_rel - _REL_SAFETY * max(1.0, abs(value_rel))
         return SolveResult(Status.OPTIMAL, name, solution=None, objective=value_rel, bound=bound,
                            wall_time_s=wall, stats=stats)
-    if status == highspy.HighsModelStatus.kTimeLimit and integer:
-        dual = h.getInfo().mip_dual_bound - (float(inst.release.min()) if objective == "makespan" else 0.0)
+    if out.termination == "time_limit" and integer:
+        dual = None if out.bound is None else \
+            out.bound - (float(inst.release.min()) if objective == "makespan" else 0.0)
         return SolveResult(Status.TIME_LIMIT, name, bound=dual, wall_time_s=wall, stats=stats)
-    if status == highspy.HighsModelStatus.kTimeLimit:
+    if out.termination == "time_limit":
         return SolveResult(Status.TIME_LIMIT, name, wall_time_s=wall, stats=stats, message="LP not solved in time")
-    return SolveResult(Status.ERROR, name, wall_time_s=wall, stats=stats, message=f"HiGHS: {h.modelStatusToString(status)}")
+    return SolveResult(Status.ERROR, name, wall_time_s=wall, stats=stats,
+                       message=f"{mip_solver}: {out.message or out.termination}")

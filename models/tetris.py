@@ -100,11 +100,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pyomo.environ as pyo
+from placement.models.backends import MipSolver, check_mip_solver, require
+from placement.models.backends import solver as mip_backend
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
@@ -778,9 +781,10 @@ class _Rounds:
     """
 
     def __init__(self, inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict, tol: float,
-                 known: tuple = (None, None)) -> None:
+                 known: tuple = (None, None), mip_solver: str = "highs") -> None:
         self.inst, self.m, self.stats, self.tol = inst, m, stats, tol
-        self.opt = _StartedHighs()
+        # SCIP and CBC read the round's model as an MPS file and get no start (backends.FileSolver).
+        self.opt = _StartedHighs() if mip_solver == "highs" else mip_backend(mip_solver)
         self.t0 = time.perf_counter()
         self.best_home, self.best_obj = None, None
         if known[0] is not None:
@@ -869,7 +873,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
           highs_options: dict | None = None, fix_home: TetrisSolution | np.ndarray | None = None,
           fixed: np.ndarray | None = None, regions=None, scale: bool = False, recover: bool = True,
           node_limit: int | None = None, start: np.ndarray | None = None,
-          saturation: int = SATURATION_LEVEL, initial_secants: int = INITIAL_SECANTS) -> SolveResult:
+          saturation: int = SATURATION_LEVEL, initial_secants: int = INITIAL_SECANTS,
+          mip_solver: MipSolver = "highs", on_model: Callable[[pyo.ConcreteModel], None] | None = None
+          ) -> SolveResult:
     """Solve Figure 4 exactly with HiGHS (lazy secant rounds), then verify the answer.
 
     Verification (a solver's own number is never the last word): after the last
@@ -922,6 +928,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
         A placement (consistent with ``fixed``) known to the caller; when it is
         feasible it is the fallback result, so the solve never returns worse. The
         full problem uses the instance's current homes by default.
+    mip_solver : {"highs", "scip", "cbc"}
+        The MIP solver of each round (:mod:`placement.models.backends`): HiGHS in memory
+        (default), or SCIP / CBC on the round's model written as MPS (no start handed
+        over; ``highs_options`` apply to HiGHS, ``mip_feasibility_tolerance`` is mapped).
+        Every backend's answer goes through the same verification.
+    on_model : callable, optional
+        Called with the model after the last round (all its cuts): what
+        :mod:`placement.models.export` writes, an exact model at the answer.
 
     Returns
     -------
@@ -938,8 +952,10 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
     """
     t0 = time.perf_counter()
     deadline = t0 + time_limit
+    require(check_mip_solver(mip_solver))
     m, stats = _prepare(inst, fix_home, product=product, fixed=fixed, regions=regions, scale=scale,
                         saturation=saturation, initial_secants=initial_secants)
+    stats["mip_solver"] = mip_solver
     out = _trivial(inst, m, stats)
     if out is None:
         base = {**DEFAULT_HIGHS_OPTIONS, **SEARCH_OPTIONS, **(highs_options or {})}
@@ -952,9 +968,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 60.0, mip_gap: float = 1e
             start = inst.arrays.home0
         known = _known_feasible(inst, m, start, stats)
         out = _settle(_solve_and_verify(inst, m, stats, attempts, known, deadline=deadline, mip_gap=mip_gap,
-                                        max_rounds=max_rounds, tol=tol), stats)
+                                        max_rounds=max_rounds, tol=tol, mip_solver=mip_solver), stats)
         if out.status == Status.INFEASIBLE:
             out.message = _diagnose(inst, m, base, deadline, fix_home, stats)
+    if on_model is not None:
+        on_model(m)
     return _result(out, stats, t0)
 
 
@@ -1015,12 +1033,13 @@ def _known_feasible(inst: TetrisInstance, m: pyo.ConcreteModel, start, stats: di
 
 
 def _solve_and_verify(inst: TetrisInstance, m: pyo.ConcreteModel, stats: dict, attempts: list, known: tuple,
-                      *, deadline: float, mip_gap: float, max_rounds: int, tol: float) -> _Outcome:
+                      *, deadline: float, mip_gap: float, max_rounds: int, tol: float,
+                      mip_solver: str = "highs") -> _Outcome:
     """Each attempt: the lazy-secant rounds, then the verification of its incumbent (module docstring).
 
     The next attempt (recovery) runs only when an attempt's answer is not verified.
     """
-    rounds = _Rounds(inst, m, stats, tol, known)
+    rounds = _Rounds(inst, m, stats, tol, known, mip_solver)
     best_home, best_obj = known
     bound = None
     status, message = Status.ERROR, ""

@@ -72,13 +72,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pyomo.environ as pyo
+from placement.models.backends import MipSolver, check_mip_solver, require
+from placement.models.backends import solver as mip_backend
 from placement.models.tetris import DEFAULT_HIGHS_OPTIONS, add_violated_secants
 from placement.models.tetris import build as build_home
 from placement.models.tetris import solve as solve_home
-from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.result import SolveResult, Status, relative_gap
@@ -176,7 +178,8 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
           dr_weight: float | None = None, time_limit: float = 60.0, mip_gap: float = 1e-6, max_rounds: int = 200,
           tol: float = 1e-9, highs_options: dict | None = None,
           fix_home: TetrisSolution | np.ndarray | None = None,
-          fix_solution: TetrisSolution | None = None) -> SolveResult:
+          fix_solution: TetrisSolution | None = None, mip_solver: MipSolver = "highs",
+          on_model: Callable[[pyo.ConcreteModel], None] | None = None) -> SolveResult:
     """Place homes and replicas jointly (module docstring), then verify the answer.
 
     Parameters
@@ -195,6 +198,9 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
     fix_solution : TetrisSolution, optional
         Homes and replicas given: the model's value of that point (``infeasible``
         when it breaks a hard constraint).
+    mip_solver, on_model
+        As for :func:`placement.models.tetris.solve` (HiGHS, SCIP or CBC per round; the model
+        after the last round handed to ``on_model``).
 
     Returns
     -------
@@ -213,6 +219,7 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
     """
     t0 = time.perf_counter()
     budget, lam, mu = check_joint_options(replica_budget, runnable_weight, dr_weight)
+    require(check_mip_solver(mip_solver))
     deadline = t0 + time_limit
     m = build(inst, replica_budget=budget, runnable_weight=lam, dr_weight=mu)
     lam, mu = m._weights
@@ -234,6 +241,8 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
             stats["gap"] = relative_gap(ev.objective, bound, relative_to="value")  # HiGHS's mip_rel_gap
         wall = time.perf_counter() - t0
         stats["solve_s"] = wall - stats["build_s"]
+        if on_model is not None:
+            on_model(m)
         return SolveResult(status, "joint", solution=sol, objective=None if ev is None else ev.objective,
                            bound=bound, wall_time_s=wall, stats=stats, message=message)
 
@@ -262,7 +271,8 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
     best_obj = None if known is None else evaluate_joint(inst, known, **weights).objective
 
     options = {**DEFAULT_HIGHS_OPTIONS, **(highs_options or {})}
-    opt = SolverFactory("highs")
+    opt = mip_backend(mip_solver)
+    stats["mip_solver"] = mip_solver
     bound = None
     status, message = Status.ERROR, ""
     for _ in range(max_rounds):

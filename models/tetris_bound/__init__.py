@@ -55,6 +55,7 @@ from placement.errors import InstanceError
 from placement.result import SolveResult
 from placement.tetris import TetrisInstance
 
+from ..backends import MipSolver, check_mip_solver
 from . import branch, hot, lp, mip
 from .relaxation import (
     DENSE_ROW,
@@ -83,7 +84,8 @@ __all__ = ["solve", "build", "dual_bound", "farkas_value", "BoundModel", "run_un
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False, tangents: int = GRID_TANGENTS,
           max_rounds: int = 30, tol: float = 1e-6, mip_gap: float = 1e-6, track_memory: bool = False,
           lp_solver: str = "choose", analytics_hull: bool = True, dense_row: int = DENSE_ROW,
-          method: str = "lp", max_nodes: int | None = None, seed: int = 0) -> SolveResult:
+          method: str = "lp", max_nodes: int | None = None, seed: int = 0,
+          mip_solver: MipSolver = "highs") -> SolveResult:
     """A valid lower bound on the optimum of (1)-(9) (module docstring), as a ``SolveResult``.
 
     Parameters
@@ -103,6 +105,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         Seconds for the whole method (build and all solves).
     seed : int
         "mip": HiGHS's random seed; otherwise unused (the bound is deterministic).
+    mip_solver : {"highs", "scip", "cbc"}
+        "mip" only: the solver of the MIP (:mod:`placement.models.backends`). The other methods
+        certify their bound from HiGHS's duals in numpy and run HiGHS only.
     integer, tangents, max_rounds, tol, mip_gap, lp_solver, dense_row, analytics_hull, track_memory
         The relaxation's and the LP's options, as :func:`placement.models.tetris_bound.lp.solve`
         documents them; "branch" takes ``tangents``, ``max_rounds``, ``tol`` and ``dense_row``,
@@ -119,8 +124,13 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         raise InstanceError("time_limit", "must be a positive number of seconds")
     if method not in ("lp", "branch", "hot", "mip"):
         raise InstanceError("method", f"must be 'lp', 'branch', 'hot' or 'mip', got {method!r}")
+    check_mip_solver(mip_solver)
+    if mip_solver != "highs" and method != "mip":
+        raise InstanceError("mip_solver", f"{mip_solver!r} applies to method='mip' only (method {method!r} "
+                                          "certifies its bound from HiGHS's duals)")
     if method == "mip":
-        return mip.solve(inst, time_limit=time_limit, tangents=tangents, mip_gap=mip_gap, seed=seed)
+        return mip.solve(inst, time_limit=time_limit, tangents=tangents, mip_gap=mip_gap, seed=seed,
+                         mip_solver=mip_solver)
     if method == "branch":
         return branch.solve(inst, time_limit=time_limit, max_nodes=max_nodes, tangents=tangents,
                             max_rounds=max_rounds, tol=tol, dense_row=dense_row)

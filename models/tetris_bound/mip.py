@@ -32,6 +32,7 @@ choosing, so its placements break (5)).
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -41,6 +42,7 @@ from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, TetrisSolution
 from placement.tetris.evaluation import evaluate, violations
 
+from ..backends import MipSolver, check_mip_solver, require, solve_highs_model
 from . import relaxation
 
 __all__ = ["solve", "argmax_nonzeros"]
@@ -62,7 +64,7 @@ def argmax_nonzeros(inst: TetrisInstance) -> int:
 
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = relaxation.GRID_TANGENTS,
-          mip_gap: float = 1e-6, presolve: bool = True, seed: int = 0) -> SolveResult:
+          mip_gap: float = 1e-6, presolve: bool = True, seed: int = 0, mip_solver: MipSolver = "highs") -> SolveResult:
     """A lower bound and a feasible placement from the MIP of the relaxation (module docstring).
 
     Parameters
@@ -78,6 +80,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = re
         the LP methods keep it off, where it stalled).
     seed : int
         HiGHS's random seed (its heuristics); same seed, no time limit reached: same result.
+    mip_solver : {"highs", "scip", "cbc"}
+        HiGHS in memory, or SCIP / CBC on the same matrix written as MPS
+        (:func:`placement.models.backends.solve_highs_model`); ``presolve`` and ``seed`` are HiGHS's.
 
     Returns
     -------
@@ -90,12 +95,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = re
         argmax rows, HiGHS's status, nodes, its gap, the model's value at the incumbent,
         ``bound_certificate``, build / solve seconds, peak memory.
     """
-    import highspy
-
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
     if not 0 <= mip_gap < 1:
         raise InstanceError("mip_gap", f"must be in [0, 1), got {mip_gap}")
+    require(check_mip_solver(mip_solver))
     nz = argmax_nonzeros(inst)
     if nz > MAX_ARGMAX_NONZEROS:
         raise InstanceError("method", f"mip: the argmax rows alone would hold {nz:,} entries (limit "
@@ -106,27 +110,24 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = re
     h, nnz = relaxation.highs_model(m, max(0.01, time_limit - build_s), mip_gap)
     h.setOptionValue("presolve", "on" if presolve else "off")
     h.setOptionValue("random_seed", int(seed) % 2_147_483_647)
-    h.run()
-    st = h.getModelStatus()
-    info = h.getInfo()
+    out, x = solve_highs_model(h, mip_solver, time_limit=max(0.01, time_limit - build_s), mip_gap=mip_gap)
     name = "tetris-bound-mip"
     stats: dict = {"columns": m.n_cols, "rows": m.rows.n, "nonzeros": nnz, "argmax_rows": m.argmax_rows,
-                   "highs_status": h.modelStatusToString(st), "nodes": int(info.mip_node_count),
-                   "highs_gap": float(info.mip_gap), "bound_certificate": CERTIFICATE, "build_s": build_s,
+                   "mip_solver": mip_solver, "highs_status": out.message or out.termination,
+                   "nodes": out.stats.get("nodes"), "bound_certificate": CERTIFICATE, "build_s": build_s,
                    "solve_s": time.perf_counter() - t0 - build_s, "instance": inst.name}
     wall = time.perf_counter() - t0
-    if st == highspy.HighsModelStatus.kInfeasible:
+    if out.termination == "infeasible":
         stats["peak_rss_mb"] = relaxation.peak_rss_mb()
         return SolveResult(Status.INFEASIBLE, name, wall_time_s=wall, stats=stats,
                            message="HiGHS proves the model empty, so no placement meets (4)-(6) and the quota")
-    dual = float(info.mip_dual_bound)
+    dual = float(out.bound) if out.bound is not None else math.nan
     bound = max(0.0, dual - relaxation.REL_SAFETY * max(1.0, abs(dual))) if np.isfinite(dual) else None
     home = None
-    if info.primal_solution_status == 2:   # kSolutionStatusFeasible: HiGHS holds an incumbent
-        x = np.asarray(h.getSolution().col_value)
+    if x is not None:   # the solver holds an incumbent
         X = x[m.ox:m.ox + m.T * m.R].reshape(m.T, m.R)
         home = np.argmax(X, axis=1).astype(np.int64)
-        stats["model_objective"] = float(info.objective_function_value)
+        stats["model_objective"] = float(out.objective)
         stats["integrality_error"] = float(np.abs(X - np.round(X)).max()) if X.size else 0.0
     stats["peak_rss_mb"] = relaxation.peak_rss_mb()
     if home is None:

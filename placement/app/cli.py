@@ -1,7 +1,7 @@
 """The ``placement`` command line (app layer).
 
 Commands: ``generate``, ``solve``, ``evaluate``, ``bench`` (:mod:`.commands`), ``sweep``
-(:mod:`.sweep`), ``reproduce`` (:mod:`.reproduce`), plus what problem families add through :attr:`ProblemSpec.add_commands`
+(:mod:`.sweep`), ``reproduce`` (:mod:`.reproduce`), ``export`` (:mod:`.export`), plus what problem families add through :attr:`ProblemSpec.add_commands`
 (``simulate``, ``check-cells``). Bad input prints one line ``error: <field>: <what is wrong>``
 and exits with code 2; nothing is written.
 
@@ -34,12 +34,14 @@ def load_instance_file(path: str):
 
 def build_parser() -> argparse.ArgumentParser:
     from .commands import base_parser
+    from .export import add_parser as add_export
     from .reproduce import add_parser as add_reproduce
     from .sweep import add_parser as add_sweep
 
     parser, sub = base_parser(__doc__.splitlines()[0])
     add_sweep(sub)
     add_reproduce(sub)
+    add_export(sub)
     return parser
 
 

@@ -140,6 +140,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.library or args.rebuild:
+        from .bench.library import cmd_library
+
+        return cmd_library(args)
     from .bench import run_bench
 
     return run_bench(problems_=args.problem, quick=args.quick, scale=args.scale, out_dir=args.out,
@@ -190,6 +194,18 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
     bench.add_argument("--scale", action="store_true", help="add the scale runs (minutes)")
     bench.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
     bench.add_argument("--seed", type=nonnegative_int, default=0)
+    bench.add_argument("--library", action="store_true",
+                       help="every chosen solver on the instance library (instances/library/): solved count, "
+                            "shifted geometric mean time, gap, performance profile")
+    bench.add_argument("--solvers", action="append", metavar="A,B",
+                       help="--library: solver labels, e.g. highs,scip,cbc,hill-climb (default: "
+                            "highs,scip,cbc,hill-climb,affinity,buddy)")
+    bench.add_argument("--time-limit", type=_positive_float, default=None,
+                       help="--library: seconds per solve (default 60; 10 with --quick)")
+    bench.add_argument("--rebuild", action="store_true",
+                       help="--library: regenerate the stored instances and re-prove the manifest's values")
+    bench.add_argument("--only", action="append", metavar="NAME",
+                       help="--library: only this library instance (repeatable)")
     bench.set_defaults(func=cmd_bench)
 
     for spec in problems().values():

@@ -76,8 +76,8 @@ def test_cassini_check_fires_when_the_bound_is_loose(monkeypatch):
     cand = next(c.name for c in inst.candidates if inst.shared_links(c.name))
     real_run = mc._run
 
-    def loose(m, time_limit, mip_gap):
-        status, has, bound, tc = real_run(m, time_limit, mip_gap)
+    def loose(m, time_limit, mip_gap, mip_solver="highs"):
+        status, has, bound, tc = real_run(m, time_limit, mip_gap, mip_solver)
         return status, has, bound + 0.05, tc  # a bound further than mip_gap from the solution
 
     monkeypatch.setattr(mc, "_run", loose)
