@@ -24,9 +24,23 @@ __all__ = ["load_trace_arg", "cluster_arg", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"
 
 
 def load_trace_arg(source: str, **window_args) -> tuple[Trace, str]:
-    """(trace, format) from a file or a shipped trace name (``philly``, ``openb``)."""
+    """(trace, format) from a file or a shipped trace name (``philly``, ``openb``). A shipped
+    trace is parsed once per process and window (:func:`_shipped`): the files ship with the
+    package and a :class:`Trace` is immutable, so the cached object is the answer."""
     s = str(source)
-    return load_trace(trace_path(SHIPPED_TRACES[s]) if s in SHIPPED_TRACES else s, **window_args)
+    if s in SHIPPED_TRACES:
+        key = tuple(sorted(window_args.items()))
+        try:
+            hash(key)
+        except TypeError:  # an unhashable window value: the loader's own error names it
+            return load_trace(trace_path(SHIPPED_TRACES[s]), **window_args)
+        return _shipped(s, key)
+    return load_trace(s, **window_args)
+
+
+@functools.lru_cache(maxsize=8)
+def _shipped(name: str, window: tuple) -> tuple[Trace, str]:
+    return load_trace(trace_path(SHIPPED_TRACES[name]), **dict(window))
 
 
 def cluster_arg(text: str, option: str = "--cluster") -> Cluster:
