@@ -14,3 +14,17 @@ settings.register_profile(
 settings.register_profile(
     "dev", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# The longest tests (measured with --durations on 2 cores) run first, so that pytest-xdist's two
+# workers do not finish on one of them alone; the order changes nothing else (every test is
+# independent; the same order in every worker, as xdist requires).
+LONG_FIRST = ("tests/docs/test_readme_commands.py", "tests/app/test_reproduce_parallel.py",
+              "tests/app/test_bench_figures.py", "tests/hived/test_reproduce_hived.py",
+              "tests/docs/test_notebooks.py", "tests/app/test_fuzz_sim.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = item.nodeid.split("::")[0]
+        return LONG_FIRST.index(path) if path in LONG_FIRST else len(LONG_FIRST)
+    items.sort(key=rank)  # stable: the collection order within each group
