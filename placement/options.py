@@ -141,7 +141,10 @@ def _scalar(hint: Any) -> bool:
 
 
 def _built(value: Any, hint: Any) -> bool:
-    """``value`` is already an object of the annotated class (a Python caller built it)."""
+    """``value`` is already an object of the annotated class, or of a class of the annotated
+    union (``DataPlacement | None``): a Python caller built it."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_built(value, h) for h in typing.get_args(hint) if h is not type(None))
     return (isinstance(hint, type) and hint is not Any and not _is_namedtuple(hint)
             and hint not in (bool, int, float, str) and isinstance(value, hint))
 

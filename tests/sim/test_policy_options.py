@@ -84,6 +84,20 @@ def test_good_options_are_converted_to_what_the_constructor_takes():
     assert check_policy_options("hived", {"assignment": {"a": [0, 1, 0, 2]}})["assignment"] == {"a": (0, 1, 0, 2)}
 
 
+def test_an_object_a_python_caller_built_passes_an_optional_annotation():
+    """``fifo``'s ``data: DataPlacement | None`` takes the object ``placement reproduce mast``
+    builds (the union's class), and still refuses what the command line could give."""
+    from placement.app.policy_data import candidate_placement
+    from placement.app.shipped import cluster_arg
+    from placement.errors import InstanceError
+
+    data = candidate_placement(cluster_arg("1x1x1x2x8"), {"t": 1})
+    assert check_policy_options("fifo", {"data": data})["data"] is data
+    assert check_policy_options("fifo", {"data": None})["data"] is None
+    with pytest.raises(InstanceError, match="'data' of .* cannot be set from the command line"):
+        check_policy_options("fifo", {"data": "v0"})
+
+
 def test_a_converted_option_runs(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["simulate", *WINDOW, "--cluster", "1x1x2x4x8", "--policy", "mast", "--option",
