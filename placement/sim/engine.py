@@ -363,7 +363,7 @@ class _Loop:
         self._push(t + left / rate, 0, "finish", (job.id, att, 0))
         self.stats["starts"] += 1
         self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"
-                               + (f" workers={len(g)}" if elastic else "")))
+                               + (f" workers={len(g)}" if elastic else "") + (f" {d.note}" if d.note else "")))
 
     def _checked(self, d: Start, t: float) -> tuple[Job, np.ndarray]:
         """The job of a ``Start`` and its GPU ids as an array, after checking the decision:

@@ -55,10 +55,14 @@ class Start:
     ``1 <= w <= g``: it runs ``w`` data-parallel workers and progresses at ``w / g`` of its rate
     on those GPUs (linear data-parallel scaling: the same per-worker batch, so an iteration takes
     as long and processes ``w / g`` of the samples; §5.1: DistributedDataParallel "distributes
-    the dataset across GPUs"). The log's start row says ``workers=w`` when ``w < g``."""
+    the dataset across GPUs"). The log's start row says ``workers=w`` when ``w < g``.
+
+    ``note``: ``key=value`` words the engine appends to the start row's extra text, for an outside
+    check of the policy's own guarantee (HiveD: ``class=guaranteed vc=... cells=...``)."""
 
     job_id: str
     gpus: tuple[int, ...]
+    note: str = ""
 
 
 @dataclass(frozen=True)

@@ -30,19 +30,20 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
 
 ``checks``: extra callables ``(trace, cluster, log) -> list[str]`` for policy-specific
 guarantees (HiveD sharing safety, quotas); their messages are appended.
+:func:`guarantee_check` builds one for logs whose start rows name a class (HiveD's VCs).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .cluster import Cluster
 from .log import EventLog, LogRow, extra_value
 from .perf import DallyPerf, PerfModel
 from .trace import Trace
 
-__all__ = ["replay_check", "Check"]
+__all__ = ["replay_check", "Check", "guarantee_check"]
 
 Check = Callable[[Trace, Cluster, EventLog], list[str]]
 REL_TOL = 1e-9
@@ -204,3 +205,115 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
     if extra:
         out.append(f"... and {extra} more violations")
     return out
+
+
+def _words(extra: str) -> dict[str, str]:
+    return dict(p.split("=", 1) for p in extra.split() if "=" in p)
+
+
+def guarantee_check(cells: Mapping[str, Sequence[int]] | None = None,
+                    sizes: Sequence[int] = (1, 2, 4, 8)) -> Check:
+    """A ``checks`` hook for a log whose start rows name their class (HiveD §3.2-3.3, the words
+    :class:`placement.solvers.online.hived.HiveD` writes): ``class=guaranteed vc=T cells=S:I,...``
+    or ``class=opportunistic vc=T``. From the log alone, independent of the policy, it reports
+    (``guarantee:``) a start without a class, a ``vc`` other than the job's tenant, and for a
+    guaranteed job: a cell not aligned in the cluster or of a size not in ``sizes``; GPUs outside
+    its cells; a placement that is not a buddy cell of the job's level (a job of ``g <= max(sizes)``
+    GPUs inside one aligned block of the smallest size ``>= g``, with one cell of that size or
+    more; a larger job on ``ceil(g / max(sizes))`` whole top cells); a cell held at once by two VCs
+    (overlapping GPUs); and, given ``cells`` (tenant -> cells per level, smallest level first, as
+    :class:`placement.models.hived_vc.VCAssignment`), a VC holding more cells of a size than it
+    reserves. A preempted job must be running opportunistic: a guaranteed job is never preempted."""
+    top = max(sizes)
+
+    def check(trace, cluster, log) -> list[str]:
+        jobs = {j.id: j for j in trace.jobs}
+        out: list[str] = []
+        held: dict[tuple[str, int, int], int] = {}   # (vc, size, index) -> guaranteed jobs in it
+        gpu_vc: dict[int, tuple[str, int]] = {}      # GPU -> (vc, holders) of cells covering it
+        running: dict[str, tuple[str, str, list[tuple[int, int]]]] = {}  # job -> (class, vc, cells)
+        for n, r in enumerate(log.rows):
+            job = jobs.get(r.job)
+            if job is None:
+                continue
+            where = f"row {n + 1} ({r.event} {r.job} at {r.time!r})"
+            if r.event == "start":
+                w = _words(r.extra)
+                cls, vc = w.get("class"), w.get("vc")
+                if cls not in ("guaranteed", "opportunistic") or vc is None:
+                    out.append(f"guarantee: {where} names no class=guaranteed|opportunistic and vc=")
+                    continue
+                if vc != job.tenant:
+                    out.append(f"guarantee: {where} names vc={vc}; the job's tenant is {job.tenant}")
+                mine: list[tuple[int, int]] = []
+                if cls == "guaranteed":
+                    try:
+                        mine = [(int(a), int(b)) for a, b in (c.split(":") for c in w.get("cells", "").split(","))]
+                    except ValueError:
+                        out.append(f"guarantee: {where} has no cells=S:I,... ({r.extra!r})")
+                        continue
+                    out += [f"guarantee: {where}: {msg}" for msg in _buddy(job.gpus, r.gpus, mine, sizes, top,
+                                                                            cluster.n_gpus)]
+                    for c in dict.fromkeys(mine):
+                        k = (vc, *c)
+                        held[k] = held.get(k, 0) + 1
+                        if held[k] == 1:
+                            for g in range(c[0] * c[1], c[0] * (c[1] + 1)):
+                                o = gpu_vc.get(g)
+                                if o is not None and o[0] != vc:
+                                    out.append(f"guarantee: {where}: cell {c[0]}:{c[1]} of VC {vc} overlaps "
+                                               f"a cell of VC {o[0]} at GPU {g}")
+                                gpu_vc[g] = (vc, (o[1] if o is not None and o[0] == vc else 0) + 1)
+                            if cells is not None:
+                                have = sum(1 for (v, s, _i) in held if v == vc and s == c[0])
+                                want = _reserved(cells, vc, c[0], sizes)
+                                if have > want:
+                                    out.append(f"guarantee: {where}: VC {vc} holds {have} cells of {c[0]} GPUs; "
+                                               f"it reserves {want}")
+                running[r.job] = (cls, vc, list(dict.fromkeys(mine)))
+            elif r.event in ("preempt", "finish") and r.job in running:
+                cls, vc, mine = running.pop(r.job)
+                if r.event == "preempt" and cls == "guaranteed":
+                    out.append(f"guarantee: {where} preempts a guaranteed job of VC {vc}")
+                for c in mine:
+                    k = (vc, *c)
+                    held[k] -= 1
+                    if held[k] == 0:
+                        del held[k]
+                        for g in range(c[0] * c[1], c[0] * (c[1] + 1)):
+                            o = gpu_vc.get(g)
+                            if o is not None and o[0] == vc:
+                                if o[1] <= 1:
+                                    del gpu_vc[g]
+                                else:
+                                    gpu_vc[g] = (vc, o[1] - 1)
+        return out
+    return check
+
+
+def _reserved(cells: Mapping[str, Sequence[int]], vc: str, size: int, sizes: Sequence[int]) -> int:
+    c = cells.get(vc)
+    return 0 if c is None or size not in sizes else int(c[list(sizes).index(size)])
+
+
+def _buddy(g: int, gpus: Sequence[int], mine: list[tuple[int, int]], sizes: Sequence[int], top: int,
+           n_gpus: int) -> list[str]:
+    """What is wrong with a guaranteed placement on cells ``mine`` (``(size, index)``)."""
+    bad = [f"cell {s}:{i} is not a cell of the cluster" for s, i in mine
+           if s not in sizes or i < 0 or (i + 1) * s > n_gpus]
+    if bad:
+        return bad
+    inside = {x for s, i in mine for x in range(s * i, s * (i + 1))}
+    if not set(gpus) <= inside:
+        return [f"GPUs {sorted(set(gpus) - inside)} lie outside its cells {mine}"]
+    if g <= top:
+        level = min(s for s in sizes if s >= g)
+        if len({x // level for x in gpus}) != 1:
+            return [f"{g} GPUs {tuple(gpus)} are not inside one aligned cell of {level} GPUs"]
+        if len(mine) != 1 or mine[0][0] < level:
+            return [f"{g} GPUs on cells {mine}: one cell of {level} GPUs or more expected"]
+        return []
+    m = -(-g // top)
+    if len(mine) != m or any(s != top for s, _ in mine):
+        return [f"{g} GPUs on cells {mine}: {m} whole cells of {top} GPUs expected"]
+    return []

@@ -14,7 +14,14 @@ Guaranteed jobs
     cells). Opening a logical cell binds it to a physical cell by :class:`placement.solvers.buddy.BuddyAllocator`
     (HiveD Algorithm 1; dynamic binding: an emptied logical cell is released). Static binding
     (``binding="static"``, §5.3's baseline): every reserved cell is bound once at the start and
-    never released.
+    never released; a job's new logical cell takes the VC's free bound cell with the fewest
+    low-priority GPUs, then the lowest index (§3.3's rule for high-priority cells, applied
+    inside the VC's own cells).
+Log
+    Every start row names its class (the engine appends :attr:`Start.note`):
+    ``class=guaranteed vc=T cells=S:I,...`` (the physical cells, of S GPUs at index I, bound to
+    the job's logical cells) or ``class=opportunistic vc=T``; :func:`placement.sim.replay.guarantee_check`
+    verifies them from the log alone.
 Low-priority jobs (§3.3 "Allocating low-priority cells"; as the reference scheduler runs them)
     A job its VC cannot host runs as a preemptible low-priority (opportunistic) job (§5.1:
     "otherwise the job will be scheduled as a low-priority one"). As in HiveD's own scheduler
@@ -244,7 +251,11 @@ class HiveD(Policy):
     def _bind(self, tenant: str, key: tuple[int, int], preempt: set[str]) -> int:
         k = key[0]
         if self.binding == "static":
-            i = self.pool[tenant][k - 1].pop(0)
+            # §3.3's rule inside the VC: the free bound cell with the fewest low-priority GPUs
+            pool = self.pool[tenant][k - 1]
+            busy = self.low_owner >= 0
+            j = min(range(len(pool)), key=lambda x: (int(busy[pool[x] * G[k]:(pool[x] + 1) * G[k]].sum()), pool[x]))
+            i = pool.pop(j)
         else:
             al = self.alloc.allocate(self.vc_of[tenant], 0, k)
             if al is None:  # cannot happen under a feasible assignment (Theorem 1)
@@ -367,11 +378,13 @@ class HiveD(Policy):
                 placed = lg.place(job.id, job.gpus)
                 preempt: set[str] = set()
                 gpus: list[int] = []
+                cells: list[str] = []
                 for key, off, n in placed:
                     i = self.phys.get((t, key))
                     if i is None:
                         i = self._bind(t, key, preempt)
                     gpus.extend(self._map(t, key, i, off, n))
+                    cells.append(f"{G[key[0]]}:{i}")
                 owners = {int(o) for o in self.low_owner[gpus] if o >= 0}
                 preempt |= {self.low_ids[o] for o in owners}
                 for jid in sorted(preempt):
@@ -388,7 +401,7 @@ class HiveD(Policy):
                 free[gpus] = False
                 self.g_mask[gpus] = True
                 self.g_gpus[job.id] = gpus
-                out.append(Start(job.id, tuple(gpus)))
+                out.append(Start(job.id, tuple(gpus), f"class=guaranteed vc={t} cells={','.join(cells)}"))
                 started.append(job)
                 self.n["guaranteed_starts"] += 1
                 self.guaranteed[job.id] = t
@@ -417,7 +430,7 @@ class HiveD(Policy):
                     break
                 free[list(gpus)] = False
                 n_free -= job.gpus
-                out.append(Start(job.id, gpus))
+                out.append(Start(job.id, gpus, f"class=opportunistic vc={t}"))
                 low_started.append(job)
                 self.n["low_starts"] += 1
             for job in low_started:

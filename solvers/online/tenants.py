@@ -9,7 +9,8 @@ VC assignment
 quota
     A tenant's GPUs under its assignment (:meth:`VCAssignment.gpus`).
 
-Contents: :func:`fit_assignment` (the exact VC fit of :mod:`placement.models.hived_vc` to a list of
+Contents: :func:`table1_assignment` (HiveD Table 1's production quotas mapped onto a trace's
+tenants), :func:`fit_assignment` (the exact VC fit of :mod:`placement.models.hived_vc` to a list of
 jobs), :func:`check_cluster`, :func:`as_assignment`, :func:`quotas`, :func:`check_order`,
 :class:`Queues` (per-tenant pending jobs), :func:`order_jobs`.
 """
@@ -26,7 +27,7 @@ from placement.models import hived_vc as hv
 from placement.errors import InstanceError
 from placement.options import NonNegInt
 
-__all__ = ["AssignmentOption", "Order", "fit_assignment", "check_cluster", "check_job_type", "as_assignment", "check_assignment", "quotas", "check_order", "Queues", "order_jobs",
+__all__ = ["AssignmentOption", "Order", "fit_assignment", "table1_assignment", "oversize_jobs", "check_cluster", "check_job_type", "as_assignment", "check_assignment", "quotas", "check_order", "Queues", "order_jobs",
            "ORDERS"]
 
 G = hv.LEVEL_GPUS
@@ -55,6 +56,67 @@ def fit_assignment(jobs, n_nodes: int, levels: str = "multi", name: str = "the t
     if res.solution is None:
         raise InstanceError("assignment", f"no VC assignment of {name} fits {n_nodes} nodes ({res.status})")
     return res.solution
+
+
+def table1_assignment(jobs, n_nodes: int) -> tuple[hv.VCAssignment, list[dict]]:
+    """HiveD Table 1's quotas on ``n_nodes`` 8-GPU nodes, node-level cells only (§5.2: "We assign
+    each tenant a set of node-level cells"), and one row per tenant saying how.
+
+    The trace's tenants are mapped onto Table 1's rows by job-size mix
+    (:func:`placement.hived.table1.map_tenants`); each row gets its share of the nodes (largest
+    remainder, the rows' nodes sum to ``n_nodes``; ties to the earlier row); a row holding several
+    trace tenants splits its nodes in proportion to their GPU-time (largest remainder again). The
+    fitted view's largest-job rule (every tenant holds its largest job) is capped at the share: a
+    tenant's quota is never raised above its Table 1 nodes, so a job larger than the quota can only
+    run as a low-priority (opportunistic) job in the shared schemes and cannot run at all in its
+    private cluster (:func:`oversize_jobs`; the reproduction leaves those jobs out of the private
+    cluster and of every tenant comparison). Rows: tenant, row, share, nodes, gpus, largest
+    (GPUs of its largest job), oversize (its jobs above the quota), demand_gpus (GPU-time over
+    the jobs' span)."""
+    from placement.hived.table1 import map_tenants, row_shares
+
+    if n_nodes < 1:
+        raise InstanceError("nodes", f"must be at least 1, not {n_nodes}")
+    jobs = list(jobs)
+    mapping = map_tenants(jobs)
+    shares = row_shares(mapping)
+    row_nodes = _largest_remainder({r: s * n_nodes for r, s in shares.items()}, n_nodes)
+    gpu_time: dict[str, float] = {}
+    largest: dict[str, int] = {}
+    for j in jobs:
+        gpu_time[j.tenant] = gpu_time.get(j.tenant, 0.0) + j.gpus * float(j.duration)
+        largest[j.tenant] = max(largest.get(j.tenant, 0), j.gpus)
+    nodes: dict[str, int] = {}
+    for r, n in row_nodes.items():
+        ts = [t for t in mapping if mapping[t] == r]
+        tot = sum(gpu_time[t] for t in ts)
+        want = {t: (n * gpu_time[t] / tot if tot > 0 else n / len(ts)) for t in ts}
+        nodes.update(_largest_remainder(want, n))
+    cells = {t: (0, 0, 0, nodes[t]) for t in sorted(nodes)}
+    a = hv.VCAssignment(n_nodes, cells)
+    span = (max(j.submit for j in jobs) - min(j.submit for j in jobs)) or 1.0
+    rows = [{"tenant": t, "row": mapping[t], "share": shares[mapping[t]], "nodes": nodes[t],
+             "gpus": a.gpus(t), "largest": largest[t],
+             "oversize": sum(1 for j in jobs if j.tenant == t and j.gpus > a.gpus(t)),
+             "demand_gpus": gpu_time[t] / span} for t in sorted(nodes)]
+    return a, rows
+
+
+def _largest_remainder(want: Mapping[str, float], total: int) -> dict[str, int]:
+    """Integers summing to ``total`` near ``want`` (Hamilton: floors, then the largest remainders;
+    ties to the earlier key)."""
+    base = {k: int(np.floor(v)) for k, v in want.items()}
+    left = total - sum(base.values())
+    order = sorted(want, key=lambda k: (-(want[k] - base[k]), list(want).index(k)))
+    for k in order[:max(0, left)]:
+        base[k] += 1
+    return base
+
+
+def oversize_jobs(jobs, assignment: hv.VCAssignment) -> set[str]:
+    """Ids of the jobs larger than their tenant's quota (or of a tenant without a VC): they never
+    fit the tenant's cells, so they never run guaranteed, nor in a private cluster."""
+    return {j.id for j in jobs if j.gpus > (assignment.gpus(j.tenant) if j.tenant in assignment.cells else 0)}
 
 
 def check_cluster(cluster) -> int:

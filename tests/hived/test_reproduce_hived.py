@@ -1,7 +1,8 @@
 """``placement reproduce hived`` on a tiny configuration of the same code: the window and its
-warm-up, the size search, per-tenant delays and fragmentation recomputed from the logs it wrote,
-every log replay-checked with the sharing-safety check, and the claims recomputed from the
-results."""
+warm-up, the size search and ``calibration.csv``, both quota views, per-tenant delays and
+fragmentation recomputed from the logs it wrote, every log replay-checked (HiveD's with the
+sharing-safety and guarantee checks: every start row names its class), the load both ways, and
+the claims recomputed from the results."""
 
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ import json
 
 import numpy as np
 import pytest
+from placement.solvers.online.tenants import oversize_jobs
 
 from placement.app import reproduce as rp
 from placement.app.bench.hived_trace import fragmentation
 from placement.app.reproduce import hived
+from placement.app.reproduce.hived_quotas import assignment as view_assignment
+from placement.app.reproduce.hived_quotas import busy_share, comparable
 from placement.sim.instance import load_instance, load_solution
-from placement.sim.replay import replay_check
+from placement.sim.replay import guarantee_check, replay_check
 from tests.support import run_reproduction_with
 
-TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150, high_load_nodes=16,
-                    regime_nodes=(16, 24), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0))
+TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), max_jobs=150, free_view=False,
+                    regime_nodes=(16,), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0))
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +46,27 @@ def test_logs_replay_and_rows_recompute(run):
     rows = list(csv.DictReader(open(out / "results.csv")))
     scheme_rows = [r for r in rows if r["scheme"] and not r["tenant"] and not r["variant"]]
     assert sorted({r["scheme"] for r in scheme_rows}) == sorted(hived.SCHEMES)
-    assert len(scheme_rows) == 2 * len(hived.SCHEMES)
+    assert len(scheme_rows) == 2 * sum(len(v) for v in hived.VIEW_SCHEMES.values())
     variants = {r["variant"] for r in rows if r["variant"]}
-    assert {"size search", "high load", "free preemption", "lower load"} <= variants
-    assert sorted(r["scheme"] for r in rows if r["variant"] == "high load") == ["hived", "private", "yarn-cs"]
-    assert "## Higher load: 16 nodes" in (out / "report.md").read_text()
+    assert {"size search", "lower load"} <= variants and "free preemption" not in variants
+    for r in rows:   # the load both ways in every run
+        if r["scheme"] and not r["tenant"] and r["variant"] != "examined anomaly":
+            assert 0.0 <= float(r["high_share"]) <= float(r["busy_share"]) <= 1.0
     for r in scheme_rows:
         folder = out / "logs" / r["run"]
         inst = load_instance(json.loads((folder / "instance.json").read_text()))
         log = load_solution(inst, json.loads((folder / "log.json").read_text()))
-        assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model()) == []
-        # per-tenant delays from the log equal the rows
-        _, window, w0, w1 = hived._trace(TINY, int(r["seed"]))
-        delays = hived._delays(window, log)
+        trace, window, w0, w1 = hived._trace(TINY, int(r["seed"]))
+        a = view_assignment(r["view"], trace.jobs, int(r["nodes"]), "multi" if r["scheme"] == "hived-multi" else "node")
+        checks = [guarantee_check(a.cells)] if r["scheme"].startswith("hived") else []
+        assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model(), checks=checks) == []
+        if r["scheme"].startswith("hived"):
+            assert all("class=" in x.extra for x in log.rows if x.event == "start")
+        if r["scheme"] == "private":   # jobs above their tenant's quota never reach a private cluster
+            assert {j.id for j in inst.trace.jobs} == {j.id for j in trace.jobs} - oversize_jobs(trace.jobs, a)
+        assert float(r["busy_share"]) == pytest.approx(busy_share(log, inst.cluster.n_gpus, w0, w1), rel=1e-12)
+        # per-tenant delays from the log equal the rows (on the jobs a private cluster can run)
+        delays = hived._delays(comparable(window, a), log)
         tenant_rows = {t["tenant"]: float(t["delay_s"]) for t in rows if t["run"] == r["run"] and t["tenant"]}
         assert tenant_rows == pytest.approx(delays, rel=1e-12)
         assert float(r["mean_delay_s"]) == pytest.approx(float(np.mean(list(delays.values()))), rel=1e-12)
@@ -68,15 +80,16 @@ def test_logs_replay_and_rows_recompute(run):
 def test_fragmentation_is_the_paper_measure_on_the_log(run):
     ctx, out = run
     # recompute quota's fragmentation with the policy's high-priority set rebuilt from scratch
-    from placement.solvers.online.tenants import fit_assignment
+    from placement.solvers.online.tenants import table1_assignment
 
     from placement.app.policy_data import build_policy
     from placement.sim import simulate
 
-    row = next(r for r in csv.DictReader(open(out / "results.csv")) if r["run"] == "s0-yarn-cs" and not r["tenant"])
+    row = next(r for r in csv.DictReader(open(out / "results.csv"))
+               if r["run"] == "s0-table1-yarn-cs" and not r["tenant"])
     trace, window, w0, w1 = hived._trace(TINY, 0)
     n = int(row["nodes"])
-    pol = build_policy("yarn-cs", hived._cluster(n), assignment=fit_assignment(trace.jobs, n, "node"))
+    pol = build_policy("yarn-cs", hived._cluster(n), assignment=table1_assignment(trace.jobs, n)[0])
     from placement.sim.perf import IdealPerf
 
     res = simulate(trace, hived._cluster(n), pol, perf=IdealPerf(), checkpoint_interval=TINY.checkpoint_s)
@@ -91,24 +104,46 @@ def test_fragmentation_is_the_paper_measure_on_the_log(run):
 def test_claims_recompute_from_results(run):
     ctx, out = run
     claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
-    rows = [r for r in csv.DictReader(open(out / "results.csv")) if r["scheme"] and not r["variant"]]
+    rows = [r for r in csv.DictReader(open(out / "results.csv")) if r["scheme"] and r["view"] == "table1"
+            and r["variant"] in ("", "lower load")]
     per = {}
     for r in rows:
-        per.setdefault(int(r["seed"]), {}).setdefault(r["scheme"], {"delays": {}})
-        d = per[int(r["seed"])][r["scheme"]]
+        key = r["scheme"] + ("-low" if r["variant"] else "")
+        per.setdefault(int(r["seed"]), {}).setdefault(key, {"delays": {}})
+        d = per[int(r["seed"])][key]
         if r["tenant"]:
             d["delays"][r["tenant"]] = float(r["delay_s"])
         else:
             d.update(fragmentation=float(r["fragmentation"]), preempted=int(r["preempted_gpus"]))
     pre = next(c for k, c in claims.items() if k.startswith("preempted GPUs"))
-    want = [per[s]["hived"]["preempted"] / per[s]["hived-static"]["preempted"] - 1
-            if per[s]["hived-static"]["preempted"] else None for s in (0, 1)]
+    assert "lower-load" in pre["claim"]
+    want = [per[s]["hived-low"]["preempted"] / per[s]["hived-static-low"]["preempted"] - 1
+            if per[s]["hived-static-low"]["preempted"] else None for s in (0, 1)]
     assert pre["ours"] == pytest.approx(want)
     worst = next(c for k, c in claims.items() if k.startswith("sharing anomaly under YARN-CS"))
     for s in (0, 1):
         cmp_ = hived.tenant_comparison(per[s])
         assert worst["ours"][s] == pytest.approx(cmp_["worst_quota_ratio"])
-    assert len(ctx.figures) == 3 + 3 and (out / "report.md").read_text().count("| ") > 20  # 3 + one per knob
+    assert len(ctx.figures) == 3 + 4 and (out / "report.md").read_text().count("| ") > 20  # 3 + one per knob
+    # calibration.csv: both readings per view and seed, from the size-search rows
+    cal = list(csv.DictReader(open(out / "calibration.csv")))
+    assert list(cal[0]) == ["parameter", "value", "target", "paper", "ours", "error"]
+    search = {(int(r["seed"]), r["view"], int(r["nodes"])): r for r in csv.DictReader(open(out / "results.csv"))
+              if r["variant"] == "size search"}
+    for c in cal:
+        seed = int(c["parameter"].split("seed ")[1].split(",")[0])
+        view = "table1" if "Table 1" in c["parameter"] else "fitted"
+        key = "busy_share" if "busy" in c["parameter"] else "high_share"
+        assert float(c["ours"]) == pytest.approx(float(search[(seed, view, int(c["value"]))][key]))
+        assert float(c["error"]) == pytest.approx(float(c["ours"]) - 0.9)
+    for seed in (0, 1):
+        for view in ("table1", "fitted"):
+            got = {n: float(r["high_share"]) for (s, v, n), r in search.items() if (s, v) == (seed, view)}
+            chosen = next(int(c["value"]) for c in cal if f"seed {seed}," in c["parameter"] and hived.VIEW_TEXT[view]
+                          in c["parameter"] and "high-priority" in c["parameter"])
+            assert chosen == min(got, key=lambda n: (abs(got[n] - 0.9), n))
+    report = (out / "report.md").read_text()
+    assert "## Table 1 quota view" in report and "## Examined anomalies" in report and "## Calibration" in report
 
 
 def test_offered_load_and_paper_sizes_hand_values():
@@ -134,21 +169,24 @@ def test_regime_map_and_binding_claims(run):
     rows = list(csv.DictReader(open(out / "regimes.csv")))
     knobs = {}
     for r in rows:
-        knobs.setdefault((r["claim"], r["knob"]), set()).add(float(r["value"]))
-    assert {k for _c, k in knobs} == {"cluster size (nodes)", "checkpoint interval (h)",
-                                      "spare quota to the 8-GPU-heaviest tenant (x its fitted GPUs)"}
-    assert all(len(v) == 2 for v in knobs.values())
+        v = r["value"]
+        knobs.setdefault((r["claim"], r["knob"]), set()).add(v if r["knob"] == hived.VIEW_KNOB else float(v))
+    assert {k for _c, k in knobs} == {hived.SIZE_KNOB, hived.CK_KNOB, hived.SPARE_KNOB, hived.VIEW_KNOB}
+    assert knobs[(hived.ANOMALY, hived.VIEW_KNOB)] == {"Table 1 quotas", "fitted quotas"}
+    assert knobs[(hived.FIG10, hived.SIZE_KNOB)] == {16.0, 22.0}   # the map's size and the lower-load size
+    assert all(len(v) == 2 for (c, k), v in knobs.items() if k in (hived.CK_KNOB, hived.SPARE_KNOB))
     # the base value of each knob is the seed's main run: its anomaly ratio equals the claim's
     claims = {c["claim"]: c for c in json.loads((out / "claims.json").read_text())["claims"]}
     worst = next(c for k, c in claims.items() if k.startswith("sharing anomaly under YARN-CS"))
-    base = [float(r["ours"]) for r in rows if r["knob"] == "checkpoint interval (h)" and float(r["value"]) == 1.0
-            and r["claim"] == hived.ANOMALY]
-    assert base == pytest.approx([w for w in worst["ours"] if w is not None])
+    base = [float(r["ours"]) if r["ours"] else None for r in rows
+            if r["knob"] == hived.CK_KNOB and float(r["value"]) == 1.0 and r["claim"] == hived.ANOMALY]
+    assert [b is None for b in base] == [w is None for w in worst["ours"]]
+    assert [b for b in base if b is not None] == pytest.approx([w for w in worst["ours"] if w is not None])
     # dynamic vs static: the verdict is the majority of seeds from the result rows
-    res = [r for r in csv.DictReader(open(out / "results.csv")) if not r["tenant"] and not r["variant"]]
+    res = [r for r in csv.DictReader(open(out / "results.csv")) if not r["tenant"] and r["variant"] == "lower load"]
     d = {(int(r["seed"]), r["scheme"]): float(r["mean_delay_s"]) for r in res}
     ok = [d[(s, "hived")] <= d[(s, "hived-static")] for s in (0, 1)]
-    c = claims["mean delay over tenants, dynamic vs static binding (busy size)"]
+    c = claims["mean delay over tenants, dynamic vs static binding (lower-load size x279/200)"]
     assert c["holds"] == (sum(ok) > 1)
 
 
