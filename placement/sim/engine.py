@@ -21,6 +21,15 @@ factor (:mod:`placement.sim.links`). After each batch's decisions, when the runn
 phase changed, the factors are recomputed; a job whose factor changed has its progress settled
 at that instant, its finish event re-issued (the old one becomes stale) and a ``rate`` row
 logged. ``links=False`` turns this off (GPU-only, as on a cluster without a network).
+
+Goodput jobs (Pollux, :mod:`placement.sim.goodput`): with a performance model that has a
+``segment(job, placement, done)`` method (:class:`~placement.sim.goodput.GoodputPerf`), a job's
+rate on a start is that segment's rate on its GPUs per machine, after ``perf.restart_delay``
+seconds without progress (the attempt's first segment begins then); at each segment's end (an
+epoch boundary, or a point of the grid ``k x perf.retune_interval`` when the model has one) the
+rate is re-derived and a ``rate`` row logged (``factor=1.0`` and the segment's rate, epoch and
+batch layout). A policy whose ``elastic_any`` attribute is true may
+start a job on any number of GPUs (Pollux sizes jobs itself).
 """
 
 from __future__ import annotations
@@ -81,12 +90,14 @@ class _Run:
     ``(since, left, rate)`` of this attempt (for checkpoints); ``gen`` numbers finish events."""
 
     __slots__ = ("gpus", "start", "left", "rate", "tier", "attempt", "since", "base", "factor", "gen",
-                 "segments")
+                 "segments", "stop", "grid")
 
     def __init__(self, gpus, start, left, rate, tier, attempt):
         self.gpus, self.start, self.left, self.rate, self.tier, self.attempt = (
             gpus, start, left, rate, tier, attempt)
         self.since, self.base, self.factor, self.gen, self.segments = start, rate, 1.0, 0, []
+        self.stop = 0.0      # work left at the end of this segment (goodput jobs: an epoch boundary)
+        self.grid = False    # goodput jobs: this segment ends on the re-tune grid, before ``stop``
 
     def left_at(self, t: float) -> float:
         """Work still needed at time ``t`` (within this attempt)."""
@@ -95,7 +106,8 @@ class _Run:
             if t >= since:
                 break
             since, left, rate = seg
-        return max(0.0, left - rate * (t - since))
+        # min: before ``since`` of the first segment (a restart delay) no progress yet
+        return max(0.0, min(left, left - rate * (t - since)))
 
 
 class _State:
@@ -136,7 +148,7 @@ class _State:
         run = self.run_time.get(job_id, 0.0)
         r = self.running.get(job_id)
         if r is not None:
-            w = self.jobs[job_id].duration - max(0.0, r.left - r.rate * (self.now - r.since))
+            w = self.jobs[job_id].duration - r.left_at(self.now)
             run += self.now - r.start
         return History(self.attempts.get(job_id, 0), self.preemptions.get(job_id, 0), w,
                        self.first_start.get(job_id),
@@ -192,6 +204,8 @@ class _Loop:
         self.s = _State(trace, cluster, perf, seed, links)
         self.links, self._link_key = links, None
         self.elastic = bool(getattr(policy, "elastic", False))
+        self.elastic_any = bool(getattr(policy, "elastic_any", False))
+        self.segment = getattr(perf, "segment", None)    # goodput jobs (module docstring)
         self.view = SimView(self.s)
         self.log = EventLog()
         self.jobs = trace.jobs
@@ -264,6 +278,9 @@ class _Loop:
             r = s.running.get(jid)
             if r is None or r.attempt != attempt or r.gen != gen:
                 continue  # stale: the job was preempted, or its rate changed
+            if r.stop > 0.0 or r.grid:
+                self._next_segment(jid, r, t)   # an epoch boundary or re-tune of a goodput job, not its end
+                continue
             del s.running[jid]
             s.phase.pop(jid, None)
             s.version += 1
@@ -276,6 +293,37 @@ class _Loop:
             log.append(LogRow(t, "finish", jid, r.gpus, job.duration))
             events.append(Event("finish", t, jid))
             self.done_count += 1
+
+    def _placement(self, gpus) -> tuple[int, ...]:
+        """GPUs per machine (machines in id order) of a GPU set."""
+        m = self.cluster.machine[np.asarray(gpus, dtype=np.int64)]
+        return tuple(int(c) for c in np.unique(m, return_counts=True)[1])
+
+    def _push_segment(self, jid: str, r: _Run, seg, t_from: float) -> None:
+        """Set ``r``'s rate to the goodput segment ``seg`` from ``t_from`` and schedule its end."""
+        job = self.s.jobs[jid]
+        r.rate = r.base = float(seg.rate)
+        if not (math.isfinite(r.rate) and r.rate > 0):
+            raise ValueError(f"performance model gave rate {r.rate!r} for job {jid!r}")
+        r.stop = max(0.0, job.duration - seg.until)
+        end = t_from + (r.left - r.stop) / r.rate
+        step = getattr(self.perf, "retune_interval", None)
+        r.grid = False
+        if step:
+            tick = (math.floor(t_from / step) + 1) * step      # the next point of the grid after t_from
+            if tick < end:
+                end, r.grid = tick, True
+        self._push(end, 0, "finish", (jid, r.attempt, r.gen))
+
+    def _next_segment(self, jid: str, r: _Run, t: float) -> None:
+        """A goodput job reached an epoch boundary: its next segment's rate, a ``rate`` row."""
+        r.segments.append((r.since, r.left, r.rate))
+        job = self.s.jobs[jid]
+        # exactly at an epoch boundary; on the re-tune grid, the work left now
+        r.left, r.since, r.gen = (max(r.left_at(t), r.stop) if r.grid else r.stop), t, r.gen + 1
+        seg = self.segment(job, self._placement(r.gpus), job.duration - r.left)
+        self._push_segment(jid, r, seg, t)
+        self.log.append(LogRow(t, "rate", jid, r.gpus, job.duration - r.left, f"factor=1.0 {seg.extra()}"))
 
     def _arrivals(self, t: float, events: list) -> None:
         """Jobs submitted at ``t`` (kind 1): pending, or ``unschedulable`` when they can never fit."""
@@ -341,6 +389,9 @@ class _Loop:
         job, g = self._checked(d, t)
         gpus = tuple(sorted(g.tolist()))
         tier = self.cluster.tier(g)
+        if self.segment is not None:
+            self._start_goodput(job, g, tier, t)
+            return
         rate = float(self.perf.rate(job, tier))
         if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
@@ -365,6 +416,27 @@ class _Loop:
         self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"
                                + (f" workers={len(g)}" if elastic else "") + (f" {d.note}" if d.note else "")))
 
+    def _start_goodput(self, job: Job, g: np.ndarray, tier: str, t: float) -> None:
+        """Start a goodput job: its first segment begins after the restart delay."""
+        s = self.s
+        gpus = tuple(sorted(g.tolist()))
+        done = s.work[job.id]
+        seg = self.segment(job, self._placement(gpus), done)
+        del s.pending[job.id]
+        s.free[g] = False
+        s.n_free -= len(g)
+        att = s.attempts.get(job.id, 0) + 1
+        s.attempts[job.id] = att
+        s.first_start.setdefault(job.id, t)
+        delay = float(self.perf.restart_delay)
+        r = s.running[job.id] = _Run(gpus, t, max(0.0, job.duration - done), 1.0, tier, att)
+        r.since = t + delay
+        self._push_segment(job.id, r, seg, t + delay)
+        s.version += 1
+        self.stats["starts"] += 1
+        self.log.append(LogRow(t, "start", job.id, gpus, done,
+                               f"tier={tier} workers={len(g)} delay={delay!r} {seg.extra()}"))
+
     def _checked(self, d: Start, t: float) -> tuple[Job, np.ndarray]:
         """The job of a ``Start`` and its GPU ids as an array, after checking the decision:
         a pending job, as many distinct GPU ids as it needs (1 to that many for an elastic
@@ -383,7 +455,8 @@ class _Loop:
         except (TypeError, ValueError):
             raise PolicyError(f"Start of job {d.job_id!r}: gpus must be GPU ids") from None
         if len(set(g.tolist())) != len(g) or not (
-                len(g) == job.gpus or (self.elastic and 1 <= len(g) < job.gpus)):
+                len(g) == job.gpus or (self.elastic and 1 <= len(g) < job.gpus)
+                or (self.elastic_any and len(g) >= 1)):
             raise PolicyError(f"Start of job {d.job_id!r}: needs {job.gpus} distinct GPUs"
                               + (f" (1 to {job.gpus}: elastic)" if self.elastic else "")
                               + f", got {tuple(d.gpus)}")

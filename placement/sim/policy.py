@@ -180,7 +180,7 @@ class _RunningMap(Mapping):
         return self._cache
 
     def _make(self, r) -> Running:
-        left = r.left - r.rate * (self._s.now - r.since)
+        left = min(r.left, r.left - r.rate * (self._s.now - r.since))   # no progress before since (a restart delay)
         return Running(r.gpus, r.start, left if left > 0.0 else 0.0, r.rate, r.tier)
 
     def __getitem__(self, job_id: str) -> Running:

@@ -28,6 +28,11 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
   job then progresses at its placement's rate times that factor. Whether the factor is the
   link model's is the check :func:`placement.sim.link_check.link_factor_check`.
 
+Goodput jobs (``perf`` with a ``segment`` method, :class:`placement.sim.goodput.GoodputPerf`):
+a start may use any number of GPUs (its ``workers=``), its rate is the row's ``rate=`` and
+progress begins ``delay=`` seconds after it; a ``rate`` row sets the logged ``rate=``. Whether
+those rates are the measurements' goodput is :func:`placement.sim.goodput.goodput_check`.
+
 ``checks``: extra callables ``(trace, cluster, log) -> list[str]`` for policy-specific
 guarantees (HiveD sharing safety, quotas); their messages are appended.
 :func:`guarantee_check` builds one for logs whose start rows name a class (HiveD's VCs).
@@ -64,6 +69,7 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
     At most ``limit`` messages are returned (the last one says how many were left out).
     """
     perf = DallyPerf() if perf is None else perf
+    goodput = hasattr(perf, "segment")    # rates and restart delays as logged (module docstring)
     rows = list(log)
     jobs = {j.id: j for j in trace.jobs}
     n_gpus = cluster.n_gpus
@@ -122,7 +128,7 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 continue
             workers = extra_value(r.extra, "workers")
             want = job.gpus if workers is None else workers
-            if len(set(g)) != len(g) or len(g) != want or not 1 <= want <= job.gpus:
+            if len(set(g)) != len(g) or len(g) != want or not (1 <= want <= job.gpus or (goodput and want >= 1)):
                 bad(f"gpu-count: {where} uses {len(set(g))} distinct GPUs; the job needs {job.gpus}"
                     + ("" if workers is None else f" (elastic: {r.extra!r})"))
             if job.gpu_type is not None and any(str(cluster.gpu_type[x]) != job.gpu_type for x in g):
@@ -137,10 +143,17 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 continue
             for x in g:
                 owner.setdefault(x, r.job)
-            rate = perf.rate(job, cluster.tier(list(g)))
-            if workers is not None and 1 <= len(g) < job.gpus:   # elastic: w of its g workers
+            t0 = r.time
+            if goodput:
+                rate, t0 = extra_value(r.extra, "rate") or math.nan, r.time + (extra_value(r.extra, "delay") or 0.0)
+                if not (math.isfinite(rate) and rate > 0 and t0 >= r.time):
+                    bad(f"rate: {where} has no positive rate= and delay= ({r.extra!r})")
+                    rate = math.inf
+            else:
+                rate = perf.rate(job, cluster.tier(list(g)))
+            if not goodput and workers is not None and 1 <= len(g) < job.gpus:   # elastic: w of its g workers
                 rate = rate * len(g) / job.gpus
-            run[r.job] = (tuple(g), r.time, rate, rate)
+            run[r.job] = (tuple(g), t0, rate, rate)
             began[r.job] = kept.get(r.job, 0.0)
             status[r.job] = "running"
         elif r.event in ("rate", "shift"):
@@ -150,7 +163,7 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             g, t0, rate, base = run[r.job]
             if tuple(sorted(r.gpus)) != tuple(sorted(g)):
                 bad(f"state: {where} names GPUs {r.gpus} but the job runs on {g}")
-            did = min(job.duration, kept[r.job] + rate * (r.time - t0))
+            did = min(job.duration, kept[r.job] + rate * max(0.0, r.time - t0))
             if not abs(r.work_done - did) <= ABS_TOL + REL_TOL * scale:
                 bad(f"work: {where} says work {r.work_done!r}; the job had done {did!r}")
             if r.event == "shift":
@@ -160,7 +173,11 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 bad(f"rate: {where} has no factor in (0, 1] ({r.extra!r})")
                 continue
             kept[r.job] = did
-            run[r.job] = (g, r.time, base * factor, base)
+            new = extra_value(r.extra, "rate") if goodput else base * factor
+            if not (new is not None and new > 0):
+                bad(f"rate: {where} has no positive rate= ({r.extra!r})")
+                new = base
+            run[r.job] = (g, r.time, new, base)
         elif r.event in ("preempt", "finish"):
             if st != "running":
                 bad(f"state: {where} for a job that is {st or 'not submitted'}")
@@ -171,7 +188,7 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             for x in g:
                 if owner.get(x) == r.job:
                     del owner[x]
-            possible = kept[r.job] + rate * (r.time - t0)
+            possible = kept[r.job] + rate * max(0.0, r.time - t0)
             if r.event == "preempt":
                 if not _close_le(r.work_done, min(possible, job.duration), scale):
                     bad(f"work: {where} keeps work {r.work_done!r}; at most {possible!r} was done")

@@ -24,6 +24,7 @@ SECTIONS: list[str] = [
     "placement.app.bench.mast:bench_sections",
     "placement.app.bench.dally:bench_sections",
     "placement.app.bench.hived_trace:bench_sections",
+    "placement.app.bench.pollux:bench_sections",
 ]
 # A busy day of Philly (day 50 after the first submit: 1,432 jobs asking 915 GPUs on average,
 # measured), the default window of the quick bench.

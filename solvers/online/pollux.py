@@ -1,0 +1,253 @@
+"""Pollux: goodput-driven co-adaptive scheduling, the allocation maximising the generalized mean of speedups.
+
+Qiao et al., "Pollux: Co-adaptive Cluster Scheduling for Goodput-Optimized Deep Learning",
+OSDI'21, as its authors' simulator runs it (``petuum/adaptdl`` branch ``osdi21-artifact``,
+``simulator/pollux.py``, ``speedup.py``, ``goodput.py``, ``simulator.py``; we read the code there).
+
+Per job (PolluxAgent, §4.2; :mod:`placement.sim.goodput`)
+    goodput = throughput (§3.2, Eq. 7-9, fitted to the configurations the job has run) x
+    statistical efficiency (§3.1, Eq. 5-6, gradient noise scale); the job's batch size and
+    gradient accumulation are chosen together with its GPUs: on every allocation the agent
+    takes the batch that maximises its goodput there (``GoodputFunction.optimize``).
+Speedup (§4.1)
+    ``SPEEDUP_j(A) = max goodput on A / goodput on the fair share``: the fair share is
+    ``ceil(G / J)`` GPUs on one node (the authors' ``Problem.__init__`` re-bases speedups so),
+    ``r / ceil(G / J)`` for a job that has not run yet (no fitted model).
+Objective (§4.1, Eq. 10-11)
+    the generalized (power) mean over jobs of ``(SPEEDUP_j x N / G + 1e-3)`` with ``p = -1``
+    (``p`` is an option), each job's speedup times its restart factor
+    ``max(age - restarts x 30 s, 0) / (age + 30 s)`` when its allocation changes (§4.2
+    "re-allocation penalty", the authors' ``_evaluate``).
+Constraints
+    a node's GPUs; at most ``max_replicas`` GPUs per job: twice the most it has run on, at least 1,
+    at most 64 and at most ``max batch / min local batch`` (NCF, trained at a fixed batch: 1),
+    as the authors' simulator sets it; interference avoidance (§4.2): at most one distributed
+    job per node.
+Interval
+    re-optimised every ``interval`` seconds (60 s, §5.3) on the grid ``k x interval`` (the authors'
+    simulator steps so); new jobs wait for the next round.
+
+Where we differ: the authors search allocations with a genetic algorithm (NSGA-II, 100 x 100,
+from the previous population); ours is exact on GPU counts: the objective separates over jobs,
+so a dynamic program over (jobs, GPUs used) finds the counts that maximise the power mean
+(``ceil(r / 4)`` nodes for ``r`` GPUs), then packs them: jobs whose count is unchanged keep
+their GPUs, others take the fewest nodes (best fit for one node; for several, nodes with the
+most free GPUs that host no other distributed job; when those hold fewer GPUs than counted, the
+most one node holds if that is more); a running job that would not get more GPUs than it has
+keeps them (no restart for nothing). The search has no randomness: the seed is
+unused and the same input gives the same log. Their cluster autoscaling is not modelled (their
+runs keep 16 nodes).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from placement.errors import InstanceError
+from placement.sim.goodput import FIXED_BATCH, SpeedupTable
+from placement.sim.policy import Event, Policy, Preempt, SimView, Start, Timer
+
+__all__ = ["Pollux", "best_counts", "power_cost"]
+
+EPS_SPEEDUP = 1e-3   # added to each scaled speedup before the power mean (the authors' 1e-3)
+
+
+def power_cost(x: np.ndarray, p: float) -> np.ndarray:
+    """Per-job cost whose sum is minimal where the power mean of ``x + 1e-3`` is maximal."""
+    y = x + EPS_SPEEDUP
+    if p == 0:
+        return -np.log(y)
+    return y ** p if p < 0 else -(y ** p)
+
+
+def best_counts(costs: list[np.ndarray], gpus: int, prefer: list[int] | None = None) -> tuple[list[int], float]:
+    """Exact minimum of ``sum_j costs[j][r_j]`` over ``sum_j r_j <= gpus`` (``r_j`` indexes
+    ``costs[j]``): a dynamic program over (jobs, GPUs used). Ties go to ``prefer[j]`` (the job's
+    current count), then to fewer GPUs. Returns (counts, total cost)."""
+    dp = np.zeros(gpus + 1)
+    choices = []
+    for j, c in enumerate(costs):
+        new = np.full(gpus + 1, np.inf)
+        arg = np.zeros(gpus + 1, dtype=np.int64)
+        order = list(range(min(len(c) - 1, gpus) + 1))
+        if prefer is not None and 0 <= prefer[j] < len(order):
+            order.remove(prefer[j])
+            order.insert(0, prefer[j])
+        for r in order:
+            cand = dp[: gpus + 1 - r] + c[r]
+            better = cand < new[r:] - 1e-12 * np.abs(new[r:]).clip(max=1e300)
+            new[r:] = np.where(better, cand, new[r:])
+            arg[r:] = np.where(better, r, arg[r:])
+        dp = new
+        choices.append(arg)
+    g = int(np.argmin(dp))
+    total = float(dp[g])
+    counts = [0] * len(costs)
+    for j in range(len(costs) - 1, -1, -1):
+        counts[j] = int(choices[j][g])
+        g -= counts[j]
+    return counts, total
+
+
+class Pollux(Policy):
+    """Pollux (OSDI'21): goodput-driven co-adaptive allocation maximising the generalized mean of speedups."""
+
+    name = "pollux"
+    elastic = True
+    elastic_any = True   # a job's GPU count is Pollux's choice, not the trace's
+
+    def __init__(self, interval: float = 60.0, p: float = -1.0, restart_delay: float = 30.0,
+                 avoid_interference: bool = True):
+        if not (math.isfinite(interval) and interval > 0):
+            raise ValueError("interval must be a positive number of seconds")
+        if not math.isfinite(p) or p > 1:
+            raise ValueError("p must be a finite number <= 1")
+        if not (math.isfinite(restart_delay) and restart_delay >= 0):
+            raise ValueError("restart_delay must be a number of seconds >= 0")
+        self.interval, self.p, self.restart_delay = float(interval), float(p), float(restart_delay)
+        self.avoid_interference = bool(avoid_interference)
+        self._armed: float | None = None
+        self._service: dict[str, float] = {}
+        self._last = 0.0
+        self._tables: dict[str, SpeedupTable] = {}
+        self._stats = {"rounds": 0, "optimize_s": 0.0, "restarts": 0}
+
+    def setup(self, view: SimView, seed: int) -> None:
+        if not hasattr(view.perf, "agent"):
+            raise InstanceError("--policy", "pollux runs on the goodput model of measured jobs: the Pollux "
+                                "workloads (placement.sim.goodput.GoodputPerf, placement bench --problem trace)")
+        self._last = view.now
+
+    def stats(self) -> dict[str, Any]:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self._stats.items()}
+
+    def schedule(self, view: SimView, events: list[Event]) -> list:
+        out: list = []
+        if any(e.kind == "timer" and e.key == "pollux" for e in events):
+            self._armed = None
+            t0 = time.perf_counter()
+            out = self.optimize(view)
+            self._stats["optimize_s"] += time.perf_counter() - t0
+            self._stats["rounds"] += 1
+        if self._armed is None and (len(view.pending) or len(view.running)):
+            self._armed = (math.floor(view.now / self.interval) + 1) * self.interval
+            out.append(Timer(self._armed, "pollux"))
+        return out
+
+    # ------------------------------------------------------------------ one round
+    def _job_costs(self, view: SimView, jobs, n_gpus: int, n_nodes: int, per_node: int):
+        perf, now = view.perf, view.now
+        fair = math.ceil(n_gpus / len(jobs))
+        costs, current = [], []
+        for job in jobs:
+            agent = perf.agent(job)
+            app = agent.app
+            max_r = 1 if app.name in FIXED_BATCH else min(max(2 * agent.max_profiled_replicas, 1), 64,
+                                                            app.max_batch_size // app.min_local_bsz, n_gpus)
+            tab = self._tables.get(job.id)
+            if tab is None or tab.max_r != max_r:
+                tab = self._tables[job.id] = SpeedupTable(agent, max_r)
+            r = np.arange(max_r + 1)
+            nodes_of = np.ceil(r / per_node).astype(int)
+            speed = tab.table(nodes_of, (1, fair)) * n_nodes / n_gpus
+            run = view.running.get(job.id)
+            cur = len(run.gpus) if run is not None else 0
+            hist = view.history(job.id)
+            age = now - job.submit
+            restarts = max(hist.attempts - 1, 0)
+            d = self.restart_delay
+            factor = max(age - restarts * d, 0.0) / (age + d) if age + d > 0 else 0.0
+            eff = np.where(r == cur, speed, speed * factor)
+            costs.append(power_cost(eff, self.p))
+            current.append(cur if cur <= max_r else -1)
+        return costs, current
+
+    def optimize(self, view: SimView) -> list:
+        """One round: GPU counts by :func:`best_counts`, then placement (module docstring)."""
+        now, cl = view.now, view.cluster
+        for jid, r in view.running.items():
+            self._service[jid] = self._service.get(jid, 0.0) + len(r.gpus) * (now - max(self._last, r.start))
+        self._last = now
+        jobs = list(view.pending) + [view.job(j) for j in view.running]
+        if not jobs:
+            return []
+        jobs.sort(key=lambda j: (self._service.get(j.id, 0.0), j.submit, j.id))
+        machine = np.asarray(cl.machine)
+        n_nodes = cl.n_machines
+        cap = np.bincount(machine, minlength=n_nodes)
+        per_node = int(cap.max())
+        costs, current = self._job_costs(view, jobs, cl.n_gpus, n_nodes, per_node)
+        counts, _ = best_counts(costs, cl.n_gpus, prefer=current)
+        return self._place(view, jobs, counts, machine, n_nodes)
+
+    def _place(self, view: SimView, jobs, counts, machine, n_nodes) -> list:
+        free = np.array(view.free, dtype=bool)
+        dist = np.zeros(n_nodes, dtype=bool)    # a kept distributed job uses the node
+        out: list = []
+        todo = []
+        for job, k in zip(jobs, counts, strict=True):
+            run = view.running.get(job.id)
+            if run is not None and len(run.gpus) == k:
+                ms = np.unique(machine[list(run.gpus)])
+                if len(ms) > 1:
+                    dist[ms] = True
+                continue
+            if run is not None and k < len(run.gpus):
+                out.append(Preempt(job.id))
+                free[list(run.gpus)] = True
+                run = None
+            if run is not None:
+                ms = np.unique(machine[list(run.gpus)])
+                if len(ms) > 1:
+                    dist[ms] = True             # while it may keep them (conservative)
+            if k > 0:
+                todo.append((job, k, run))   # run: a growing job keeps its GPUs until it is placed
+        todo.sort(key=lambda jk: -jk[1])     # big jobs first; stable: the round's job order
+        for job, k, run in todo:
+            if run is not None:
+                free[list(run.gpus)] = True
+            nfree = np.bincount(machine[free], minlength=n_nodes)
+            fits = np.flatnonzero(nfree >= k)
+            if len(fits):
+                m = int(fits[np.argmin(nfree[fits])])   # best fit on one node (first on ties)
+                take = [(m, k)]
+            else:
+                ok = nfree > 0
+                if self.avoid_interference:
+                    ok &= ~dist
+                cand = np.flatnonzero(ok)
+                cand = cand[np.argsort(-nfree[cand], kind="stable")]
+                take, left = [], k
+                for m in cand:
+                    if left == 0:
+                        break
+                    c = int(min(left, nfree[m]))
+                    take.append((int(m), c))
+                    left -= c
+                # fewer GPUs than counted: the most one node holds, if that is more (a job on one
+                # node may share it with a distributed one)
+                best = int(np.argmax(nfree))
+                if nfree[best] > 0 and nfree[best] >= sum(c for _, c in take):
+                    take = [(best, int(nfree[best]))]
+            if run is not None and sum(c for _, c in take) <= len(run.gpus):
+                free[list(run.gpus)] = False     # it would not grow: it keeps its GPUs, no restart
+                continue
+            if not take:
+                continue
+            if len(take) > 1:
+                dist[[m for m, _ in take]] = True
+            if run is not None:
+                out.append(Preempt(job.id))
+            gpus = []
+            for m, c in take:
+                ids = np.flatnonzero(free & (machine == m))[:c]
+                free[ids] = False
+                gpus.extend(int(x) for x in ids)
+            out.append(Start(job.id, tuple(gpus)))
+            if view.history(job.id).attempts > 0:
+                self._stats["restarts"] += 1
+        return out
