@@ -37,11 +37,13 @@ def _incidence(jobs, capacity: dict[str, float]) -> tuple[np.ndarray, np.ndarray
 def _rates(jobs, phase: list[int], comm: tuple[int, ...], inc: np.ndarray, caps: np.ndarray,
            loss: float, shared_goodput: float) -> dict[int, float]:
     """Max-min rates of the communicating jobs ``comm`` in their current phases: a link over
-    its capacity loses ``loss``, one carrying two or more flows delivers ``shared_goodput``."""
+    its capacity loses ``loss``, one carrying two or more flows whose demand exceeds its capacity
+    delivers ``shared_goodput`` (the one capacity of :mod:`.fluid`: overlaps that fit run free)."""
     dem = np.array([jobs[f][0].phases[phase[f]][1] for f in comm])
     sub = inc[:, list(comm)]
-    eff = caps * np.where(sub @ dem > caps + 1e-9, 1 - loss, 1.0)
-    eff = eff * np.where(np.count_nonzero(sub, axis=1) >= 2, shared_goodput, 1.0)
+    over = sub @ dem > caps + 1e-9
+    eff = caps * np.where(over, 1 - loss, 1.0)
+    eff = eff * np.where(over & (np.count_nonzero(sub, axis=1) >= 2), shared_goodput, 1.0)
     return dict(zip(comm, max_min_rates(sub, eff, dem).tolist(), strict=True))
 
 
@@ -64,8 +66,8 @@ def stepped_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]
                             shared_goodput: float = 1.0) -> list[np.ndarray]:
     """An independent time-stepped integration of the same link model (max-min fair per step),
     for the replay check: iteration end times per job up to ``horizon``. ``loss`` and
-    ``shared_goodput`` as in :mod:`.fluid` (a link carrying more than one flow in a step
-    delivers ``shared_goodput`` of its capacity), recomputed here by its own arithmetic."""
+    ``shared_goodput`` as in :mod:`.fluid` (a link carrying more than one flow in a step, their
+    demand over its capacity, delivers ``shared_goodput`` of its capacity), recomputed here by its own arithmetic."""
     inc, caps = _incidence(jobs, capacity)
     phase = [0] * len(jobs)
     left = [0.0] * len(jobs)

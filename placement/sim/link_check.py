@@ -131,15 +131,15 @@ def _mean_after(begin: float, ends, warmup: int, ideal: float) -> float:
 
 def _average_load_again(specs, capacity, goodput: float = 1.0) -> tuple[float, ...]:
     """The average-load approximation recomputed from the catalogue's shapes, demand vectors
-    summed per link (the check's own arithmetic); a link of several jobs offers ``goodput`` of
-    its capacity."""
+    summed per link (the check's own arithmetic); a link of several jobs whose summed mean demand
+    exceeds its capacity offers ``goodput`` of it."""
     dem, users = {}, {}
     for m, ls, _ in specs:
         p = profile_of(m, "x")
         for lk in ls:
             dem[lk] = dem.get(lk, 0.0) + float(np.mean(p.demand))
             users[lk] = users.get(lk, 0) + 1
-    capacity = {lk: capacity[lk] * (goodput if users[lk] >= 2 else 1.0) for lk in dem}
+    capacity = {lk: capacity[lk] * (goodput if users[lk] >= 2 and dem[lk] > capacity[lk] else 1.0) for lk in dem}
     out = []
     for m, ls, _ in specs:
         p = profile_of(m, "x")

@@ -43,7 +43,8 @@ large components
     The fluid model's labelled congestion-loss factor (default 0, off).
 goodput factor
     The network section's ``goodput`` (:mod:`.network`; the topology's ``shared_goodput``):
-    while a link carries more than one flow it delivers that share of its capacity
+    while a link carries more than one flow and their demand exceeds its capacity it delivers
+    that share of its capacity (overlaps that fit run free, as the compatibility score reads them)
     (:mod:`placement.cassini.fluid`; 0.88 reproduces CASSINI §2.2's 22 + 22 of 50 Gbps). 1 (the
     default) is plain max-min sharing.
 time-shift adjustments (CASSINI §4.2 step 3, §5.7)
@@ -220,7 +221,8 @@ def drift_adjustments(begin: float, ends, ideal: float, warmup: int = 0, grid: f
 def average_load(jobs: list[tuple[str, tuple[str, ...]]], capacity: Mapping[str, float], goodput: float = 1.0):
     """The average-load approximation of a large component (module docstring): ``jobs`` are
     ``(catalogue model, link ids)``; returns (factor per job, utilisation per link). A link that
-    more than one job crosses offers ``goodput`` of its capacity."""
+    more than one job crosses, their mean load over its capacity, offers ``goodput`` of it (the
+    one capacity of :mod:`placement.cassini.fluid`)."""
     profs = [profile_of(m, f"j{i}") for i, (m, _) in enumerate(jobs)]
     offered: dict[str, float] = {}
     count: dict[str, int] = {}
@@ -228,7 +230,8 @@ def average_load(jobs: list[tuple[str, tuple[str, ...]]], capacity: Mapping[str,
         for lk in links:
             offered[lk] = offered.get(lk, 0.0) + p.mean_bandwidth
             count[lk] = count.get(lk, 0) + 1
-    capacity = {lk: capacity[lk] * (goodput if count[lk] > 1 else 1.0) for lk in offered}
+    capacity = {lk: capacity[lk] * (goodput if count[lk] > 1 and offered[lk] > capacity[lk] else 1.0)
+                for lk in offered}
     factors = []
     for p, (_, links) in zip(profs, jobs, strict=True):
         c = sum(d for d, b in p.phases if b > 0) / p.iteration_time

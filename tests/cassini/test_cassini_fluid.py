@@ -104,7 +104,7 @@ def test_volume_conserved_and_never_faster_than_alone(specs):
 def test_goodput_factor_reproduces_section_2_2_two_jobs_at_22_gbps_each():
     # §2.2: two VGG19 jobs started together on one 50 Gbps link each get ~22 Gbps under DCQCN.
     # With the calibrated factor the link delivers 0.88 * 50 = 44 while both send: 22 + 22; one
-    # flow alone still gets its 48. The Up phase (120 ms at 48 Gbps) stretches to 120 * 48 / 22.
+    # flow alone still gets its demand. The Up phase (u ms at b Gbps) stretches to u * b / 22.
     import numpy as np
 
     from placement.cassini.catalogue import profile_of
@@ -124,10 +124,34 @@ def test_goodput_factor_reproduces_section_2_2_two_jobs_at_22_gbps_each():
     assert effective_capacity(inc[:, :1], caps, dem[:1], 0.0, SECTION_2_2_GOODPUT).tolist() == [50.0]
     p = profile_of("VGG19", "a")
     up = sum(d for d, b in p.phases if b > 0)
-    want = p.iteration_time - up + up * 48 / 22
+    want = p.iteration_time - up + up * p.peak / 22
     jobs = [FluidJob(profile_of("VGG19", n), ("l",), iterations=4) for n in "ab"]
     r = simulate(jobs, {"l": 50.0}, shared_goodput=SECTION_2_2_GOODPUT)
     assert [float(x) for x in r.iteration_times()[0]] == pytest.approx([want] * 4)
     stepped = stepped_iteration_times([(j.profile, ("l",), 0.0) for j in jobs], {"l": 50.0}, 4 * want + 1,
                                       dt=0.05, shared_goodput=SECTION_2_2_GOODPUT)
     assert float(np.diff(np.concatenate([[0.0], stepped[0]]))[-1]) == pytest.approx(want, rel=2e-3)
+
+
+def test_one_capacity_overlaps_that_fit_run_free_and_score_one_means_ideal():
+    # The goodput factor applies only where demand exceeds capacity (fluid.py docstring): two
+    # flows of 25 + 20 on 50 share nothing (full rates), 30 + 30 do (0.88 * 50 split).
+    import numpy as np
+
+    from placement.cassini.fluid import SECTION_2_2_GOODPUT, FluidJob, effective_capacity, simulate
+    from placement.cassini.profiles import data_parallel
+    from placement.cassini.stepped import stepped_iteration_times
+
+    inc, caps = np.ones((1, 2)), np.array([50.0])
+    assert effective_capacity(inc, caps, np.array([25.0, 20.0]), 0.0, SECTION_2_2_GOODPUT).tolist() == [50.0]
+    assert effective_capacity(inc, caps, np.array([30.0, 30.0]), 0.0, SECTION_2_2_GOODPUT).tolist() == \
+        pytest.approx([44.0])
+    # always overlapping but fitting (25 + 25 = 50): each job runs its ideal iteration, in the
+    # fluid model and in the independent stepped integration
+    a, b = data_parallel("a", 100, 0.5, 25), data_parallel("b", 100, 0.5, 25)
+    r = simulate([FluidJob(a, ("l",), iterations=5), FluidJob(b, ("l",), iterations=5)], {"l": 50.0},
+                 shared_goodput=SECTION_2_2_GOODPUT)
+    assert [float(x) for x in np.concatenate(r.iteration_times())] == pytest.approx([100.0] * 10)
+    st = stepped_iteration_times([(a, ("l",), 0.0), (b, ("l",), 0.0)], {"l": 50.0}, 501.0, dt=0.5,
+                                 shared_goodput=SECTION_2_2_GOODPUT)
+    assert float(st[0][-1]) == pytest.approx(500.0, rel=1e-6)

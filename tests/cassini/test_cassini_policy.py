@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from placement.cassini.catalogue import CATALOGUE
+from placement.cassini.catalogue import CATALOGUE, profile_of
 from placement.sim.cassini_workload import poisson_trace
 from placement.sim.cluster import Cluster
 from placement.sim.engine import simulate
@@ -16,7 +16,11 @@ from placement.sim.replay import replay_check
 from placement.sim.trace import Job, Trace
 
 NET = {"racks": 3, "servers_per_rack": 2, "gpus_per_server": 1, "server_capacity": 50, "oversubscription": 2}
-SHARED = 90 + 90 * 48 / 25   # two VGG16 in phase on a 50 Gbps uplink (tests/sim/test_links.py)
+# VGG16: a Down phase, then an Up phase of UP ms at BW Gbps (catalogue); two in phase on a
+# 50 Gbps uplink share it 25/25 (tests/sim/test_links.py)
+IDEAL = CATALOGUE["VGG16"][1]
+UP, BW = (lambda p: (p.phases[1][0], p.phases[1][1]))(profile_of("VGG16", "x"))
+SHARED = IDEAL - UP + UP * BW / 25
 
 
 def _cluster(net=NET):
@@ -109,8 +113,8 @@ def test_goodput_factor_is_logged_and_recomputed_by_the_link_check():
     trace = Trace("t", (Job("a", 0.0, 3, 100.0, model="VGG16"), Job("b", 0.0, 3, 100.0, model="VGG16")))
     lossy = _cluster({**NET, "goodput": SECTION_2_2_GOODPUT})
     res = _run("themis", trace, lossy)
-    up = 90.0     # VGG16: 180 ms, half of it an Up phase at 48 Gbps; both get 0.88 * 25 = 22 Gbps
-    assert _finish(res)["a"] == pytest.approx(100.0 * (90 + up * 48 / 22) / 180, rel=0.01)
+    # VGG16's Up phase at BW Gbps: together 2 BW > 50, both get 0.88 * 25 = 22 Gbps
+    assert _finish(res)["a"] == pytest.approx(100.0 * (IDEAL - UP + UP * BW / 22) / IDEAL, rel=0.01)
     plain = replay_check(trace, lossy, res.log, perf=IdealPerf(), checks=[link_factor_check(LinkSharing(_cluster()))])
     assert plain and all(m.startswith("link: job") for m in plain)
 
@@ -129,7 +133,7 @@ def test_time_shift_adjustments_follow_the_trigger_and_vanish_once_shifted():
     links = LinkSharing(cluster)
     th = shift_adjustments(trace, _run("themis", trace, cluster).log, links)
     cas = shift_adjustments(trace, _run("themis+cassini", trace, cluster).log, links)
-    # in phase, every iteration of both is 48/25 x longer in its Up phase: one adjustment each
+    # in phase, every iteration of both is BW/25 x longer in its Up phase: one adjustment each
     assert th["per_minute"] == pytest.approx(2 * 60_000 / SHARED, rel=0.02) and np.isnan(th["per_job_minute"])
     assert cas["total"] == 0.0 and cas["per_job_minute"] == 0.0
 
@@ -147,12 +151,13 @@ def test_fig17_snapshot_count_and_realignments_of_running_jobs():
                                  oversubscription=2.0), shared_goodput=1.0)
     p = profile_of("VGG16", "x")
     servers = {"a": ("s0", "s2"), "b": ("s1", "s3")}
-    # in phase: every iteration's Up phase shares the 50 Gbps uplink (48 -> 25 Gbps), each iteration
-    # drifts 90 * (48/25 - 1) ms > 5% of 180 ms: one adjustment per iteration of SHARED ms
+    # in phase: every iteration's Up phase shares the 50 Gbps uplink (BW -> 25 Gbps), each iteration
+    # drifts UP * (BW/25 - 1) ms > 5% of IDEAL: one adjustment per iteration of SHARED ms
     inphase = adjustments(topo, {j: (p, servers[j], 0.0) for j in servers}, seconds=20.0)
     assert inphase == pytest.approx({"a": 60_000 / SHARED, "b": 60_000 / SHARED}, rel=1e-9)
-    # half an iteration apart the Up phases interleave: no drift, no adjustment
-    assert adjustments(topo, {"a": (p, servers["a"], 0.0), "b": (p, servers["b"], 90.0)}, 20.0) == {"a": 0.0, "b": 0.0}
+    # a Down phase apart the Up phases interleave: no drift, no adjustment
+    assert adjustments(topo, {"a": (p, servers["a"], 0.0), "b": (p, servers["b"], IDEAL - UP)}, 20.0) == \
+        {"a": 0.0, "b": 0.0}
     # re-alignments: a shift of a job already running counts, a shift at its start does not
     trace = Trace("t", (Job("a", 0.0, 1, 100.0, model="VGG16"), Job("b", 0.0, 1, 100.0, model="VGG16")))
     log = EventLog([LogRow(0.0, "submit", "a"), LogRow(0.0, "submit", "b"), LogRow(0.0, "start", "a", (0,)),

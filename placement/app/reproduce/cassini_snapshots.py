@@ -5,9 +5,10 @@ each rack, the rack uplinks oversubscribed so that they carry 50 Gbps: our const
 compatibility score and time shifts come from the per-link model and Algorithm 1
 (:func:`placement.solvers.affinity.rank_candidates`, 5 degree precision); each job's iteration time is
 measured in the fluid model (:func:`placement.sim.network.iteration_times`) with those shifts
-(Th+CASSINI) and, for Themis, network-agnostic phases: the mean over ``draws`` seeded random
-phase offsets. Profiles are the synthetic catalogue's (one per model; the paper's batch sizes
-change its measured profiles, ours do not). Fig. 17 (§5.7) counts time-shift adjustments on
+(Th+CASSINI) and, for Themis, network-agnostic phases: the snapshot's jobs start together, as
+the paper's snapshots do (every shift 0). Profiles: the paper's configuration uses Table 2's
+batch-size variants (:data:`placement.cassini.catalogue.VARIANTS`), the catalogue reading one
+profile per model. Fig. 17 (§5.7) counts time-shift adjustments on
 snapshots 1-3: :func:`adjustments` counts them with the paper's trigger over a minute of the
 fluid model from the Th+CASSINI shifts.
 """
@@ -18,9 +19,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from placement.cassini.catalogue import CATALOGUE, profile_of
+from placement.cassini.catalogue import VARIANTS, profile_of, variant_profile
 from placement.cassini.instance import Candidate, build_instance
-from placement.cassini.profiles import synthetic_profile
 from placement.cassini.topology import tree_topology
 from placement.sim.links import drift_adjustments
 from placement.sim.network import fluid_window, iteration_times
@@ -28,47 +28,44 @@ from placement.solvers.affinity import rank_candidates
 
 from .context import Context, fmt_spread
 
-# (models, the paper's Th+CASSINI ms, Themis ms, score) -- Table 2
+# (jobs as "model (batch size)", the paper's Th+CASSINI ms, Themis ms, score) -- Table 2
 SNAPSHOTS = (
-    (("WideResNet101", "VGG16"), (138, 148), (205, 199), 1.0),
-    (("VGG19", "VGG16", "ResNet50"), (168, 163, 59), (220, 220, 55), 1.0),
-    (("VGG19", "VGG16"), (166, 168), (176, 177), 0.9),
-    (("RoBERTa", "RoBERTa"), (164, 180), (210, 208), 0.8),
-    (("BERT", "VGG19", "WideResNet101"), (209, 294, 265), (213, 292, 266), 0.6),
+    (("WideResNet101 (800)", "VGG16 (1400)"), (138, 148), (205, 199), 1.0),
+    (("VGG19 (1400)", "VGG16 (1700)", "ResNet50 (1600)"), (168, 163, 59), (220, 220, 55), 1.0),
+    (("VGG19 (1024)", "VGG16 (1200)"), (166, 168), (176, 177), 0.9),
+    (("RoBERTa (12)", "RoBERTa (12)"), (164, 180), (210, 208), 0.8),
+    (("BERT (8)", "VGG19 (1400)", "WideResNet101 (800)"), (209, 294, 265), (213, 292, 266), 0.6),
 )
 
 
-def _profile(model: str, name: str, period: int | None):
-    if period is None:
-        return profile_of(model, name)
-    kind, _, kw = CATALOGUE[model]
-    return synthetic_profile(kind, name, period, **kw)
+def _profile(variant: str, name: str, reading: str):
+    """A snapshot job's profile: Table 2's batch-size variant (``"paper"``) or its model's
+    catalogue profile (``"catalogue"``)."""
+    if reading == "paper":
+        return variant_profile(variant, name)
+    return profile_of(VARIANTS[variant][0], name)
 
 
-def snapshot(models: tuple[str, ...], seed: int, draws: int = 8, period: int | None = None,
-             goodput: float = 1.0, adjust_s: float = 60.0) -> dict:
-    """Score, shifts and mean iteration times (ms) of one snapshot, Th+CASSINI and Themis;
-    ``period`` gives every job that iteration time (the same shapes), None the catalogue's;
-    ``goodput`` is the transport's factor on the shared link (:mod:`placement.cassini.fluid`)."""
+def snapshot(models: tuple[str, ...], seed: int, reading: str = "paper", goodput: float = 1.0,
+             adjust_s: float = 60.0) -> dict:
+    """Score, shifts and mean iteration times (ms) of one snapshot, Th+CASSINI and Themis (all
+    jobs started together: shift 0); ``models`` are Table 2's variants, ``reading`` "paper"
+    (the variants' profiles) or "catalogue" (one profile per model); ``goodput`` is the
+    transport's factor on the shared link (:mod:`placement.cassini.fluid`). ``seed`` seeds
+    Algorithm 1's search."""
     n = len(models)
     topo = replace(tree_topology(pods=1, tors_per_pod=2, servers_per_tor=n, server_capacity=50.0,
                                  oversubscription=float(n)), shared_goodput=goodput)
-    names = [f"{m}-{i}" for i, m in enumerate(models)]
+    names = [f"{VARIANTS[m][0]}-{i}" for i, m in enumerate(models)]
     servers = {nm: (f"s{i}", f"s{n + i}") for i, nm in enumerate(names)}
-    profs = [_profile(m, nm, period) for m, nm in zip(models, names, strict=True)]
+    profs = [_profile(m, nm, reading) for m, nm in zip(models, names, strict=True)]
     inst = build_instance(topo, profs, [Candidate("c0", tuple((nm, servers[nm]) for nm in names))], precision_deg=5.0)
     top = rank_candidates(inst, seed=seed)[0]
     shifts = {nm: float((top["shifts"] or {}).get(nm, 0.0)) for nm in names}
     cas = iteration_times(topo, {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)})
     adjust = adjustments(topo, {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)},
                          adjust_s)
-    rng = np.random.default_rng(seed)
-    themis = {nm: 0.0 for nm in names}
-    for _ in range(draws):
-        t = iteration_times(topo, {nm: (p, servers[nm], float(rng.uniform(0, p.iteration_time)))
-                                   for nm, p in zip(names, profs, strict=True)})
-        for nm in names:
-            themis[nm] += t[nm] / draws
+    themis = iteration_times(topo, {nm: (p, servers[nm], 0.0) for nm, p in zip(names, profs, strict=True)})
     return {"score": top["score"], "shifts": [shifts[nm] for nm in names], "cassini": [cas[nm] for nm in names],
             "themis": [themis[nm] for nm in names], "ideal": [float(p.iteration_time) for p in profs],
             "adjust_per_min": [adjust[nm] for nm in names]}
@@ -89,13 +86,13 @@ def adjustments(topo, jobs: dict, seconds: float = 60.0) -> dict[str, float]:
             for n, b, e in zip(names, r.begin, r.ends, strict=True)}
 
 
-READINGS = (("catalogue", None), ("common period", 180))
+READINGS = ("paper", "catalogue")
 
 
 def run_snapshots(ctx: Context, goodput: float = 1.0, adjust_note: str = "") -> None:
     """Table 2's rows, ours beside the paper's (gain = Themis / Th+CASSINI, mean over the jobs),
-    in two readings: the catalogue's periods (120-240 ms, so jobs of a snapshot drift against
-    each other) and every job at one common period of 180 ms (the same shapes, phase-locked);
+    in two readings: the paper's configuration (Table 2's batch-size variants) and the
+    catalogue's one profile per model;
     and Fig. 17's adjustments per minute on snapshots 1-3 in both readings (``adjust_note``: the
     Poisson trace's counts, added to those claims)."""
     lines = ["| snapshot | jobs | paper: score, Themis / Th+CASSINI | reading | our score | ours: Themis / "
@@ -105,8 +102,8 @@ def run_snapshots(ctx: Context, goodput: float = 1.0, adjust_note: str = "") -> 
     adj_runs: dict[tuple[str, int], list[dict]] = {}       # (reading, snapshot) -> per seed
     for k, (models, p_cas, p_th, p_score) in enumerate(SNAPSHOTS, start=1):
         paper_gain = float(np.mean(p_th) / np.mean(p_cas))
-        for reading, period in READINGS:
-            runs = [snapshot(models, seed, period=period, goodput=goodput) for seed in ctx.seeds]
+        for reading in READINGS:
+            runs = [snapshot(models, seed, reading=reading, goodput=goodput) for seed in ctx.seeds]
             adj_runs[(reading, k)] = runs
             gains = [float(np.mean(r["themis"]) / np.mean(r["cassini"])) for r in runs]
             by.setdefault((reading, p_score), []).append(gains)
@@ -117,7 +114,7 @@ def run_snapshots(ctx: Context, goodput: float = 1.0, adjust_note: str = "") -> 
                          f"{runs[0]['score']:.2f} | {fmt_spread(gains, 'x')} | "
                          f"{', '.join(f'{x:.0f}' for x in runs[0]['shifts'])} | "
                          f"{fmt_spread([float(np.mean(r['adjust_per_min'])) for r in runs])} |")
-    for reading, _ in READINGS:
+    for reading in READINGS:
         adj = [float(np.mean([np.mean(r["adjust_per_min"]) for r in adj_runs[(reading, k)]]))
                for k in (1, 2, 3)]
         per_seed = [float(np.mean([np.mean(adj_runs[(reading, k)][i]["adjust_per_min"]) for k in (1, 2, 3)]))
@@ -142,12 +139,12 @@ def run_snapshots(ctx: Context, goodput: float = 1.0, adjust_note: str = "") -> 
                   paper="1.34x (1.32-1.41x at 1.0 over 1.00x at 0.6)", ours=ratio, unit="x",
                   holds=float(np.median(ratio)) > 1.02,
                   rule="holds when ours' median is above 1.02x",
-                  difference=f"synthetic profiles (one per model, no batch sizes); fluid model with goodput factor "
-                             f"{goodput:g}, no drift re-adjustment; Themis as random phases (mean of 8 draws)")
+                  difference=f"profiles from the paper's figures and tables (catalogue docstring); fluid model "
+                             f"with goodput factor {goodput:g} where demand exceeds capacity; Themis starts the "
+                             f"snapshot's jobs together")
     ctx.section("Table 2: snapshots of jobs sharing one link", "\n".join(lines) + "\n\n"
-                "Gain = mean iteration time of the snapshot's jobs under Themis (random phases) over "
+                "Gain = mean iteration time of the snapshot's jobs under Themis (started together) over "
                 "Th+CASSINI (Algorithm 1 shifts), in the fluid model on one 50 Gbps link (goodput factor "
-                f"{goodput:g} while both send). With the "
-                "catalogue's periods (e.g. WideResNet101 240 ms beside VGG16 180 ms) the jobs drift "
-                "against each other and a shift set once helps little: the paper's agents re-align "
-                "them on drift, which the fluid model does not. At a common period the shifts hold.")
+                f"{goodput:g} while the flows' demand exceeds the capacity). Readings: the paper's "
+                "configuration (Table 2's batch-size variants, catalogue docstring) and the catalogue's "
+                "one profile per model.")

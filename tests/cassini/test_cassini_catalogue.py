@@ -1,0 +1,64 @@
+"""The catalogue's profiles against what the CASSINI paper states (catalogue docstring): Table 2's
+scores at its configuration, the compatible and incompatible pairs of §2.3, §5.2 and Fig. 12, and
+Table 2's snapshots in the fluid model (Themis starting the jobs together)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from placement.app.reproduce.cassini_snapshots import SNAPSHOTS, snapshot
+from placement.cassini.catalogue import CATALOGUE, VARIANTS, profile_of, variant_profile
+from placement.cassini.evaluation import link_score
+from placement.cassini.fluid import SECTION_2_2_GOODPUT
+
+
+def _best_pair_score(a, b, capacity=50.0):
+    """Brute force over every integer shift of ``b`` (its period's worth): the best score."""
+    return max(link_score([a, b], [0, s], capacity) for s in range(b.iteration_time))
+
+
+@pytest.mark.parametrize("pair,compatible", [
+    (("WideResNet101", "VGG16"), True),      # §2.3: shifting VGG16 interleaves them perfectly
+    (("VGG19", "VGG19"), True),              # §2.2, Fig. 2(c): two VGG19 interleave at a shift
+    (("BERT", "VGG19"), False),              # §2.3: no shift interleaves BERT and VGG19
+    (("XLM", "WideResNet101"), False),       # §5.2, Fig. 11: XLM and WideResNet101 not compatible
+    (("GPT-1", "GPT-2"), True),              # §5.4, Fig. 12: GPT-2-A placed with a compatible GPT-1
+    (("GPT-2", "GPT-3"), False),             # §5.4, Fig. 12: GPT-2-A and GPT-3 not compatible
+])
+def test_the_papers_compatible_and_incompatible_pairs(pair, compatible):
+    a, b = profile_of(pair[0], "a"), profile_of(pair[1], "b")
+    score = _best_pair_score(a, b)
+    assert (score == pytest.approx(1.0)) == compatible
+
+
+def test_periods_are_one_common_period_or_its_harmonic():
+    common = CATALOGUE["VGG16"][1]
+    for _, it, _ in CATALOGUE.values():
+        assert common % it == 0
+    for model, it, _ in VARIANTS.values():
+        assert model in CATALOGUE and it > 0
+
+
+@pytest.mark.parametrize("k", range(len(SNAPSHOTS)))
+def test_table2_scores_at_the_papers_configuration(k):
+    models, _, _, paper_score = SNAPSHOTS[k]
+    r = snapshot(models, seed=1, reading="paper", goodput=SECTION_2_2_GOODPUT)
+    assert abs(r["score"] - paper_score) <= 0.1
+    # the score is the reference evaluation of the logged shifts on the variants' profiles
+    profs = [variant_profile(m, f"j{i}") for i, m in enumerate(models)]
+    assert link_score(profs, [int(round(s)) for s in r["shifts"]], 50.0) == pytest.approx(r["score"], abs=1e-9)
+
+
+def test_snapshot1_is_fully_compatible_runs_ideal_and_themis_together_is_slower():
+    models = SNAPSHOTS[0][0]
+    r = snapshot(models, seed=1, reading="paper", goodput=SECTION_2_2_GOODPUT)
+    assert r["score"] >= 0.95
+    # score 1 and one capacity (fluid.py): the shifted jobs run their ideal iterations exactly
+    assert r["cassini"] == pytest.approx(r["ideal"], rel=1e-9)
+    # Themis starts them together: both Up phases collide every iteration; each stretches to
+    # u * b / 22 Gbps while both send (0.88 * 50 / 2) until the shorter one ends
+    assert all(t > i * 1.2 for t, i in zip(r["themis"], r["ideal"], strict=True))
+    assert snapshot(models, seed=2, reading="paper", goodput=SECTION_2_2_GOODPUT)["themis"] == \
+        pytest.approx(r["themis"])            # no random phases: the seed does not move Themis
+    assert np.all(np.asarray(r["adjust_per_min"]) == 0.0)
