@@ -1,7 +1,8 @@
 """CASSINI as a plug-in of any simulator policy (CASSINI §4, Fig. 9): ``<base>+cassini``.
 
-The paper augments Themis and Pollux and says the module is scheduler-agnostic; here it wraps
-Themis, Tiresias and Dally alike (:class:`CassiniPlugin` is a mixin over the base class, so the
+The paper augments Themis and Pollux (§5.1's Th+CASSINI and Po+CASSINI, "all CASSINI-related
+parameters ... the same") and says the module is scheduler-agnostic; here it wraps Themis,
+Pollux (:class:`placement.solvers.online.pollux.Pollux`, unchanged), Tiresias and Dally alike (:class:`CassiniPlugin` is a mixin over the base class, so the
 base's options stay ``--option`` settable). On a cluster with a network
 (:mod:`placement.sim.links`), at every call in which the base starts jobs:
 
@@ -41,6 +42,7 @@ import networkx as nx
 import numpy as np
 from placement.solvers.affinity import rank_candidates
 from placement.solvers.online.dally import Dally
+from placement.solvers.online.pollux import Pollux
 from placement.solvers.online.themis import Themis
 from placement.solvers.online.tiresias import Tiresias
 
@@ -50,7 +52,7 @@ from placement.options import PosFloat, PosInt
 from placement.sim.placement import usable_mask
 from placement.sim.policy import Preempt, Shift, Start
 
-__all__ = ["CassiniPlugin", "ThemisCassini", "TiresiasCassini", "DallyCassini"]
+__all__ = ["CassiniPlugin", "ThemisCassini", "PolluxCassini", "TiresiasCassini", "DallyCassini"]
 
 
 class CassiniPlugin:
@@ -200,6 +202,12 @@ class ThemisCassini(CassiniPlugin, Themis):
     """Th+CASSINI: Themis's auctions, CASSINI's candidate ranking and time shifts (§4.2)."""
 
     name = "themis+cassini"
+
+
+class PolluxCassini(CassiniPlugin, Pollux):
+    """Po+CASSINI: Pollux's goodput rounds, CASSINI's candidate ranking and time shifts (§5.1)."""
+
+    name = "pollux+cassini"
 
 
 class TiresiasCassini(CassiniPlugin, Tiresias):

@@ -49,7 +49,7 @@ def typed_trace(draw):
 
 
 # needs the goodput model of measured applications, untyped (tests/sim/test_pollux.py)
-GOODPUT_ONLY = {"pollux"}
+GOODPUT_ONLY = {"pollux", "pollux+cassini"}
 OTHERS = [p for p in policy_names() if p not in TENANT_SCHEMES | GOODPUT_ONLY]
 
 
