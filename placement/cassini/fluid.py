@@ -39,6 +39,19 @@ congestion-loss factor (labelled, default off)
     ECN marks without CASSINI). ``loss = 0`` is the pure fluid model; any other value is an
     assumption of ours, not a measured number, and is reported beside the results.
 
+agent (CASSINI §4.2 step 3, §5.7; per job, ``FluidJob.agent``, off by default)
+    A shifted job's workers keep its planned time shift: its iterations should begin on the
+    grid ``ref + k * iteration_time`` (``ref`` first the job's begin ``start + shift``). When
+    an iteration ends (the next one's communication start follows it by the fixed Down phase,
+    so this is the paper's trigger on the communication start) more than 5% of the ideal
+    iteration off the grid, the agent re-aligns: the job waits (no traffic) until the next grid
+    point ``ref + ceil((t - ref) / iteration) * iteration``, which becomes the new ``ref``; one
+    adjustment counted (``FluidResult.adjustments``). The wait belongs to the next iteration.
+timing noise (``noise``, seeded by ``seed``; default 0, off)
+    Each compute (Down) phase lasts ``max(0, 1 + noise * z)`` times its profile duration, ``z``
+    standard normal, drawn per phase in event order: the clock and straggler jitter that
+    makes the paper's agents adjust ("our servers are not running perfectly in sync", §5.7).
+
 Hand cases (proved in the tests): a job alone runs exactly its profile; two identical jobs with
 an Up fraction <= 1/2 at line rate, shifted by half an iteration, never overlap (no slowdown);
 started together, each Up phase of duration ``u`` stretches to ``2u`` (both get ``C/2``), so the
@@ -47,6 +60,7 @@ iteration becomes ``iter + u``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -71,6 +85,8 @@ class FluidJob:
     start: float = 0.0
     shift: float = 0.0
     iterations: int = 10
+    #: §4.2 step 3's agent keeps this job on its planned time shift (module docstring)
+    agent: bool = False
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
@@ -89,6 +105,8 @@ class FluidResult:
     link_volume: dict[str, float] = field(default_factory=dict)
     link_overloaded_time: dict[str, float] = field(default_factory=dict)
     events: int = 0
+    #: per job, the agent's time-shift adjustments (§4.2 step 3, §5.7); 0 for jobs without one
+    adjustments: list[int] = field(default_factory=list)
 
     def iteration_times(self) -> list[np.ndarray]:
         """Per job, the duration of each completed iteration."""
@@ -154,7 +172,7 @@ def max_min_rates(incidence: np.ndarray, caps: np.ndarray, demand: np.ndarray) -
 
 def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: float = 0.0,
              horizon: float | None = None, max_events: int = 10_000_000,
-             shared_goodput: float = 1.0) -> FluidResult:
+             shared_goodput: float = 1.0, noise: float = 0.0, seed: int = 0) -> FluidResult:
     """Run the fluid model until every job has run its iterations (or ``horizon``).
 
     Returns each job's iteration end times; a job's iteration k spans ``ends[k-1]`` (or its
@@ -164,6 +182,9 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
         raise ValueError(f"loss: must be in [0, 1), got {loss}")
     if not 0.0 < shared_goodput <= 1.0:
         raise ValueError(f"shared_goodput: must be in (0, 1], got {shared_goodput}")
+    if not (np.isfinite(noise) and 0.0 <= noise < 1.0):
+        raise ValueError(f"noise: must be in [0, 1), got {noise}")
+    rng = np.random.default_rng(seed) if noise > 0 else None
     for j in jobs:
         for lk in j.links:
             if lk not in capacity:
@@ -180,6 +201,7 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
     durs = [np.array([t for t, _ in j.profile.phases], dtype=float) for j in jobs]
     bws = [np.array([b for _, b in j.profile.phases], dtype=float) for j in jobs]
     begin = np.array([j.start + j.shift for j in jobs], dtype=float)
+    wake = begin.copy()          # when a job (re)starts its iterations: its begin, or an agent's wait
     ends: list[list[float]] = [[] for _ in jobs]
     phase = np.zeros(n, dtype=int)
     # remaining work of the current phase: time for compute phases, volume for communication
@@ -191,18 +213,26 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
     over_time = np.zeros(len(link_names))
     t = 0.0
     events = 0
+    # the agent (module docstring): the grid's reference, iterations since it, adjustments
+    ref = begin.copy()
+    since = np.zeros(n, dtype=np.int64)
+    adjust = np.zeros(n, dtype=np.int64)
+    ideal = np.array([float(j.profile.iteration_time) for j in jobs])
 
     def enter(f: int) -> None:
         k = phase[f]
         b = bws[f][k]
         comm[f] = bool(b > 0 and crosses[f])
-        remaining[f] = durs[f][k] * b if comm[f] else durs[f][k]
+        d = durs[f][k]
+        if rng is not None and not comm[f]:
+            d = d * max(0.0, 1.0 + noise * float(rng.standard_normal()))
+        remaining[f] = d * b if comm[f] else d
 
     while not done.all():
         events += 1
         if events > max_events:
             raise RuntimeError(f"max_events: more than {max_events} events")
-        for f in np.flatnonzero(~started & (begin <= t + _EPS)):
+        for f in np.flatnonzero(~started & (wake <= t + _EPS)):
             started[f] = True
             phase[f] = 0
             enter(f)
@@ -221,10 +251,10 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
         dt[cp] = remaining[cp]
         cm = active & comm
         dt[cm] = remaining[cm] / np.maximum(rate[cm], 1e-300)
-        pending = ~started
+        pending = ~started & ~done
         nxt = float(dt.min()) if n else np.inf
         if pending.any():
-            nxt = min(nxt, float(begin[pending].min() - t))
+            nxt = min(nxt, float(wake[pending].min() - t))
         if horizon is not None and t + nxt >= horizon:
             nxt = horizon - t
         nxt = max(nxt, 0.0)
@@ -248,7 +278,16 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
                 if len(ends[f]) >= jobs[f].iterations:
                     done[f] = True
                     continue
+                since[f] += 1
+                if jobs[f].agent and abs(t - (ref[f] + since[f] * ideal[f])) > 0.05 * ideal[f]:
+                    ref[f] += math.ceil((t - ref[f]) / ideal[f] - 1e-12) * ideal[f]
+                    since[f] = 0
+                    adjust[f] += 1
+                    if ref[f] > t + _EPS:          # wait (no traffic) for the next grid point
+                        wake[f] = ref[f]
+                        started[f] = False
+                        continue
             enter(f)
     return FluidResult([np.array(e) for e in ends], begin, t,
                        {k: float(volume[i]) for k, i in lidx.items()},
-                       {k: float(over_time[i]) for k, i in lidx.items()}, events)
+                       {k: float(over_time[i]) for k, i in lidx.items()}, events, adjust.tolist())

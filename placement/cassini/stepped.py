@@ -126,7 +126,7 @@ def stepped_mean_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], f
 
 def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]], capacity: dict[str, float],
                                horizon: float, loss: float = 0.0, shared_goodput: float = 1.0,
-                               ) -> list[np.ndarray]:
+                               agents=None) -> list[np.ndarray]:
     """The same integration as :func:`stepped_iteration_times` with each step ending exactly
     where the next thing changes (a job begins, a phase ends) instead of on a grid of ``dt``:
     iteration end times per job before ``horizon`` (an iteration ending within 1e-9 ms of it is
@@ -137,12 +137,22 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
     (measured: three jobs on one Clos link that the exact model locks into a common 270.9 ms
     rhythm; a grid of 0.05 ms, whose error is O(dt) per phase boundary, knocks them out of it
     and its 16-iteration mean differs by 4-10%, its 600-iteration one by 17% and depends on
-    ``dt``), so no grid step confirms the engine's factor there; exact steps do, to ~1e-12."""
+    ``dt``), so no grid step confirms the engine's factor there; exact steps do, to ~1e-12.
+
+    ``agents`` (one bool per job, default none): §4.2 step 3's agent as :mod:`.fluid` states it,
+    recomputed here: a job whose iteration ends more than 5% of its ideal iteration away from
+    ``anchor + m * ideal`` (``anchor`` its shift, then its last re-alignment; ``m`` iterations
+    since) waits without traffic until the first grid point ``anchor + j * ideal`` not before
+    that end, which becomes the anchor."""
     inc, caps = _incidence(jobs, capacity)
     n = len(jobs)
     phase = [0] * n
     left = [0.0] * n
     begun = [False] * n
+    agents = [bool(a) for a in agents] if agents is not None else [False] * n
+    anchor = [float(s) for _, _, s in jobs]     # where each job's iterations should begin
+    count = [0] * n                             # iterations since the anchor
+    resume = [float(s) for _, _, s in jobs]     # a job not begun (or waiting) begins here
     ends: list[list[float]] = [[] for _ in jobs]
     alloc: dict[tuple, dict[int, float]] = {}
     eps = 1e-9
@@ -154,15 +164,15 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
 
     t = 0.0
     while t < horizon - eps:
-        for f, (_, _, s) in enumerate(jobs):
-            if not begun[f] and t >= s - eps:
+        for f in range(n):
+            if not begun[f] and t >= resume[f] - eps:
                 begun[f], phase[f] = True, 0
                 left[f] = work(f)
         rate = _step_rates(jobs, phase, begun, alloc, inc, caps, loss, shared_goodput)
         speed = [rate.get(f, 1.0) for f in range(n)]
         h = horizon - t
-        for f, (_, _, s) in enumerate(jobs):
-            h = min(h, left[f] / speed[f] if begun[f] else s - t)
+        for f in range(n):
+            h = min(h, left[f] / speed[f] if begun[f] else resume[f] - t)
         h = max(h, 0.0)
         t += h
         if t >= horizon - eps:
@@ -176,5 +186,14 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
                 if phase[f] == len(jobs[f][0].phases):
                     phase[f] = 0
                     ends[f].append(t)
+                    count[f] += 1
+                    ideal = float(jobs[f][0].iteration_time)
+                    if agents[f] and abs(t - anchor[f] - count[f] * ideal) > 0.05 * ideal:
+                        j = math.ceil((t - anchor[f]) / ideal - 1e-12)
+                        anchor[f] += j * ideal
+                        count[f] = 0
+                        if anchor[f] > t + eps:
+                            begun[f], resume[f] = False, anchor[f]
+                            continue
                 left[f] = work(f)
     return [np.array(e) for e in ends]

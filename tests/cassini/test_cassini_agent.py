@@ -1,0 +1,76 @@
+"""§4.2 step 3's agent in the fluid model (a shifted job re-aligns when an iteration boundary,
+hence its communication start, drifts more than 5% of the ideal iteration off its plan), its
+independent recomputation in the exact-step check, and seeded timing noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from placement.cassini.fluid import FluidJob, simulate
+from placement.cassini.profiles import data_parallel
+from placement.cassini.stepped import exact_step_iteration_times
+
+P = data_parallel("p", 100, 0.5, 40)     # Down 50 ms, Up 50 ms at 40 Gbps
+
+
+def _run(shifts, agents, noise=0.0, seed=0, iterations=6, cap=50.0):
+    jobs = [FluidJob(data_parallel(f"j{i}", 100, 0.5, 40), ("l",), shift=s, iterations=iterations, agent=a)
+            for i, (s, a) in enumerate(zip(shifts, agents, strict=True))]
+    return simulate(jobs, {"l": cap}, noise=noise, seed=seed)
+
+
+def test_in_phase_pair_waits_for_the_next_grid_point_each_iteration():
+    # together on 50 Gbps: each Up phase gets 25 Gbps and lasts 80 ms, the iteration ends at 130,
+    # 30 ms (> 5 ms) off the plan: the agent waits until 200; the pair stays in phase
+    r = _run([0.0, 0.0], [True, True])
+    assert [float(x) for x in r.iteration_times()[0]] == pytest.approx([130.0] + [200.0] * 5)
+    assert r.adjustments == [5, 5]          # the last iteration's end is the job's end: no wait
+    # without the agent the pair runs at 130 ms per iteration and nobody counts
+    r0 = _run([0.0, 0.0], [False, False])
+    assert [float(x) for x in r0.iteration_times()[0]] == pytest.approx([130.0] * 6)
+    assert r0.adjustments == [0, 0]
+
+
+def test_interleaved_pair_and_a_job_alone_never_adjust():
+    r = _run([0.0, 50.0], [True, True])
+    assert np.allclose(np.concatenate(r.iteration_times()), 100.0) and r.adjustments == [0, 0]
+
+
+def test_noise_is_seeded_off_by_default_and_the_agent_keeps_the_shift():
+    a = _run([0.0, 50.0], [True, True], noise=0.05, seed=4, iterations=200)
+    b = _run([0.0, 50.0], [True, True], noise=0.05, seed=4, iterations=200)
+    assert [list(x) for x in a.ends] == [list(x) for x in b.ends] and a.adjustments == b.adjustments
+    assert _run([0.0, 50.0], [True, True], noise=0.05, seed=5, iterations=200).adjustments != a.adjustments \
+        or sum(a.adjustments) == 0
+    # with the agent every boundary is within 5 ms (5%) of the plan before its last iteration's
+    # noise (sd 2.5 ms): the pair keeps its shift; without it the phases random-walk into contention
+    free = _run([0.0, 50.0], [False, False], noise=0.05, seed=4, iterations=200)
+    for r, bound in ((a, 5.0 + 4 * 0.05 * 50), (free, None)):
+        dev = []
+        for ends, shift in zip(r.ends, (0.0, 50.0), strict=True):
+            off = (ends - shift) % 100.0
+            dev.append(float(np.minimum(off, 100.0 - off).max()))
+        if bound is None:
+            assert max(dev) > 25.0 and free.adjustments == [0, 0]
+        else:
+            assert max(dev) <= bound and min(a.adjustments) > 0
+    with pytest.raises(ValueError, match="noise"):
+        _run([0.0], [True], noise=-0.1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_exact_step_check_recomputes_the_agent(seed):
+    rng = np.random.default_rng(seed)
+    profs = [data_parallel(f"j{i}", int(rng.choice([60, 100, 120])), float(rng.choice([0.3, 0.5])),
+                           float(rng.choice([20, 40, 45]))) for i in range(3)]
+    shifts = [float(rng.uniform(0, p.iteration_time)) for p in profs]
+    agents = [bool(rng.integers(2)) for _ in profs]
+    horizon = 2000.0
+    jobs = [FluidJob(p, ("l",), shift=s, iterations=10**9, agent=a) for p, s, a in zip(profs, shifts, agents, strict=True)]
+    r = simulate(jobs, {"l": 50.0}, horizon=horizon, shared_goodput=0.88)
+    ex = exact_step_iteration_times([(p, ("l",), s) for p, s in zip(profs, shifts, strict=True)], {"l": 50.0},
+                                    r.horizon, shared_goodput=0.88, agents=agents)
+    for a, b in zip(r.ends, ex, strict=True):
+        a = a[a < r.horizon - 1e-9]
+        assert len(a) == len(b) and np.allclose(a, b, rtol=0, atol=1e-6)
