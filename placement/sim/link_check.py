@@ -31,7 +31,9 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
     engine's window (``window_iterations`` of the slowest ideal iteration plus the largest phase,
     phases to 1e-6 ms, the mean iteration after ``warmup`` iterations: the definition in
     :mod:`placement.sim.links`, recomputed here); a factor off by more than ``tol`` (relative)
-    is a ``link`` violation. Distinct components are checked up to ``limit_checks``.
+    is a ``link`` violation. Distinct components are checked up to ``limit_checks``. With the
+    link model's ``agent`` on (§4.2 step 3), the integration applies the agent's rule to every
+    job of a component (:func:`placement.cassini.stepped.exact_step_iteration_times`, ``agents``).
 
     Why exact steps and a tight ``tol``: on a contended component the fluid trajectory can be
     ill-conditioned (the 3-job VGG16 + 2 RoBERTa component of the full CASSINI run locks into a
@@ -58,7 +60,7 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
                         routes[key] = topo.job_links(tuple(f"s{m}" for m in key))
                     on[jid] = (routes[key], phase)
             out += _check_instant(t, on, set(run), factor, jobs, topo, links.loss, links.window_iterations,
-                                  links.warmup, tol, done, limit_checks)
+                                  links.warmup, tol, done, limit_checks, getattr(links, "agent", False))
         return out
 
     return check
@@ -88,7 +90,8 @@ def _components(on: dict[str, tuple]) -> list[list[str]]:
     return [sorted(g) for g in groups.values()]
 
 
-def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, warmup, tol, done, limit):
+def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, warmup, tol, done, limit,
+                   agent: bool = False):
     out = []
     comps = _components(on)
     in_comp = {j for c in comps if len(c) > 1 for j in c}
@@ -111,7 +114,7 @@ def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, 
             horizon = window_iterations * max(p.iteration_time for p in profs) + max(p for _, _, p in specs)
             jobs3 = [(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)]
             ends = exact_step_iteration_times(jobs3, topo.capacity, horizon, loss=loss,
-                                              shared_goodput=topo.shared_goodput)
+                                              shared_goodput=topo.shared_goodput, agents=[agent] * len(jobs3))
             done[key] = tuple(min(1.0, p.iteration_time / _mean_after(ph, en, warmup, p.iteration_time))
                               for (p, _, ph), en in zip(jobs3, ends, strict=True))
         for jid, want in zip(comp, done[key], strict=True):

@@ -47,6 +47,14 @@ goodput factor
     that share of its capacity (overlaps that fit run free, as the compatibility score reads them)
     (:mod:`placement.cassini.fluid`; 0.88 reproduces CASSINI §2.2's 22 + 22 of 50 Gbps). 1 (the
     default) is plain max-min sharing.
+agent (CASSINI §4.2 step 3; ``agent=True``, off by default)
+    Every job of a fluid-run component keeps its phase as a planned time shift: when an
+    iteration boundary drifts more than 5% of its ideal iteration off that plan, it waits for
+    the next planned start (:mod:`placement.cassini.fluid`, "agent"); the wait is part of its
+    iteration time. Meant for runs of a CASSINI policy (every job sharing links holds a shift);
+    the adjustment rates below are then the agent's own count over the window. The link check
+    recomputes the rule (:mod:`.link_check`). The engine builds ``LinkSharing(cluster)``
+    (agent off) unless given one.
 time-shift adjustments (CASSINI §4.2 step 3, §5.7)
     A component's fluid run also counts, per job, how often an agent would re-align it: an
     adjustment each time an iteration boundary deviates by more than 5% of the ideal iteration
@@ -73,7 +81,8 @@ from .log import EventLog, extra_value
 from .network import fluid_window, mean_iterations
 from .trace import Job, Trace
 
-__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants", "drift_adjustments"]
+__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants", "drift_adjustments",
+           "agent_window"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -93,13 +102,13 @@ class LinkSharing:
     """Link factors of running jobs on ``cluster``'s network (module docstring)."""
 
     def __init__(self, cluster, *, loss: float = 0.0, window_iterations: int = WINDOW_ITERATIONS,
-                 warmup: int = WARMUP):
+                 warmup: int = WARMUP, agent: bool = False):
         topo = cluster.topology()
         if topo is None:
             raise ValueError("network: the cluster has no network section")
         if not 0.0 <= loss < 1.0:
             raise ValueError(f"loss: must be in [0, 1), got {loss}")
-        self.topology, self.loss = topo, float(loss)
+        self.topology, self.loss, self.agent = topo, float(loss), bool(agent)
         self.window_iterations, self.warmup = int(window_iterations), int(warmup)
         self._machine = cluster.machine
         self._links: dict[tuple[int, ...], tuple[str, ...]] = {}
@@ -184,17 +193,37 @@ class LinkSharing:
         else:
             self.stats["fluid_runs"] += 1
             jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
-            names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
+            if self.agent:
+                names, r = agent_window(self.topology, jobs, self.window_iterations, self.loss)
+            else:
+                names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
             times = mean_iterations(names, r, jobs, self.warmup)
-            adj = {n: (drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup),
-                       drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
-                   for n, b, e in zip(names, r.begin, r.ends, strict=True)}
+            if self.agent:     # the agent's own adjustments per second of the window
+                adj = {n: (a / r.horizon * 1000.0,) * 2 for n, a in zip(names, r.adjustments, strict=True)}
+            else:
+                adj = {n: (drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup),
+                           drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
+                       for n, b, e in zip(names, r.begin, r.ends, strict=True)}
             res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs),
                    r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs))
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = res
         return res
+
+
+def agent_window(topo, jobs: dict, window_iterations: int, loss: float = 0.0):
+    """:func:`placement.sim.network.fluid_window` with §4.2 step 3's agent on every job
+    (:class:`placement.cassini.fluid.FluidJob` ``agent``): the same window and transport."""
+    from ..cassini.fluid import FluidJob, simulate
+
+    names = sorted(jobs)
+    window = window_iterations * max(jobs[n][0].iteration_time for n in names)
+    shifts = [float(jobs[n][2]) for n in names]
+    fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9, agent=True)
+          for n, s in zip(names, shifts, strict=True)]
+    return names, simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts),
+                           shared_goodput=topo.shared_goodput)
 
 
 def drift_adjustments(begin: float, ends, ideal: float, warmup: int = 0, grid: float | None = None) -> float:

@@ -74,3 +74,41 @@ def test_the_exact_step_check_recomputes_the_agent(seed):
     for a, b in zip(r.ends, ex, strict=True):
         a = a[a < r.horizon - 1e-9]
         assert len(a) == len(b) and np.allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_the_link_model_with_the_agent_and_its_replay_check():
+    from placement.cassini.catalogue import CATALOGUE, profile_of
+    from placement.sim.cluster import Cluster
+    from placement.sim.engine import simulate as run
+    from placement.sim.link_check import link_factor_check
+    from placement.sim.links import LinkSharing
+    from placement.sim.perf import IdealPerf
+    from placement.sim.policies import make_policy
+    from placement.sim.replay import replay_check
+    from placement.sim.trace import Job, Trace
+
+    net = {"racks": 2, "servers_per_rack": 2, "gpus_per_server": 1, "server_capacity": 50, "oversubscription": 2}
+    cluster = Cluster.uniform(racks=2, machines=2, gpus_per_machine=1).with_network(net)
+    # two VGG16 on (s0, s2) and (s1, s3) started together: both cross both rack uplinks in phase
+    trace = Trace("t", (Job("a", 0.0, 2, 60.0, model="VGG16"), Job("b", 0.0, 2, 60.0, model="VGG16")))
+    ideal = CATALOGUE["VGG16"][1]
+    up, bw = profile_of("VGG16", "x").phases[1]
+    stretched = ideal - up + up * bw / 25          # > 1.05 ideal: the agent waits a whole iteration
+    assert stretched > 1.05 * ideal
+    on, off = LinkSharing(cluster, agent=True), LinkSharing(cluster)
+    running = {"a": (trace.jobs[0], (0, 2), 0.0), "b": (trace.jobs[1], (1, 3), 0.0)}
+    assert on.factors(running) == pytest.approx({"a": 0.5, "b": 0.5})               # 2 ideal per iteration
+    assert off.factors(running) == pytest.approx({"a": ideal / stretched, "b": ideal / stretched})
+    assert on.adjustment_rates(running)["a"][0] > 0
+    interleaved = {"a": running["a"], "b": running["b"][:2] + (ideal - up,)}
+    assert on.factors(interleaved) == {"a": 1.0, "b": 1.0} and on.adjustment_rates(interleaved)["a"][0] == 0.0
+    # an engine run with the agent's link model passes the replay with the agent's check, not without:
+    # two 3-GPU jobs on 3 racks of 2 started together share a rack uplink in phase
+    net3 = {**net, "racks": 3}
+    c3 = Cluster.uniform(racks=3, machines=2, gpus_per_machine=1).with_network(net3)
+    t3 = Trace("t", (Job("a", 0.0, 3, 60.0, model="VGG16"), Job("b", 0.0, 3, 60.0, model="VGG16")))
+    on3, off3 = LinkSharing(c3, agent=True), LinkSharing(c3)
+    res = run(t3, c3, make_policy("fifo"), perf=IdealPerf(), links=on3)
+    assert [r.time for r in res.log if r.event == "finish"] == pytest.approx([120.0, 120.0])   # factor 0.5
+    assert replay_check(t3, c3, res.log, perf=IdealPerf(), checks=[link_factor_check(on3)]) == []
+    assert replay_check(t3, c3, res.log, perf=IdealPerf(), checks=[link_factor_check(off3)]) != []
