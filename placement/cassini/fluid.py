@@ -41,11 +41,14 @@ congestion-loss factor (labelled, default off)
 
 agent (CASSINI §4.2 step 3, §5.7; per job, ``FluidJob.agent``, off by default)
     A shifted job's workers keep its planned time shift: its iterations should begin on the
-    grid ``ref + k * iteration_time`` (``ref`` first the job's begin ``start + shift``). When
+    grid ``ref + k * plan`` (``ref`` first the end of the job's first iteration, the shift
+    being applied "at the next immediate training iteration", §4.2; ``plan`` the
+    profile's iteration time unless ``FluidJob.plan`` gives the rhythm a partially compatible
+    set runs at). When
     an iteration ends (the next one's communication start follows it by the fixed Down phase,
     so this is the paper's trigger on the communication start) more than 5% of the ideal
     iteration off the grid, the agent re-aligns: the job waits (no traffic) until the next grid
-    point ``ref + ceil((t - ref) / iteration) * iteration``, which becomes the new ``ref``; one
+    point ``ref + ceil((t - ref) / plan) * plan``, which becomes the new ``ref``; one
     adjustment counted (``FluidResult.adjustments``). The wait belongs to the next iteration.
 timing noise (``noise``, seeded by ``seed``; default 0, off)
     Each compute (Down) phase lasts ``max(0, 1 + noise * z)`` times its profile duration, ``z``
@@ -87,12 +90,17 @@ class FluidJob:
     iterations: int = 10
     #: §4.2 step 3's agent keeps this job on its planned time shift (module docstring)
     agent: bool = False
+    #: the agent's planned period (ms): None is the profile's iteration time; a job locked into
+    #: a common stretched rhythm with partially compatible jobs plans on that rhythm
+    plan: float | None = None
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
             raise ValueError(f"iterations: must be >= 1, got {self.iterations}")
         if self.shift < 0 or self.start < 0:
             raise ValueError(f"shift/start: must be >= 0, got {self.shift}/{self.start}")
+        if self.plan is not None and not (np.isfinite(self.plan) and self.plan > 0):
+            raise ValueError(f"plan: must be a positive number of ms, got {self.plan}")
 
 
 @dataclass
@@ -218,6 +226,7 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
     since = np.zeros(n, dtype=np.int64)
     adjust = np.zeros(n, dtype=np.int64)
     ideal = np.array([float(j.profile.iteration_time) for j in jobs])
+    plan = np.array([float(j.plan) if j.plan is not None else float(j.profile.iteration_time) for j in jobs])
 
     def enter(f: int) -> None:
         k = phase[f]
@@ -279,8 +288,10 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
                     done[f] = True
                     continue
                 since[f] += 1
-                if jobs[f].agent and abs(t - (ref[f] + since[f] * ideal[f])) > 0.05 * ideal[f]:
-                    ref[f] += math.ceil((t - ref[f]) / ideal[f] - 1e-12) * ideal[f]
+                if len(ends[f]) == 1:              # the agent plans from the first iteration's end
+                    ref[f], since[f] = t, 0
+                elif jobs[f].agent and abs(t - (ref[f] + since[f] * plan[f])) > 0.05 * ideal[f]:
+                    ref[f] += math.ceil((t - ref[f]) / plan[f] - 1e-12) * plan[f]
                     since[f] = 0
                     adjust[f] += 1
                     if ref[f] > t + _EPS:          # wait (no traffic) for the next grid point

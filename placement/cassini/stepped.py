@@ -141,7 +141,7 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
 
     ``agents`` (one bool per job, default none): §4.2 step 3's agent as :mod:`.fluid` states it,
     recomputed here: a job whose iteration ends more than 5% of its ideal iteration away from
-    ``anchor + m * ideal`` (``anchor`` its shift, then its last re-alignment; ``m`` iterations
+    ``anchor + m * ideal`` (``anchor`` its first iteration's end, then its last re-alignment; ``m`` iterations
     since) waits without traffic until the first grid point ``anchor + j * ideal`` not before
     that end, which becomes the anchor."""
     inc, caps = _incidence(jobs, capacity)
@@ -188,7 +188,9 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
                     ends[f].append(t)
                     count[f] += 1
                     ideal = float(jobs[f][0].iteration_time)
-                    if agents[f] and abs(t - anchor[f] - count[f] * ideal) > 0.05 * ideal:
+                    if len(ends[f]) == 1:
+                        anchor[f], count[f] = t, 0
+                    elif agents[f] and abs(t - anchor[f] - count[f] * ideal) > 0.05 * ideal:
                         j = math.ceil((t - anchor[f]) / ideal - 1e-12)
                         anchor[f] += j * ideal
                         count[f] = 0

@@ -21,11 +21,12 @@ def _run(shifts, agents, noise=0.0, seed=0, iterations=6, cap=50.0):
 
 
 def test_in_phase_pair_waits_for_the_next_grid_point_each_iteration():
-    # together on 50 Gbps: each Up phase gets 25 Gbps and lasts 80 ms, the iteration ends at 130,
-    # 30 ms (> 5 ms) off the plan: the agent waits until 200; the pair stays in phase
+    # together on 50 Gbps: each Up phase gets 25 Gbps and lasts 80 ms; the first iteration ends
+    # at 130 (the agent's plan starts there), the second at 260, 30 ms (> 5 ms) off the plan
+    # (230): the agent waits until 330; every later iteration likewise; the pair stays in phase
     r = _run([0.0, 0.0], [True, True])
-    assert [float(x) for x in r.iteration_times()[0]] == pytest.approx([130.0] + [200.0] * 5)
-    assert r.adjustments == [5, 5]          # the last iteration's end is the job's end: no wait
+    assert [float(x) for x in r.iteration_times()[0]] == pytest.approx([130.0, 130.0] + [200.0] * 4)
+    assert r.adjustments == [4, 4]          # ends 2-5 (the last one is the job's end: no wait)
     # without the agent the pair runs at 130 ms per iteration and nobody counts
     r0 = _run([0.0, 0.0], [False, False])
     assert [float(x) for x in r0.iteration_times()[0]] == pytest.approx([130.0] * 6)

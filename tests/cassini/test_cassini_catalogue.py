@@ -61,4 +61,4 @@ def test_snapshot1_is_fully_compatible_runs_ideal_and_themis_together_is_slower(
     assert all(t > i * 1.2 for t, i in zip(r["themis"], r["ideal"], strict=True))
     assert snapshot(models, seed=2, reading="paper", goodput=SECTION_2_2_GOODPUT)["themis"] == \
         pytest.approx(r["themis"])            # no random phases: the seed does not move Themis
-    assert np.all(np.asarray(r["adjust_per_min"]) == 0.0)
+    assert np.all(np.asarray(r["adjust_by_noise"][0.0]) == 0.0)     # noise-free: the agent never acts

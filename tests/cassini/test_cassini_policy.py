@@ -152,9 +152,11 @@ def test_fig17_snapshot_count_and_realignments_of_running_jobs():
     p = profile_of("VGG16", "x")
     servers = {"a": ("s0", "s2"), "b": ("s1", "s3")}
     # in phase: every iteration's Up phase shares the 50 Gbps uplink (BW -> 25 Gbps), each iteration
-    # drifts UP * (BW/25 - 1) ms > 5% of IDEAL: one adjustment per iteration of SHARED ms
+    # drifts UP * (BW/25 - 1) ms > 5% of IDEAL off the agent's plan: it waits for the next planned
+    # start, so each iteration takes two ideal ones and counts one adjustment
+    assert SHARED - IDEAL > 0.05 * IDEAL and SHARED < 2 * IDEAL
     inphase = adjustments(topo, {j: (p, servers[j], 0.0) for j in servers}, seconds=20.0)
-    assert inphase == pytest.approx({"a": 60_000 / SHARED, "b": 60_000 / SHARED}, rel=1e-9)
+    assert inphase == pytest.approx({"a": 60_000 / (2 * IDEAL), "b": 60_000 / (2 * IDEAL)}, rel=0.02)
     # a Down phase apart the Up phases interleave: no drift, no adjustment
     assert adjustments(topo, {"a": (p, servers["a"], 0.0), "b": (p, servers["b"], IDEAL - UP)}, 20.0) == \
         {"a": 0.0, "b": 0.0}

@@ -9,8 +9,11 @@ measured in the fluid model (:func:`placement.sim.network.iteration_times`) with
 the paper's snapshots do (every shift 0). Profiles: the paper's configuration uses Table 2's
 batch-size variants (:data:`placement.cassini.catalogue.VARIANTS`), the catalogue reading one
 profile per model. Fig. 17 (§5.7) counts time-shift adjustments on
-snapshots 1-3: :func:`adjustments` counts them with the paper's trigger over a minute of the
-fluid model from the Th+CASSINI shifts.
+snapshots 1-3: :func:`adjustments` runs §4.2 step 3's agent (:mod:`placement.cassini.fluid`)
+on every job from the Th+CASSINI shifts for a minute, with seeded timing noise of
+:data:`NOISE_LEVELS` (the paper's drift source, "our servers are not running perfectly in
+sync"; its size is not stated, so the count is reported at each level and judged at
+:data:`NOISE_JUDGED`, drawn).
 """
 
 from __future__ import annotations
@@ -22,8 +25,7 @@ import numpy as np
 from placement.cassini.catalogue import VARIANTS, profile_of, variant_profile
 from placement.cassini.instance import Candidate, build_instance
 from placement.cassini.topology import tree_topology
-from placement.sim.links import drift_adjustments
-from placement.sim.network import fluid_window, iteration_times
+from placement.sim.network import iteration_times
 from placement.solvers.affinity import rank_candidates
 
 from .context import Context, fmt_spread
@@ -46,13 +48,19 @@ def _profile(variant: str, name: str, reading: str):
     return profile_of(VARIANTS[variant][0], name)
 
 
+#: relative standard deviation of each compute phase (timing noise, :mod:`placement.cassini.fluid`)
+NOISE_LEVELS = (0.0, 0.001, 0.005, 0.01, 0.02)
+#: the level the Fig. 17 claim is judged at (drawn: the paper does not state its jitter)
+NOISE_JUDGED = 0.01
+
+
 def snapshot(models: tuple[str, ...], seed: int, reading: str = "paper", goodput: float = 1.0,
-             adjust_s: float = 60.0) -> dict:
+             adjust_s: float = 60.0, noise: float = NOISE_JUDGED) -> dict:
     """Score, shifts and mean iteration times (ms) of one snapshot, Th+CASSINI and Themis (all
     jobs started together: shift 0); ``models`` are Table 2's variants, ``reading`` "paper"
     (the variants' profiles) or "catalogue" (one profile per model); ``goodput`` is the
     transport's factor on the shared link (:mod:`placement.cassini.fluid`). ``seed`` seeds
-    Algorithm 1's search."""
+    Algorithm 1's search and the timing noise of Fig. 17's count (:func:`adjustments`, ``noise``)."""
     n = len(models)
     topo = replace(tree_topology(pods=1, tors_per_pod=2, servers_per_tor=n, server_capacity=50.0,
                                  oversubscription=float(n)), shared_goodput=goodput)
@@ -63,27 +71,34 @@ def snapshot(models: tuple[str, ...], seed: int, reading: str = "paper", goodput
     top = rank_candidates(inst, seed=seed)[0]
     shifts = {nm: float((top["shifts"] or {}).get(nm, 0.0)) for nm in names}
     cas = iteration_times(topo, {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)})
-    adjust = adjustments(topo, {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)},
-                         adjust_s)
+    spec = {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)}
+    by_noise = {lv: adjustments(topo, spec, adjust_s, noise=lv, seed=seed, plans=cas)
+                for lv in sorted({*NOISE_LEVELS, noise})}
+    adjust = by_noise[noise]
     themis = iteration_times(topo, {nm: (p, servers[nm], 0.0) for nm, p in zip(names, profs, strict=True)})
     return {"score": top["score"], "shifts": [shifts[nm] for nm in names], "cassini": [cas[nm] for nm in names],
             "themis": [themis[nm] for nm in names], "ideal": [float(p.iteration_time) for p in profs],
-            "adjust_per_min": [adjust[nm] for nm in names]}
+            "adjust_per_min": [adjust[nm] for nm in names],
+            "adjust_by_noise": {lv: [a[nm] for nm in names] for lv, a in by_noise.items()}}
 
 
-def adjustments(topo, jobs: dict, seconds: float = 60.0) -> dict[str, float]:
-    """Fig. 17's count on a snapshot (§5.7): each job's time-shift adjustments per minute over
-    ``seconds`` of the fluid model run from CASSINI's shifts, with the paper's trigger (an
-    iteration boundary, hence the start of its communication phase, more than 5% of the ideal
-    iteration off where the shift, or the last adjustment, put it on the ideal iteration's grid;
-    :func:`placement.sim.links.drift_adjustments`, after 3 warm-up iterations). ``jobs`` as
-    :func:`placement.sim.network.iteration_times`. Jobs that interleave perfectly run at their
-    ideal iterations and never trigger; any contention left stretches iterations and triggers
-    about once per 5% of stretch."""
-    longest = max(p.iteration_time for p, _, _ in jobs.values())
-    names, r = fluid_window(topo, jobs, window_iterations=max(16, int(seconds * 1000.0 / longest)))
-    return {n: drift_adjustments(b, e, jobs[n][0].iteration_time, 3) * 60.0
-            for n, b, e in zip(names, r.begin, r.ends, strict=True)}
+def adjustments(topo, jobs: dict, seconds: float = 60.0, noise: float = 0.0, seed: int = 0,
+                plans: dict | None = None) -> dict[str, float]:
+    """Fig. 17's count on a snapshot (§5.7): each job's time-shift adjustments per minute when
+    §4.2 step 3's agent runs on every job (:class:`placement.cassini.fluid.FluidJob` ``agent``)
+    for ``seconds`` of the fluid model from the Th+CASSINI shifts, with seeded timing ``noise``.
+    ``jobs`` as :func:`placement.sim.network.iteration_times`; ``plans`` (ms per job, default the
+    profiles' iterations) is each job's planned rhythm: the noise-free Th+CASSINI iteration, so a
+    partially compatible set that runs in a common stretched rhythm is on plan (§5.7: "respecting
+    the time-shift is only required for compatible jobs")."""
+    from placement.cassini.fluid import FluidJob, simulate
+
+    names = sorted(jobs)
+    horizon = seconds * 1000.0 + max(float(jobs[n][2]) for n in names)
+    fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=float(jobs[n][2]), iterations=10**9,
+                   agent=True, plan=None if plans is None else float(plans[n])) for n in names]
+    r = simulate(fl, topo.capacity, horizon=horizon, shared_goodput=topo.shared_goodput, noise=noise, seed=seed)
+    return {n: a / seconds * 60.0 for n, a in zip(names, r.adjustments, strict=True)}
 
 
 READINGS = ("paper", "catalogue")
@@ -120,17 +135,26 @@ def run_snapshots(ctx: Context, goodput: float = 1.0, adjust_note: str = "") -> 
         per_seed = [float(np.mean([np.mean(adj_runs[(reading, k)][i]["adjust_per_min"]) for k in (1, 2, 3)]))
                     for i in range(len(ctx.seeds))]
         scores = [adj_runs[(reading, k)][0]["score"] for k in (1, 2, 3)]
+        lv_seed = {lv: [float(np.mean([np.mean(adj_runs[(reading, k)][i]["adjust_by_noise"][lv]) for k in (1, 2, 3)]))
+                        for i in range(len(ctx.seeds))] for lv in NOISE_LEVELS}
+        by_lv = {lv: float(np.median(v)) for lv, v in lv_seed.items()}
+        for lv, vs in lv_seed.items():
+            for seed, v in zip(ctx.seeds, vs, strict=True):
+                ctx.regime(claim="Time-shift adjustments per job-minute, snapshots 1-3 (Fig. 17: < 2)",
+                           knob=f"timing noise ({reading} reading)", value=lv, seed=int(seed), ours=v, paper=2.0,
+                           holds=v < 2)
         ctx.claim(claim=f"Time-shift adjustments are rare: fewer than two per minute (snapshots 1-3, {reading} reading)",
                   source="Fig. 17, §5.7", paper="< 2 / min (scores 1.0, 1.0, 0.9)", ours=per_seed, unit=" /min",
                   holds=float(np.median(per_seed)) < 2,
                   rule="holds when ours' median (per job, mean over snapshots 1-3) is below 2 per minute",
                   difference=f"per snapshot {', '.join(f'{a:.1f}' for a in adj)} /min at our scores "
-                             f"{', '.join(f'{x:.2f}' for x in scores)}: the paper's trigger (a boundary > 5% of "
-                             f"the ideal iteration off its shifted schedule) over a minute of the fluid model from "
-                             f"Algorithm 1's shifts; a fully compatible set (score 1) never drifts (0), any "
-                             f"contention left stretches iterations and triggers about once per 5% of stretch, "
-                             f"several times a second; the paper's drift is clock noise on a set it measured "
-                             f"fully interleaved" + (f"; {adjust_note}" if adjust_note else ""))
+                             f"{', '.join(f'{x:.2f}' for x in scores)}: §4.2 step 3's agent (a boundary > 5% of "
+                             f"the ideal iteration off its planned rhythm waits for the next planned start) over a "
+                             f"minute of the fluid model from Algorithm 1's shifts, with timing noise of sd "
+                             f"{NOISE_JUDGED:.1%} of each compute phase (drawn: the paper does not state its "
+                             f"jitter); median over seeds at sd "
+                             + ", ".join(f"{lv:.1%}: {v:.2f}" for lv, v in by_lv.items()) + " /min"
+                             + (f"; {adjust_note}" if adjust_note else ""))
         high = np.mean(by[(reading, 1.0)], axis=0)      # per seed: mean gain of the score-1.0 snapshots
         low = np.asarray(by[(reading, 0.6)][0])         # per seed: the score-0.6 snapshot's gain
         ratio = [float(h / lo) for h, lo in zip(high, low, strict=True)]
