@@ -182,3 +182,20 @@ def test_examine_lists_tenant_jobs_and_cause():
     (b,) = examine("r", "table1", 1, shared, private, jobs, ["guarantee: row 3 preempts a guaranteed job of VC A"])
     assert b["verdict"].startswith("bug: guarantee")
     assert examine("r", "table1", 1, {**shared, "delays": {"A": 1000.0}}, private, jobs, []) == []
+
+
+def test_free_nodes_counts_nodes_without_high_priority_work_per_hour():
+    from placement.app.bench.hived_trace import fragmentation
+    from placement.app.reproduce.hived_quotas import free_nodes
+
+    h = 3600.0
+    # 2 nodes; a holds node 0 over [0.5 h, 2.5 h), b node 1 over [1.5 h, 3.5 h); samples at 0-3 h
+    log = _log((0.5 * h, "start", "a", (0, 1, 2, 3), 0.0), (1.5 * h, "start", "b", tuple(range(8, 16)), 0.0),
+               (2.5 * h, "finish", "a", (0, 1, 2, 3), 2 * h), (3.5 * h, "finish", "b", tuple(range(8, 16)), 2 * h))
+    _xs, ys = fragmentation(log, {"a", "b"}, 2, step_s=h, start=0.0, end=3 * h)
+    f = free_nodes(ys, 2)            # free nodes per hour: 2, 1, 0, 1
+    assert (f["samples"], f["median"], f["min"]) == (4, 1.0, 0)
+    assert (f["below_1"], f["below_2"], f["below_4"]) == (0.25, 0.75, 1.0)
+    _xs, low = fragmentation(log, {"b"}, 2, step_s=h, start=0.0, end=3 * h)   # a low-priority: its node stays free
+    assert free_nodes(low, 2)["below_1"] == 0.0
+    assert free_nodes([], 2)["median"] is None

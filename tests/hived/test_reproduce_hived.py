@@ -228,3 +228,13 @@ def test_load_share_counts_each_run_by_its_own_priority():
     # a's first run (node 0) had ended before c started, high or not; with no high run, none
     assert hived._low_beside_high(log, {("a", 0.0), ("a", 10.0)}) == 1
     assert hived._low_beside_high(log, {("b", 5.0)}) == 0  # b is on node 2, alone
+
+
+def test_by_size_splits_a_tenants_delays_by_job_size():
+    from placement.sim.trace import Job
+
+    jobs = [Job("a", 0.0, 1, 10.0, tenant="A"), Job("b", 0.0, 1, 10.0, tenant="A"), Job("c", 0.0, 8, 10.0, tenant="A"),
+            Job("d", 0.0, 1, 10.0, tenant="B"), Job("e", 0.0, 4, 10.0, tenant="A")]
+    shared = {"a": 100.0, "b": 300.0, "c": 50.0, "d": 9.0, "e": 7.0}
+    private = {"a": 10.0, "b": 30.0, "c": 500.0, "d": 1.0}      # e did not finish in the private run
+    assert hived.by_size(jobs, "A", shared, private) == [(1, 2, 200.0, 20.0), (8, 1, 50.0, 500.0)]

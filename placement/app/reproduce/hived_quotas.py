@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["VIEWS", "assignment", "comparable", "busy_share", "pick_size", "examine", "job_classes", "anomalies"]
+__all__ = ["VIEWS", "assignment", "comparable", "busy_share", "pick_size", "examine", "job_classes", "anomalies",
+           "free_nodes"]
 
 VIEWS = ("table1", "fitted")
 VIEW_TEXT = {"table1": "Table 1 quotas", "fitted": "fitted quotas"}
@@ -83,6 +84,23 @@ def pick_size(points: dict[int, dict[str, float]], key: str, target: float) -> i
     """The node count whose ``key`` reading is closest to ``target`` (ties: the smaller cluster)."""
     ok = [(abs(v[key] - target), n) for n, v in sorted(points.items()) if v.get(key) is not None]
     return min(ok)[1] if ok else None
+
+
+def free_nodes(frag_series, n_nodes: int, need: tuple[int, ...] = (1, 2, 4)) -> dict[str, Any]:
+    """Nodes free of high-priority work over a run's hourly samples (``frag_series``: the share of
+    nodes holding high-priority GPUs, :func:`placement.app.bench.hived_trace.fragmentation`).
+
+    YARN-CS gives a within-quota job affinity by preempting low-priority work (§5.1), so a
+    within-quota job of ``8 k`` GPUs waits for affinity only while fewer than ``k`` nodes are free
+    of high-priority work: Figure 7's anomaly needs such hours. Returns ``median`` and ``min``
+    free nodes and, per ``k`` in ``need``, ``below_k``: the share of samples with fewer than ``k``."""
+    free = np.rint((1.0 - np.asarray(frag_series, dtype=float)) * n_nodes).astype(int)
+    out: dict[str, Any] = {"samples": int(free.size),
+                           "median": float(np.median(free)) if free.size else None,
+                           "min": int(free.min()) if free.size else None}
+    for k in need:
+        out[f"below_{k}"] = float((free < k).mean()) if free.size else None
+    return out
 
 
 def job_classes(log) -> dict[str, dict[str, Any]]:
