@@ -43,7 +43,7 @@ def test_periods_are_one_common_period_or_its_harmonic():
 @pytest.mark.parametrize("k", range(len(SNAPSHOTS)))
 def test_table2_scores_at_the_papers_configuration(k):
     models, _, _, paper_score = SNAPSHOTS[k]
-    r = snapshot(models, seed=1, reading="paper", goodput=SECTION_2_2_GOODPUT)
+    r = snapshot(models, seed=1, reading="paper", goodput=SECTION_2_2_GOODPUT, adjust_s=5.0)
     assert abs(r["score"] - paper_score) <= 0.1
     # the score is the reference evaluation of the logged shifts on the variants' profiles
     profs = [variant_profile(m, f"j{i}") for i, m in enumerate(models)]
@@ -62,3 +62,25 @@ def test_snapshot1_is_fully_compatible_runs_ideal_and_themis_together_is_slower(
     assert snapshot(models, seed=2, reading="paper", goodput=SECTION_2_2_GOODPUT)["themis"] == \
         pytest.approx(r["themis"])            # no random phases: the seed does not move Themis
     assert np.all(np.asarray(r["adjust_by_noise"][0.0]) == 0.0)     # noise-free: the agent never acts
+
+
+def test_snapshot1_regimes_period_mismatch_and_up_bandwidth():
+    from placement.app.reproduce.cassini_snapshots import SNAPSHOT_KNOBS, snapshot_regimes
+
+    class Rows:
+        seeds = [1]
+
+        def __init__(self):
+            self.rows = []
+
+        def regime(self, **row):
+            self.rows.append(row)
+
+    ctx = Rows()
+    out = snapshot_regimes(ctx, goodput=SECTION_2_2_GOODPUT)
+    assert len(ctx.rows) == sum(len(v) for v in SNAPSHOT_KNOBS.values())
+    r = snapshot(SNAPSHOTS[0][0], seed=1, reading="paper", goodput=SECTION_2_2_GOODPUT)
+    at_paper = float(np.mean(r["themis"]) / np.mean(r["cassini"]))
+    assert out[("period mismatch", 0.0)] == pytest.approx([at_paper])      # the paper's configuration
+    assert out[("Up bandwidth", 45.0)] == pytest.approx([at_paper])        # the catalogue's 45 Gbps
+    assert out[("Up bandwidth", 25.0)] == pytest.approx([1.0])             # 25 + 25 fits: nothing to gain

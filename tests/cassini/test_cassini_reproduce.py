@@ -75,13 +75,34 @@ def test_claims_from_rows_with_the_room_beside_each_gain(run):
                  in c.claim)
         a, b = (float(rows[f"main-{exp}-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
         assert c.ours == pytest.approx([a / b])
-        assert "Themis/Ideal" in c.difference and "shift ceiling" in c.difference
+        assert "Themis/Ideal" in c.difference and "bound on Themis's placements" in c.difference
+        assert "bound on its own" in c.difference
     report = (out / "report.md").read_text()
     assert "Gains beside the room they had" in report and "regime map" in report
     assert (out / "figures" / "cdf-iterations.png").exists()
 
 
-def test_regime_map_has_three_knobs_of_four_values(run):
+def test_baselines_calibration_and_the_shifts_bound(run):
+    ctx, out = run
+    rows = _rows(out)
+    by = {c.claim: c for c in ctx.claims}
+    rnd = rows["main-poisson-random-s0"]                        # Random ran, its log passed the checks
+    th = rows["main-poisson-themis-s0"]
+    c = next(c for k, c in by.items() if k.startswith("Random placement"))
+    assert c.ours == pytest.approx([float(rnd["over_ideal"]) / float(th["over_ideal"])])
+    assert next(c for k, c in by.items() if "Tiresias + CASSINI" in k).holds is None
+    po = [c for k, c in by.items() if k.startswith("Po+CASSINI")]
+    assert len(po) == 3 and all(c.holds is None and c.ours == [None] for c in po)
+    own = next(c for k, c in by.items() if k.startswith("The shifts hold"))
+    assert own.ours == pytest.approx([float(rows["main-poisson-themis+cassini-s0"]["ceiling"])])
+    cal = list(csv.DictReader(open(out / "calibration.csv")))
+    goodput = next(r for r in cal if r["parameter"] == "goodput factor")
+    assert float(goodput["ours"]) == pytest.approx(22.0) and float(goodput["paper"]) == 22.0
+    themis = next(r for r in cal if "Poisson" in r["target"])
+    assert float(themis["ours"]) == pytest.approx(float(th["over_ideal"]))
+
+
+def test_regime_map_has_four_knobs_of_four_values(run):
     _, out = run
     reg = list(csv.DictReader(open(out / "regimes.csv")))
     values = {}

@@ -156,6 +156,7 @@ KNOBS = {
     "oversubscription": ("rack-uplink oversubscription k:1 (Clos)", (2.0, 4.0, 6.0, 8.0)),
     "goodput loss": ("share of a shared link's capacity lost to the transport (1 - goodput)",
                      (0.0, 0.06, 0.12, 0.24)),
+    "load": ("offered load of the Poisson trace (§5.1: 80-100%)", (0.5, 0.75, 1.0, 1.25)),
 }
 _WORKERS = {3.7: 12, 5.3: 8, 9.6: 4, 16.0: 2}     # 24 / ((1 + W) / 2)
 
@@ -170,11 +171,14 @@ def regime_map(ctx: Context, hours: float, keep_log: bool = False) -> dict:
                 workers, cluster = (1, 12), testbed()
                 if knob == "jobs at once":
                     workers = (1, _WORKERS[value])
-                elif knob == "oversubscription":
+                load = 1.0
+                if knob == "oversubscription":
                     cluster = testbed(oversubscription=value)
-                else:
+                elif knob == "goodput loss":
                     cluster = testbed(goodput=1.0 - value)
-                trace = experiment_trace("poisson", 1000 + seed, hours, workers=workers)
+                elif knob == "load":
+                    load = value
+                trace = experiment_trace("poisson", 1000 + seed, hours, load=load, workers=workers)
                 r, _ = run_pair(ctx, "poisson", cluster, trace, seed, f"regime-{knob.replace(' ', '_')}-{value:g}",
                              keep_log=keep_log)
                 gain = r["themis"]["iter_mean"] / r["themis+cassini"]["iter_mean"]

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from placement.cassini.catalogue import VARIANTS, profile_of, variant_profile
+from placement.cassini.catalogue import CATALOGUE, VARIANTS, profile_of, variant_profile
 from placement.cassini.instance import Candidate, build_instance
 from placement.cassini.topology import tree_topology
 from placement.sim.network import iteration_times
@@ -61,19 +61,27 @@ def snapshot(models: tuple[str, ...], seed: int, reading: str = "paper", goodput
     (the variants' profiles) or "catalogue" (one profile per model); ``goodput`` is the
     transport's factor on the shared link (:mod:`placement.cassini.fluid`). ``seed`` seeds
     Algorithm 1's search and the timing noise of Fig. 17's count (:func:`adjustments`, ``noise``)."""
-    n = len(models)
+    names = [f"{VARIANTS[m][0]}-{i}" for i, m in enumerate(models)]
+    return snapshot_of([_profile(m, nm, reading) for m, nm in zip(models, names, strict=True)], seed, goodput,
+                       adjust_s, noise)
+
+
+def snapshot_of(profs: list, seed: int, goodput: float = 1.0, adjust_s: float = 60.0,
+                noise: float = NOISE_JUDGED, levels=NOISE_LEVELS) -> dict:
+    """:func:`snapshot` on the given profiles (distinct names), one link of 50 Gbps shared by all;
+    ``levels``: the noise levels of Fig. 17's count (``()``: only ``noise``)."""
+    n = len(profs)
     topo = replace(tree_topology(pods=1, tors_per_pod=2, servers_per_tor=n, server_capacity=50.0,
                                  oversubscription=float(n)), shared_goodput=goodput)
-    names = [f"{VARIANTS[m][0]}-{i}" for i, m in enumerate(models)]
+    names = [p.name for p in profs]
     servers = {nm: (f"s{i}", f"s{n + i}") for i, nm in enumerate(names)}
-    profs = [_profile(m, nm, reading) for m, nm in zip(models, names, strict=True)]
     inst = build_instance(topo, profs, [Candidate("c0", tuple((nm, servers[nm]) for nm in names))], precision_deg=5.0)
     top = rank_candidates(inst, seed=seed)[0]
     shifts = {nm: float((top["shifts"] or {}).get(nm, 0.0)) for nm in names}
     cas = iteration_times(topo, {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)})
     spec = {nm: (p, servers[nm], shifts[nm]) for nm, p in zip(names, profs, strict=True)}
     by_noise = {lv: adjustments(topo, spec, adjust_s, noise=lv, seed=seed, plans=cas)
-                for lv in sorted({*NOISE_LEVELS, noise})}
+                for lv in sorted({*levels, noise})}
     adjust = by_noise[noise]
     themis = iteration_times(topo, {nm: (p, servers[nm], 0.0) for nm, p in zip(names, profs, strict=True)})
     return {"score": top["score"], "shifts": [shifts[nm] for nm in names], "cassini": [cas[nm] for nm in names],
@@ -102,6 +110,39 @@ def adjustments(topo, jobs: dict, seconds: float = 60.0, noise: float = 0.0, see
 
 
 READINGS = ("paper", "catalogue")
+
+# snapshot 1's knobs (Table 2, 1.41x): VGG16's period off WideResNet101's by a fraction, and
+# both jobs' Up bandwidth (Gbps) on the 50 Gbps link
+SNAPSHOT_KNOBS = {"period mismatch": (0.0, 0.02, 0.05, 0.1), "Up bandwidth": (25.0, 35.0, 45.0, 50.0)}
+
+
+def snapshot_regimes(ctx: Context, goodput: float = 1.0) -> dict:
+    """Snapshot 1 (Table 2: 1.41x) with one knob changed: period mismatch (VGG16 (1400) at
+    ``145 (1 + m)`` ms) and Up bandwidth (both jobs); gain = Themis (together) over Th+CASSINI
+    per seed, recorded with ``ctx.regime``. Returns ``{(knob, value): [gain per seed]}``."""
+    from placement.cassini.profiles import synthetic_profile
+
+    out: dict = {}
+    base = [(v, VARIANTS[v]) for v in SNAPSHOTS[0][0]]
+    for knob, values in SNAPSHOT_KNOBS.items():
+        for value in values:
+            profs = []
+            for i, (_v, (model, it, over)) in enumerate(base):
+                kind, _, kw = CATALOGUE[model]
+                kw = {**kw, **over}
+                if knob == "Up bandwidth":
+                    kw["bandwidth"] = value
+                elif i == 1:
+                    it = int(round(it * (1 + value)))
+                profs.append(synthetic_profile(kind, f"{model}-{i}", it, **kw))
+            gains = []
+            for seed in ctx.seeds:
+                r = snapshot_of(profs, seed, goodput, adjust_s=10.0, levels=())
+                gains.append(float(np.mean(r["themis"]) / np.mean(r["cassini"])))
+                ctx.regime(claim="Table 2 snapshot 1: Themis / Th+CASSINI (1.41x)", knob=knob, value=value,
+                           seed=int(seed), ours=gains[-1], paper=1.41, holds=gains[-1] >= 1.2)
+            out[(knob, value)] = gains
+    return out
 
 
 def run_snapshots(ctx: Context, goodput: float = 1.0, adjust_note: str = "") -> None:
