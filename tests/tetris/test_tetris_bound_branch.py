@@ -20,7 +20,7 @@ from tests.support import tiny_tetris as tiny
 def test_branch_bound_between_the_lp_and_the_brute_force_optimum(inst):
     best, _ = brute_force(inst)
     assume(best is not None)
-    lp = tetris_bound.solve(inst, time_limit=30)
+    lp = tetris_bound.solve(inst, time_limit=30, method="lp")
     br = branch.solve(inst, time_limit=30, max_nodes=400)
     assert br.stats["root_bound"] == pytest.approx(lp.bound, rel=1e-6, abs=1e-6)
     assert lp.bound - _tol(lp.bound) <= br.bound <= best + _tol(best)
@@ -40,7 +40,7 @@ def test_a_complete_tree_closes_most_of_the_gap():
     # leaves where nothing is fractional, far above the LP and still at most the optimum
     inst = generate_tetris(6, 10, 3, seed=3821)
     best, _ = brute_force(inst)
-    lp = tetris_bound.solve(inst, time_limit=30)
+    lp = tetris_bound.solve(inst, time_limit=30, method="lp")
     br = branch.solve(inst, time_limit=60, max_nodes=5000)
     assert br.status == "optimal" and br.stats["open_leaves"] >= 1
     assert lp.bound < 0.9 * best

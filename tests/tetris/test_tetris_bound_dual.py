@@ -42,8 +42,8 @@ def test_dual_bound_is_valid_at_any_multipliers_and_tight_at_the_lp_duals(inst, 
 def test_disjunctive_analytics_rows_are_never_weaker_and_stay_valid(seed):
     inst = generate_tetris(6, 10, 3, seed=seed)
     best, _ = brute_force(inst)
-    hull = tetris_bound.solve(inst, time_limit=30)
-    bigm = tetris_bound.solve(inst, time_limit=30, analytics_hull=False)
+    hull = tetris_bound.solve(inst, time_limit=30, method="lp")
+    bigm = tetris_bound.solve(inst, time_limit=30, analytics_hull=False, method="lp")
     assert bigm.bound <= hull.bound + 1e-6 * max(1.0, hull.bound) <= best + 2e-6 * max(1.0, best)
 
 
@@ -58,7 +58,7 @@ def test_pdlp_round_stopped_early_still_gives_a_valid_bound():
     sol = h.getSolution()
     assert sol.dual_valid
     early, _ = tetris_bound.dual_bound(m, np.asarray(sol.row_dual))
-    full = tetris_bound.solve(inst, time_limit=30, lp_solver="pdlp")
+    full = tetris_bound.solve(inst, time_limit=30, lp_solver="pdlp", method="lp")
     assert early <= best + 1e-7 * max(1.0, best)
     assert full.bound <= best + 1e-7 * max(1.0, best)
 
@@ -88,7 +88,7 @@ def test_bench_certified_section_gaps_are_against_a_valid_bound():
 
 def test_dense_rows_split_through_partial_sums_keep_the_lp_value():
     inst = generate_tetris(10, 16, 3, seed=3814)
-    whole = tetris_bound.solve(inst, time_limit=30, dense_row=0)
-    split = tetris_bound.solve(inst, time_limit=30, dense_row=4)
+    whole = tetris_bound.solve(inst, time_limit=30, dense_row=0, method="lp")
+    split = tetris_bound.solve(inst, time_limit=30, dense_row=4, method="lp")
     assert split.stats["split_rows"] > 0 and split.stats["columns"] > whole.stats["columns"]
     assert split.bound == pytest.approx(whole.bound, rel=1e-7, abs=1e-7)

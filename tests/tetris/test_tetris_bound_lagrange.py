@@ -1,0 +1,139 @@
+"""The Lagrangian decomposition bound (models/tetris_bound/lagrange.py) and the "auto" method choice.
+
+Valid at *any* multipliers (weak duality): checked against brute force at random multipliers and
+after the ascent, and against the stored proven optima of the instance library.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from placement.instances import generate_tetris
+from placement.models import tetris_bound
+from placement.models.tetris_bound import hot, lagrange
+
+from placement.errors import InstanceError
+from placement.tetris import load_instance
+from tests.support import brute_force, tie_heavy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+tiny = st.builds(
+    lambda T, J, R, seed, G, K, zipf, quota: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K,
+                                                             zipf=zipf, quota_share=quota),
+    T=st.integers(2, 6), J=st.integers(1, 12), R=st.integers(2, 3), seed=st.integers(0, 10_000),
+    G=st.integers(1, 3), K=st.integers(1, 3), zipf=st.sampled_from([1.1, 2.5]), quota=st.sampled_from([0.1, 0.3, 1.0]),
+).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
+
+
+def _tol(v):
+    return 1e-9 * max(1.0, abs(v))
+
+
+@settings(max_examples=15, deadline=None)
+@given(tiny, st.integers(0, 2**31 - 1), st.floats(0.0, 1.0))
+def test_value_at_random_multipliers_is_at_most_the_brute_force_optimum(inst, seed, alpha):
+    best, _ = brute_force(inst)
+    if best is None:
+        return
+    dec = lagrange.Decomposition(inst, alpha=alpha)
+    rng = np.random.default_rng(seed)
+    n = dec.R * dec.GK + dec.R + 2 + len(dec.cap_v)
+    lam0, mu0 = dec.start(inst.arrays.home0)
+    for scale in (0.0, 1.0, 100.0, inst.w2):
+        v = np.concatenate([lam0.ravel(), mu0, np.zeros(n - lam0.size - dec.R)]) + scale * rng.normal(size=n)
+        val, grad = dec.value(v)
+        assert val <= best + _tol(best)
+        assert grad.shape == (n,)
+
+
+@settings(max_examples=12, deadline=None)
+@given(tiny)
+def test_ascended_bound_is_at_most_the_brute_force_optimum_and_above_the_start(inst):
+    best, _ = brute_force(inst)
+    if best is None:
+        return
+    res = lagrange.solve(inst, time_limit=5, max_iter=40)
+    assert res.bound is not None and 0.0 <= res.bound <= best + _tol(best)
+    start, _ = lagrange.Decomposition(inst, alpha=0.5).value(_start_vector(inst))
+    assert res.bound >= start - _tol(start)   # the ascent keeps the best evaluated point
+
+
+def _start_vector(inst):
+    dec = lagrange.Decomposition(inst, alpha=0.5)
+    lam0, mu0 = dec.start(inst.arrays.home0)
+    return np.concatenate([lam0.ravel(), mu0, np.zeros(2 + len(dec.cap_v))])
+
+
+@settings(max_examples=8, deadline=None)
+@given(tie_heavy)
+def test_bound_valid_with_zero_sizes_and_ties(inst):
+    best, _ = brute_force(inst)
+    if best is None:
+        return
+    assert lagrange.solve(inst, time_limit=5, max_iter=30, alpha=1.0).bound <= best + _tol(best)
+
+
+def _proven():
+    rows = csv.DictReader(open(ROOT / "instances/library/manifest.csv"))
+    return [(r["name"], float(r["objective"])) for r in rows if r["family"] == "tetris" and r["status"] == "optimal"]
+
+
+@pytest.mark.parametrize("name,optimum", _proven()[::3])
+def test_bound_at_most_the_stored_proven_optimum(name, optimum):
+    inst = load_instance(json.loads((ROOT / f"instances/library/tetris/{name}.json").read_text()))
+    res = lagrange.solve(inst, time_limit=10, max_iter=60)
+    assert 0.0 < res.bound <= optimum + _tol(optimum)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.floats(0.0, 1.0))
+def test_cell_inner_minimum_is_exact(seed, alpha):
+    # the closed-form minimum of A q(y - s) - b y over [0, 1] against a fine grid
+    inst = generate_tetris(4, 8, 2, seed=seed % 1000, n_gpu_types=2, n_priorities=2)
+    dec = lagrange.Decomposition(inst, alpha=alpha)
+    rng = np.random.default_rng(seed)
+    b = rng.normal(scale=float(dec.c_A.max()) + 1.0, size=dec.c_A.shape)
+    got, y = dec._inner(b)
+    grid = np.linspace(0.0, 1.0, 2001)
+    u = grid[None, None, :] - dec.c_s[:, :, None]
+    f = dec.c_A[:, :, None] * ((1 - alpha) * np.maximum(u, 0) ** 2 + np.minimum(u, 0) ** 2) - b[:, :, None] * grid
+    assert np.all(got <= f.min(axis=2) + 1e-9 * (1 + np.abs(f).max()))
+    u0 = y - dec.c_s
+    at_y = dec.c_A * ((1 - alpha) * np.maximum(u0, 0) ** 2 + np.minimum(u0, 0) ** 2) - b * y
+    assert np.allclose(at_y, got)
+
+
+def test_memory_estimate_refuses_before_allocating():
+    inst = generate_tetris(30, 60, 4, seed=1)
+    res = lagrange.solve(inst, time_limit=5, max_memory_mb=1.0)
+    assert res.status == "error" and res.bound is None
+    assert res.stats["memory_estimate_mb"] > 1.0
+
+
+def test_bad_alpha_names_the_field():
+    with pytest.raises(InstanceError, match="alpha"):
+        lagrange.solve(generate_tetris(4, 5, 2, seed=1), alpha=1.5)
+
+
+def test_auto_picks_branch_when_it_fits_and_lagrange_beyond():
+    small = generate_tetris(20, 40, 4, seed=7)
+    assert tetris_bound.choose_method(small, 60)[0] == "branch"
+    assert tetris_bound.choose_method(small, 0.1)[0] == "lagrange"   # too little time for the root LP
+    big = generate_tetris(tetris_bound.AUTO_BRANCH_MAX_TABLES + 1, 10, 3, seed=7)
+    assert tetris_bound.choose_method(big, 3600)[0] == "lagrange"
+
+
+def test_auto_reports_its_method_and_never_less_than_hot():
+    inst = generate_tetris(20, 40, 4, seed=7, zipf=2.5)
+    best = tetris_bound.solve(inst, time_limit=20)
+    assert best.stats["method"] in ("branch", "hot")
+    assert best.stats["auto"]["choice"] == "branch"
+    assert best.bound >= hot.solve(inst).bound - 1e-9
+    quick = tetris_bound.solve(inst, time_limit=0.2, method="auto")
+    assert quick.stats["auto"]["choice"] == "lagrange" and quick.stats["method"] in ("lagrange", "hot")
+    assert quick.bound >= quick.stats["auto"]["hot_bound"] - 1e-9
