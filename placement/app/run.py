@@ -142,9 +142,10 @@ class Run:
         :func:`policy_checks`); an empty list is a valid schedule."""
         from ..sim.replay import replay_check
 
-        checks = policy_checks(self.policy, self.policy_object, self.instance.cluster)
+        perf = self.instance.perf_model()
+        checks = policy_checks(self.policy, self.policy_object, self.instance.cluster, perf=perf)
         return replay_check(self.instance.trace, self.instance.cluster, self.result.log,
-                            perf=self.instance.perf_model(), checks=checks)
+                            perf=perf, checks=checks)
 
     def plot(self) -> list:
         """The run's figures (utilization and queue, SLO violations per priority, JCT CDF) as
@@ -276,7 +277,8 @@ def network_note(run) -> str | None:
 
 # Default cluster per trace format when --cluster is not given. Philly: 512 GPUs (the trace's
 # mean demand is 374 GPUs: sum of duration x GPUs over its 109 days, measured), 8 per machine.
-DEFAULT_CLUSTERS = {"philly": "1x1x8x8x8", "openb": "openb", "v1": "1x1x4x8x8"}
+# The Pollux authors' workloads (pollux-workload-N): their simulator's 16 nodes of 4 GPUs.
+DEFAULT_CLUSTERS = {"philly": "1x1x8x8x8", "openb": "openb", "v1": "1x1x4x8x8", "pollux": "1x1x1x16x4"}
 
 
 OUTPUT_FILES = ("instance.json", "log.json", "log.csv", "jobs.csv", "timeseries.csv", "summary.json",
@@ -307,7 +309,7 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
     from ..sim.cluster import Cluster
     from ..sim.instance import PERF_MODELS, SimInstance, load_instance
     from ..sim.trace import Trace, check_trace, window
-    from .shipped import SHIPPED_TRACES, load_trace_arg
+    from .shipped import SHIPPED_TRACES, load_trace_arg, pollux_workload_path
 
     for name, v in (("start", start), ("hours", hours), ("checkpoint", checkpoint), ("scan", scan),
                     ("bin", bin_s)):
@@ -319,8 +321,8 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         raise InstanceError("--scan", "must be at least 1 s (a scan runs the policy over the whole queue)")
     if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 1):
         raise InstanceError("--sample", "must be a positive number of jobs")
-    if perf is not None and perf not in ("dally", "dally-machine", "ideal"):
-        raise InstanceError("--perf", f"must be one of dally, dally-machine, ideal, got {perf!r}")
+    if perf is not None and perf not in PERF_MODELS:
+        raise InstanceError("--perf", f"must be one of {', '.join(PERF_MODELS)}, got {perf!r}")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise InstanceError("--seed", f"must be a non-negative integer, got {seed!r}")
     win = {"start": float(start) * 3600.0, "hours": hours, "sample": sample, "seed": seed}
@@ -338,7 +340,7 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         src = str(trace)
         if src.lower().endswith((".json", ".yaml", ".yml")):
             base, fmt_ = load_instance(read_document(src)), "json"
-        elif src not in SHIPPED_TRACES and not Path(src).exists():
+        elif src not in SHIPPED_TRACES and not Path(src).exists() and pollux_workload_path(src) is None:
             from .options import unknown_name
 
             raise unknown_name(src, SHIPPED_TRACES, "trace", "a trace file or a shipped trace")
@@ -367,8 +369,9 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
             tr, fmt_ = load_trace_arg(str(trace), **win)
             default = DEFAULT_CLUSTERS[fmt_]
         cl = cluster if isinstance(cluster, Cluster) else _cluster(cluster or default)
-        # a real trace's durations are what the jobs took: no slowdown model unless asked for
-        inst = SimInstance(tr, cl, perf or "ideal", checkpoint, scan)
+        # a real trace's durations are what the jobs took: no slowdown model unless asked for;
+        # the Pollux workloads' jobs run on their goodput (placement.sim.goodput)
+        inst = SimInstance(tr, cl, perf or ("goodput" if fmt_ == "pollux" else "ideal"), checkpoint, scan)
     _readable_back(inst.cluster)
     return inst, fmt_
 
@@ -518,18 +521,24 @@ def provenance(inst, policy: str, options: dict | None, seed: int, command: str 
             "command": command}
 
 
-def policy_checks(policy: str, pol, cluster, links=None) -> list:
+def policy_checks(policy: str, pol, cluster, links=None, perf=None) -> list:
     """The replay checks a run of ``policy`` must pass beyond the common ones: each link's factor
     over time when the cluster has a network (``links``: the engine's
     :class:`~placement.sim.links.LinkSharing`, or a fresh one), and HiveD's sharing safety
     (§3.2: guaranteed cells within the VC assignment) and the guarantee check of its start rows'
-    classes (:func:`placement.sim.replay.guarantee_check`) for the ``hived`` policies."""
+    classes (:func:`placement.sim.replay.guarantee_check`) for the ``hived`` policies; on the
+    goodput model (``perf``), every logged rate re-derived from the measurements
+    (:func:`placement.sim.goodput.goodput_check`)."""
     from ..sim.link_check import link_factor_check
     from ..sim.links import LinkSharing
 
     out = []
     if cluster.network is not None:
         out.append(link_factor_check(links if links else LinkSharing(cluster)))
+    if hasattr(perf, "segment"):
+        from ..sim.goodput import goodput_check
+
+        out.append(goodput_check(perf, cluster))
     if policy.startswith("hived") and getattr(pol, "assign", None) is not None:
         from placement.solvers.online.hived import sharing_safety_check
 
@@ -562,7 +571,7 @@ def folder_checks(instance_path: str, inst, log) -> list[str]:
     except InstanceError as exc:
         return [f"{path}: the recorded options do not build policy {run['policy']!r} ({exc})"]
     out: list[str] = []
-    for check in policy_checks(run["policy"], pol, inst.cluster):
+    for check in policy_checks(run["policy"], pol, inst.cluster, perf=inst.perf_model()):
         out += check(inst.trace, inst.cluster, log)
     return out
 
@@ -606,8 +615,12 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
         from ..sim.link_check import link_factor_check
 
         extra = list(checks(pol)) + ([link_factor_check(links)] if links else [])
+        if hasattr(perf, "segment"):
+            from ..sim.goodput import goodput_check
+
+            extra.append(goodput_check(perf, inst.cluster))
     else:
-        extra = policy_checks(policy, pol, inst.cluster, links)
+        extra = policy_checks(policy, pol, inst.cluster, links, perf=perf)
     broken = replay_check(inst.trace, inst.cluster, res.log, perf=perf, checks=extra)
     replay_s = time.perf_counter() - t0
     rows = per_job(res.log, inst.trace)

@@ -1,5 +1,5 @@
-"""Shipped data by name on the command line: traces ``philly`` and ``openb``, clusters ``openb`` and
-``cassini-testbed``.
+"""Shipped data by name on the command line: traces ``philly`` and ``openb``, the Pollux authors'
+workloads ``pollux-workload-N[-xLOAD]``, clusters ``openb`` and ``cassini-testbed``.
 
 The core loaders (:mod:`placement.sim.trace`, :mod:`placement.sim.cluster_io`) read files and
 specs; only the app knows the names of the files the package ships (``instances/data/traces/``).
@@ -14,13 +14,19 @@ from placement.instances.traces import (
     SHIPPED_SPECS,
     SHIPPED_TRACES,
     cluster_spec_path,
+    pollux_dir,
+    pollux_workload_path,
     trace_path,
 )
 from placement.sim.cluster import Cluster
 from placement.sim.cluster_io import load_cluster_spec, load_openb_nodes, resolve_cluster
-from placement.sim.trace import Trace, load_trace
+from placement.sim.goodput import use_applications
+from placement.sim.trace import Trace, load_trace, window
 
-__all__ = ["load_trace_arg", "cluster_arg", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"]
+__all__ = ["load_trace_arg", "cluster_arg", "pollux_workload_path", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"]
+
+# the performance model named "goodput" runs on the Pollux authors' applications
+use_applications(pollux_dir() / "traces")
 
 
 def load_trace_arg(source: str, **window_args) -> tuple[Trace, str]:
@@ -28,6 +34,12 @@ def load_trace_arg(source: str, **window_args) -> tuple[Trace, str]:
     trace is parsed once per process and window (:func:`_shipped`): the files ship with the
     package and a :class:`Trace` is immutable, so the cached object is the answer."""
     s = str(source)
+    if pollux_workload_path(s) is not None:   # format "pollux": jobs of the measured applications
+        from placement.sim.goodput import load_applications
+        from placement.sim.pollux_workload import load_pollux_workload
+
+        tr, _ = load_pollux_workload(pollux_workload_path(s), load_applications(pollux_dir() / "traces"), name=s)
+        return Trace(tr.name, tuple(window(tr.jobs, **window_args)), tr.provenance), "pollux"
     if s in SHIPPED_TRACES:
         key = tuple(sorted(window_args.items()))
         try:

@@ -27,7 +27,8 @@ __all__ = ["add_commands", "cmd_simulate"]
 def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="run a scheduling policy on a trace (trace-driven simulator)")
     p.add_argument("trace", nargs="?", default=None, help="trace file (Philly CSV, openb pod CSV, our CSV "
-                   "v1, or a 'trace' instance .json/.yaml) or a shipped name: philly, openb")
+                   "v1, or a 'trace' instance .json/.yaml) or a shipped name: philly, openb, pollux-workload-N[-x0.5|-x1.5|-x2.0] "
+                   "(the Pollux authors' workloads, N = 1..8)")
     p.add_argument("--policy", default=None, help="a registered policy (listed below; default fifo)")
     p.add_argument("--cluster", default=None, help="spec .json/.yaml, openb node .csv, 'openb', or "
                    "RxCxKxMxG[:TYPE] (default: by trace format, philly 1x1x8x8x8, openb its nodes)")
@@ -35,9 +36,10 @@ def add_commands(sub) -> None:
     p.add_argument("--start", type=float, default=None, help="window start, hours after the first submit")
     p.add_argument("--hours", type=float, default=None, help="window length in hours")
     p.add_argument("--sample", type=int, default=None, help="keep N jobs of the window, uniformly (seeded)")
-    p.add_argument("--perf", choices=["dally", "dally-machine", "ideal"], default=None,
+    p.add_argument("--perf", choices=["dally", "dally-machine", "ideal", "goodput"], default=None,
                    help="performance model (default: a trace file's durations as observed, "
-                   "ideal; a JSON instance's own; dally = Dally Table 1 slowdowns)")
+                   "ideal; a JSON instance's own; dally = Dally Table 1 slowdowns; goodput = Pollux's "
+                   "measured applications, the default of the pollux workloads)")
     p.add_argument("--checkpoint", type=float, default=None, help="checkpoint interval, s (default: keep all progress)")
     p.add_argument("--scan", type=float, default=None, help="periodic scan interval, s")
     p.add_argument("--option", action="append", type=key_value, metavar="KEY=VALUE",

@@ -42,6 +42,7 @@ Like theirs, the batch is re-picked at every epoch boundary and every 60 s step
 from __future__ import annotations
 
 import csv
+import ctypes
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,7 +59,8 @@ from .log import EventLog
 from .perf import PerfModel
 
 __all__ = ["PerfParams", "GoodputFunction", "fit_perf_params", "Application", "load_applications",
-           "APP_SETTINGS", "Agent", "Segment", "GoodputPerf", "goodput_check", "SpeedupTable"]
+           "APP_SETTINGS", "Agent", "Segment", "GoodputPerf", "goodput_check", "SpeedupTable",
+           "use_applications", "default_perf"]
 
 # Per-application settings as the authors' simulator sets them (applications.py APPLICATIONS):
 # max_epochs, and yolov3's max local batch 8; the rest are read from the traces.
@@ -205,6 +207,23 @@ _FITS: dict[tuple, PerfParams] = {}
 FIT_METHOD = "L-BFGS-B"   # scipy.optimize.minimize method of the fit, as the authors
 
 
+@cache
+def _blas_threads_setter():
+    """scipy's OpenBLAS ``openblas_set_num_threads_local`` (None when not found). L-BFGS-B calls
+    BLAS on vectors of seven numbers; with OpenBLAS's threads on a loaded 2-core machine each of
+    those calls waited for idle threads: one fit took 1.1 s, 0.12 s on one thread (measured), and
+    a Pollux run of 160 jobs fits some 1,000 times. The fit's result does not depend on it."""
+    folder = Path(scipy.__file__).resolve().parent.parent / "scipy.libs"
+    for path in sorted(folder.glob("*openblas*")):
+        try:
+            fn = ctypes.CDLL(str(path)).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+        return fn
+    return None
+
+
 def _fit(nodes, replicas, atomic, accum_time, step_time) -> PerfParams:
     x0 = [1e-1, 1e-2] * 3 + [1.0 + 1e-3]
     lo = [1e-8, 1e-8] * 3 + [1.0]
@@ -229,8 +248,14 @@ def _fit(nodes, replicas, atomic, accum_time, step_time) -> PerfParams:
         full[free] = x
         return _objective(full, *args), _objective_grad(full, *args)[free]
 
-    res = scipy.optimize.minimize(obj, [x0[i] for i in free], method=FIT_METHOD, jac=True,
-                                  bounds=[(lo[i], hi[i]) for i in free])
+    setter = _blas_threads_setter()
+    prev = setter(1) if setter is not None else None
+    try:
+        res = scipy.optimize.minimize(obj, [x0[i] for i in free], method=FIT_METHOD, jac=True,
+                                      bounds=[(lo[i], hi[i]) for i in free])
+    finally:
+        if setter is not None:
+            setter(prev)
     full[free] = res.x
     p = [float(v) for v in full]
     if not np.any(nodes > 1):   # prior: inter-node at least as slow as intra-node
@@ -355,6 +380,25 @@ def load_applications(folder) -> Mapping[str, Application]:
     if not apps:
         raise InstanceError(str(folder), "holds none of the Pollux applications " + ", ".join(APP_SETTINGS))
     return apps
+
+
+_FOLDER: list[Path] = []    # where default_perf finds the applications (use_applications)
+
+
+def use_applications(folder) -> None:
+    """Where the performance model named ``goodput`` (:func:`default_perf`,
+    ``placement.sim.instance.make_perf``) finds its applications: the app layer names the
+    shipped ones (``instances/data/pollux/traces``) when it loads; the simulator knows no path."""
+    _FOLDER[:] = [Path(folder)]
+
+
+def default_perf() -> GoodputPerf:
+    """A fresh :class:`GoodputPerf` on the applications :func:`use_applications` named, every
+    job's batch size its agent's choice (NCF's fixed, :data:`FIXED_BATCH`)."""
+    if not _FOLDER:
+        raise InstanceError("perf", "'goodput' needs the Pollux applications: call "
+                            "placement.sim.goodput.use_applications(folder) first (the command line does)")
+    return GoodputPerf(load_applications(_FOLDER[0]))
 
 
 def batch_layout(app: Application, replicas: int, batch: float) -> tuple[int, int]:

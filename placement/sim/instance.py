@@ -23,13 +23,18 @@ from .trace import CSV_V1_COLUMNS, MAX_PROVENANCE, Job, Trace, trace_name
 __all__ = ["SimInstance", "load_instance", "instance_to_json", "load_solution", "solution_to_json",
            "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS", "table_regions_of"]
 
-PERF_MODELS = ("dally", "dally-machine", "ideal")
+PERF_MODELS = ("dally", "dally-machine", "ideal", "goodput")
 MAX_JOBS = 2_000_000
 
 
 def make_perf(name: str) -> PerfModel:
     """``dally`` (Dally Table 1, compute-only ideal), ``dally-machine`` (machine tier = 1.0),
-    ``ideal`` (1.0 everywhere)."""
+    ``ideal`` (1.0 everywhere), ``goodput`` (Pollux's jobs: a fresh
+    :func:`placement.sim.goodput.default_perf` on the measured applications)."""
+    if name == "goodput":
+        from .goodput import default_perf
+
+        return default_perf()
     if name == "dally":
         return DallyPerf()
     if name == "dally-machine":

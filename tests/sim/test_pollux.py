@@ -187,3 +187,26 @@ def test_bench_section_rows_and_quick_skip(tmp_path):
            "wall_s": 1.0, "violations": [], "unfinished": 0, "restarts": 3}
     row = _row(run)
     assert row["mean_jct_ours_s"] == 220 and row["mean_jct_theirs_s"] == 200 and row["error_%"] == 10.0
+
+
+def test_pollux_workload_by_name_runs_on_goodput_with_the_goodput_check():
+    # `placement simulate pollux-workload-6 --policy pollux`: the name loads the authors' workload on
+    # their 16 x 4 cluster with perf "goodput"; the run's replay includes goodput_check
+    from placement.app.run import Run, policy_checks, sim_instance
+    from placement.app.run import simulate as run_sim
+    from placement.sim.instance import SimInstance
+
+    inst, fmt = sim_instance("pollux-workload-6")
+    assert (fmt, inst.perf, inst.cluster.n_gpus, inst.cluster.n_machines, len(inst.trace.jobs)) == (
+        "pollux", "goodput", 64, 16, 160)
+    assert {j.model for j in inst.trace.jobs} <= set(APPS)
+    short = SimInstance(_short_trace(), Cluster.uniform(racks=1, machines=2, gpus_per_machine=4), "goodput")
+    run = run_sim(short, policy="pollux", seed=1)
+    assert isinstance(run, Run) and run.violations == [] and run.metrics["finished"] == 3
+    rows = list(run.result.log)
+    i = next(i for i, r in enumerate(rows) if r.event == "rate")
+    kv = dict(p.split("=", 1) for p in rows[i].extra.split())
+    bad = rows[i].extra.replace(f"rate={kv['rate']}", f"rate={float(kv['rate']) * 0.5!r}")
+    tampered = rows[:i] + [LogRow(*rows[i][:-1], bad)] + rows[i + 1:]
+    checks = policy_checks("pollux", None, short.cluster, perf=short.perf_model())   # the run's own checks
+    assert any(m.startswith("goodput:") for c in checks for m in c(short.trace, short.cluster, tampered))
