@@ -41,8 +41,9 @@ spreads. The bound reported is the best evaluated value less a rounding margin o
 magnitudes summed, and is at most the optimum on every proven instance (tests).
 
 Statuses: ``optimal`` (the ascent stopped: no cut predicts a gain above ``tol``; the bound is
-the decomposition's value within ``tol``, not the problem's optimum), ``time_limit`` (the best
-bound so far, valid), ``error`` (the memory estimate exceeds ``max_memory_mb``; nothing allocated).
+the decomposition's value within ``tol``, not the problem's optimum), ``time_limit`` (the time
+limit or ``max_iter`` evaluations, ``stats["stopped_by"]`` says which: the best bound so far,
+valid), ``error`` (the memory estimate exceeds ``max_memory_mb``; nothing allocated).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, sigmoid
 
 from . import hot
+from .relaxation import peak_rss_mb
 
 __all__ = ["solve", "Decomposition", "LEVELS", "MAX_MEMORY_MB", "memory_estimate_mb"]
 
@@ -415,7 +417,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
     val, gvec = dec.value(v)
     best, best_v = val, v.copy()
     cuts_g, cuts_b = [gvec], [val - float(gvec @ v)]
-    delta, it, status, pred = 0.25, 1, Status.TIME_LIMIT, np.inf
+    delta, it, status, pred, stopped = 0.25, 1, Status.TIME_LIMIT, np.inf, "time_limit"
     log = [(round(time.perf_counter() - t0, 3), best)]
     from scipy.optimize import linprog
 
@@ -430,11 +432,12 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
         bounds = list(zip(lo_b, hi_b, strict=True)) + [(None, None)]
         lp = linprog(np.r_[np.zeros(n), -1.0], A_ub=A_ub, b_ub=np.asarray(cuts_b), bounds=bounds, method="highs")
         if lp.status != 0:
+            stopped = "cutting-plane LP failed"
             break
         x, pred = lp.x[:n], -lp.fun
         if pred - best <= tol * max(1.0, abs(best)):
             if delta >= 64:
-                status = Status.OPTIMAL
+                status, stopped = Status.OPTIMAL, "converged"
                 break
             delta *= 4.0
             continue
@@ -453,10 +456,12 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
             best, best_v = val, x.copy()
         else:
             delta = max(delta * 0.5, 1e-6)
+    if it >= max_iter:
+        stopped = "max_iter"
     bound = max(0.0, best)
     wall = time.perf_counter() - t0
-    stats = {"instance": inst.name, "alpha": alpha, "evaluations": it, "build_s": build_s, "cuts": len(cuts_g),
+    stats = {"instance": inst.name, "alpha": alpha, "evaluations": it, "stopped_by": stopped, "build_s": build_s, "cuts": len(cuts_g),
              "memory_estimate_mb": need, "predicted": float(pred) if np.isfinite(pred) else None,
              "own_overload_tables": int(len(dec.P[0])) if dec.P is not None else 0,
-             "cell_levels": int(len(dec.c_r)), "log": log[-20:]}
+             "cell_levels": int(len(dec.c_r)), "log": log[-20:], "peak_rss_mb": peak_rss_mb()}
     return SolveResult(status, "tetris-bound-lagrange", objective=None, bound=bound, wall_time_s=wall, stats=stats)

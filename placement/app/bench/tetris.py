@@ -646,7 +646,7 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
 CERTIFIED_SIZES = [(1_000, 2_000, 10, 600.0), (10_000, 20_000, 16, 1800.0), (100_000, 200_000, 20, 1800.0)]
 CERTIFIED_SEED = 38_000  # fresh seeds: CERTIFIED_SEED + 1, 2, 3 (+ --seed)
 JOB_MOVES_LIMIT = 300.0  # the compound-move climb is stopped here (its placement so far is kept)
-BRANCH_MAX_TABLES = 5_000  # up to here the bound branches on hot tables' homes; beyond, the LP alone
+BRANCH_MAX_TABLES = 5_000  # up to here the bound branches on hot tables' homes; beyond, the Lagrangian
 
 
 def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
@@ -658,8 +658,9 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
     best-first branching on hot tables' homes over the LP relaxation, run by
     :mod:`placement.solvers.branch_round` (which also rounds each expanded node's LP into a placement
     and climbs from it: one run gives the ``branch_round`` heuristic and the bound), beyond it
-    the LP relaxation alone (:mod:`placement.models.tetris_bound`, no ``branch_round``), each LP certified
-    by its numpy dual. LNS gets the longer of the two climbs' times (at least 10 s); the
+    the Lagrangian decomposition (:mod:`placement.models.tetris_bound.lagrange`, no ``branch_round``: the
+    LP does not finish at 10,000 tables), each certified in numpy (an LP by its dual, the Lagrangian
+    at its multipliers). LNS gets the longer of the two climbs' times (at least 10 s); the
     compound-move climb stops at ``JOB_MOVES_LIMIT`` s. The gap is ``(objective - bound) /
     bound``, at least the true gap.
     """
@@ -687,7 +688,7 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
         c0 = time.process_time()
         hot = hot_bound(inst)
         hot_cpu = time.process_time() - c0
-        method = "branch" if T <= BRANCH_MAX_TABLES else "lp"
+        method = "branch" if T <= BRANCH_MAX_TABLES else "lagrange"
         c0 = time.process_time()
         if method == "branch":
             b = branch_round.solve(inst, time_limit=limit, seed=0)
@@ -701,7 +702,7 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
         lp_value = b.bound if b.bound is not None else 0.0
         row = {"size": f"{T}x{J}x{R}", "seed": s, "bound": max(lp_value, hot.bound),
                "bound_method": method, "bound_status": bst["status"], "lp_bound": lp_value,
-               "lp_root": bst.get("root_bound") if method == "branch" else lp_value,
+               "lp_root": bst.get("root_bound") if method == "branch" else None,
                "nodes": bst.get("nodes"), "hot_bound": hot.bound, "hot_cpu_s": hot_cpu,
                "bound_wall_s": b.wall_time_s, "bound_cpu_s": cpu, "lp_solver": b.stats.get("lp_solver"),
                "columns": bst.get("columns"), "rows": bst.get("rows"),
@@ -729,9 +730,9 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
     md = ["Certified gaps at scale: each heuristic's objective against the larger of two valid lower "
           "bounds -- the closed-form hot-table bound (`models/tetris_bound/hot.py`) and, up to "
           f"{BRANCH_MAX_TABLES:,} tables, best-first branching on hot tables' homes over the LP relaxation "
-          "(`models/tetris_bound/branch.py`; `lp_root` is the LP alone), beyond it the LP relaxation "
-          "(`models/tetris_bound/lp.py`); every LP value certified in numpy from its duals, also when stopped "
-          "by the time limit. LNS at the longer climb's time (at least 10 s). Peak memory is the bench "
+          "(`models/tetris_bound/branch.py`; `lp_root` is the LP alone), beyond it the Lagrangian "
+          "decomposition (`models/tetris_bound/lagrange.py`); every LP value certified in numpy from its duals, "
+          "also when stopped by the time limit, the Lagrangian's at its multipliers. LNS at the longer climb's time (at least 10 s). Peak memory is the bench "
           "process's (it includes the instance and the heuristics).", "", _table(rows, cols)]
     summary = [f"tetris certified gaps {r['size']}: hill climbing {_pct(r['hill_climb_gap'])}, job moves "
                f"{_pct(r['job_moves_gap'])}, LNS {_pct(r['lns_gap'])}, branch and round "
