@@ -40,7 +40,7 @@ def test_value_at_random_multipliers_is_at_most_the_brute_force_optimum(inst, se
     best, _ = brute_force(inst)
     if best is None:
         return
-    dec = lagrange.Decomposition(inst, alpha=alpha)
+    dec = lagrange.Decomposition(inst, alpha=alpha, cpu=True)   # (5) dualized too
     rng = np.random.default_rng(seed)
     n = dec.R * dec.GK + dec.R + 2 + len(dec.cap_v)
     lam0, mu0 = dec.start(inst.arrays.home0)
