@@ -15,7 +15,7 @@ from .log import EventLog, extra_value
 from .trace import Trace
 
 __all__ = ["iteration_time_samples", "iteration_summary", "weighted_quantile", "running_intervals",
-           "link_utilisation_series", "shift_adjustments", "shift_ceiling"]
+           "link_utilisation_series", "shift_adjustments", "placement_bound", "shift_ceiling"]
 
 
 def iteration_time_samples(trace: Trace, log: EventLog) -> list[tuple[str, float, float]]:
@@ -145,10 +145,12 @@ def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: fl
             "jobs_running_mean": jobs_time / busy if busy else 0.0}
 
 
-def shift_ceiling(trace: Trace, log: EventLog, links: LinkSharing, start: float = -math.inf,
+def placement_bound(trace: Trace, log: EventLog, links: LinkSharing, start: float = -math.inf,
                   end: float = math.inf, only=None) -> dict[str, float]:
-    """The most any time shift could gain on a run's placements (the report's ceiling), from its
-    log: each interval's job iteration cannot be shorter than its ideal one, nor shorter than
+    """The per-iteration bound on a run's own placements: how far the run is from the best any
+    time shift could reach *on these placements* (for Themis, the most a shift could gain on
+    Themis's placements, formerly read as CASSINI's "ceiling", which it is not: CASSINI changes
+    placements; for Th+CASSINI, how far its shifts are from holding), from its log: each interval's job iteration cannot be shorter than its ideal one, nor shorter than
     ``ideal * L`` with ``L`` the largest offered mean load over capacity of its links (a link
     cannot carry more than its capacity on average; equal stretching assumed). Over the run's
     own iterations in ``[start, end]`` (weights: iterations run at the logged factor):
@@ -183,3 +185,7 @@ def shift_ceiling(trace: Trace, log: EventLog, links: LinkSharing, start: float 
                 "ceiling": math.nan, "over_ideal": math.nan}
     return {"iteration_ms_mean": sit / sw, "bound_ms_mean": sb / sw, "ideal_ms_mean": sid / sw,
             "ceiling": sit / sb, "over_ideal": sit / sid}
+
+
+#: the earlier name of :func:`placement_bound`
+shift_ceiling = placement_bound

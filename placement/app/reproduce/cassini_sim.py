@@ -15,8 +15,8 @@ Measures of one run (:func:`measure`), inside the measured window (from the firs
 the last; for the stress test the two arriving jobs' whole runs): iteration time mean and p99
 over iterations (Fig. 11(b)'s CDF is over every iteration), the same iterations' Ideal (every
 job alone: its profile's iteration, the paper's dedicated-cluster benchmark), the run over
-Ideal, the shift ceiling (:func:`placement.sim.link_metrics.shift_ceiling`: the run's mean over
-the mean that no shift can beat on its placements), the time-shift adjustments of §5.7
+Ideal, the bound on the run's own placements (:func:`placement.sim.link_metrics.placement_bound`:
+the run's mean over the mean that no shift can beat on its placements; ``ceiling`` in the rows), the time-shift adjustments of §5.7
 (:func:`placement.sim.link_metrics.shift_adjustments`: the drift trigger's count and the
 re-alignments of running jobs when placements change), placements per minute and the jobs
 running at once.
@@ -34,8 +34,8 @@ from placement.sim.cassini_workload import ALL_MODELS, MODEL_PARALLEL, poisson_t
 from placement.sim.instance import SimInstance
 from placement.sim.link_metrics import (
     iteration_time_samples,
+    placement_bound,
     shift_adjustments,
-    shift_ceiling,
     weighted_quantile,
 )
 from placement.sim.links import LinkSharing
@@ -109,7 +109,7 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     w = np.array([s[2] for s in samples])
     jobs = {j.id: j for j in trace.jobs}
     ideal = np.array([CATALOGUE[jobs[s[0]].model][1] for s in samples], dtype=float)
-    ceil = shift_ceiling(trace, log, links, start, end, only=only)
+    ceil = placement_bound(trace, log, links, start, end, only=only)
     adj = shift_adjustments(trace, log, links, start, end)
     mean = float(np.average(it, weights=w))
     ideal_mean = float(np.average(ideal, weights=w))
