@@ -15,6 +15,7 @@ gives each rack ``uplinks_per_rack`` uplinks of ``link_capacity`` to its pod's a
 switches and joins every aggregation switch to each of ``cores`` core switches; flows take
 one of the equal-cost paths by a deterministic hash (ECMP). ``goodput`` (optional, in (0, 1],
 default 1) is the share of a link's capacity delivered while more than one flow crosses it
+and their demand exceeds its capacity (one reading for CASSINI's score and the transport)
 (:data:`placement.cassini.fluid.SECTION_2_2_GOODPUT` = 0.88 reproduces CASSINI §2.2's 22 + 22 of
 50 Gbps under DCQCN; 1 is plain max-min sharing). Errors name the field
 (``network.server_capacity``). The engine shares these links over time through
