@@ -4,7 +4,9 @@ Rows ``(time, event, job, gpus, work_done, extra)`` with ``event`` in :data:`EVE
 ``work_done`` is the job's kept work (s at rate 1.0) after the event: at ``start`` the work
 carried in, at ``preempt`` the work kept up to the last checkpoint, at ``finish`` the duration.
 ``gpus`` is the placement (start, preempt, finish) or empty. ``extra`` is free text
-(``tier=rack rate=0.893`` at start). On a cluster with a network (:mod:`.links`) two more
+(``tier=rack rate=0.893`` at start, then the words of the policy's ``Start.note``: HiveD's
+``class=guaranteed vc=T cells=8:12`` or ``class=opportunistic vc=T``, which
+:func:`placement.sim.replay.guarantee_check` reads). On a cluster with a network (:mod:`.links`) two more
 kinds appear: ``rate`` (a running job's link factor changed: ``work_done`` is its work at that
 instant, ``extra`` ``factor=... rate=...``) and ``shift`` (a policy set a running job's phase:
 ``extra`` ``phase=...`` in ms). Floats are written with ``repr`` (exact round trip), so the
