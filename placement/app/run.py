@@ -539,13 +539,33 @@ def policy_checks(policy: str, pol, cluster, links=None, perf=None) -> list:
         from ..sim.goodput import goodput_check
 
         out.append(goodput_check(perf, cluster))
-    if policy.startswith("hived") and getattr(pol, "assign", None) is not None:
+    assign = getattr(pol, "assign", None)
+    if policy.startswith("hived") and assign is None and getattr(pol, "assignment_arg", None) is not None:
+        from placement.solvers.online.tenants import as_assignment, check_cluster
+
+        assign = as_assignment(pol.assignment_arg, check_cluster(cluster))  # a policy not yet set up
+    if policy.startswith("hived") and assign is not None:
         from placement.solvers.online.hived import sharing_safety_check
 
         from ..sim.replay import guarantee_check
 
-        out += [sharing_safety_check(pol.assign), guarantee_check(pol.assign.cells)]
+        out += [sharing_safety_check(assign), guarantee_check(assign.cells)]
     return out
+
+
+def _recorded_options(options: dict) -> dict:
+    """The options ``summary.json`` records, as the policy takes them: a VC assignment is
+    recorded as ``{"n_nodes": N, "cells": {tenant: cells per level}}`` (its dataclass form)."""
+    a = options.get("assignment")
+    if isinstance(a, dict) and set(a) == {"n_nodes", "cells"} and isinstance(a["cells"], dict):
+        from placement.models.hived_vc import VCAssignment
+
+        try:
+            cells = {str(t): tuple(int(x) for x in c) for t, c in a["cells"].items()}
+            return {**options, "assignment": VCAssignment(int(a["n_nodes"]), cells)}
+        except (TypeError, ValueError):
+            return options  # the option checker names what is wrong
+    return options
 
 
 def folder_checks(instance_path: str, inst, log) -> list[str]:
@@ -567,7 +587,8 @@ def folder_checks(instance_path: str, inst, log) -> list[str]:
     if not isinstance(run, dict) or run.get("policy") not in policy_names() or not isinstance(run.get("options"), dict):
         return []
     try:
-        pol = build_policy(run["policy"], inst.cluster, table_regions=inst.table_regions, **run["options"])
+        pol = build_policy(run["policy"], inst.cluster, table_regions=inst.table_regions,
+                           **_recorded_options(run["options"]))
     except InstanceError as exc:
         return [f"{path}: the recorded options do not build policy {run['policy']!r} ({exc})"]
     out: list[str] = []
