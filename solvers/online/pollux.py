@@ -34,7 +34,12 @@ so a dynamic program over (jobs, GPUs used) finds the counts that maximise the p
 their GPUs, others take the fewest nodes (best fit for one node; for several, nodes with the
 most free GPUs that host no other distributed job; when those hold fewer GPUs than counted, the
 most one node holds if that is more); a running job that would not get more GPUs than it has
-keeps them (no restart for nothing). The search has no randomness: the seed is
+keeps them (no restart for nothing). When that layout holds fewer GPUs than the counts (kept
+jobs fragment the nodes; on workload 6 it left 5-16 of 64 GPUs idle for most of the first
+45 minutes where theirs used all 64), every job is also packed afresh (biggest first, a job
+keeps its GPUs where they are still free) and the layout with the better objective, evaluated on
+the nodes and GPUs each job actually gets, is taken: their GA searches whole layouts, so such a
+move is in its reach. The search has no randomness: the seed is
 unused and the same input gives the same log. Their cluster autoscaling is not modelled (their
 runs keep 16 nodes).
 """
@@ -114,7 +119,9 @@ class Pollux(Policy):
         self._service: dict[str, float] = {}
         self._last = 0.0
         self._tables: dict[str, SpeedupTable] = {}
-        self._stats = {"rounds": 0, "optimize_s": 0.0, "restarts": 0}
+        self._stats = {"rounds": 0, "optimize_s": 0.0, "restarts": 0, "repacks": 0}
+        self._factor: dict[str, float] = {}
+        self._fair = 1
 
     def setup(self, view: SimView, seed: int) -> None:
         if not hasattr(view.perf, "agent"):
@@ -161,6 +168,7 @@ class Pollux(Policy):
             restarts = max(hist.attempts - 1, 0)
             d = self.restart_delay
             factor = max(age - restarts * d, 0.0) / (age + d) if age + d > 0 else 0.0
+            self._factor[job.id], self._fair = factor, fair
             eff = np.where(r == cur, speed, speed * factor)
             costs.append(power_cost(eff, self.p))
             current.append(cur if cur <= max_r else -1)
@@ -182,12 +190,122 @@ class Pollux(Policy):
         per_node = int(cap.max())
         costs, current = self._job_costs(view, jobs, cl.n_gpus, n_nodes, per_node)
         counts, _ = best_counts(costs, cl.n_gpus, prefer=current)
-        return self._place(view, jobs, counts, machine, n_nodes)
+        out, alloc = self._place(view, jobs, counts, machine, n_nodes)
+        if sum(len(g) for g in alloc.values()) < sum(counts):
+            # the counts do not fit around the jobs that keep their GPUs: pack every job afresh
+            # too and keep whichever layout scores better on the objective (their GA searches
+            # whole layouts, so a layout that moves jobs to realise the counts is in its reach)
+            out2, alloc2 = self._repack(view, jobs, counts, machine, n_nodes)
+            if self._value(view, jobs, alloc2, machine) > self._value(view, jobs, alloc, machine) + 1e-12:
+                out, alloc = out2, alloc2
+                self._stats["repacks"] += 1
+        self._stats["restarts"] += sum(1 for d in out if isinstance(d, Start)
+                                       and view.history(d.job_id).attempts > 0)
+        return out
 
-    def _place(self, view: SimView, jobs, counts, machine, n_nodes) -> list:
+    def _value(self, view: SimView, jobs, alloc: dict, machine) -> float:
+        """The objective (module docstring) of a layout ``alloc`` (job id -> GPUs): the power mean
+        of scaled speedups on the nodes and GPUs each job actually gets, times the restart factor
+        where its GPUs change."""
+        perf, cl = view.perf, view.cluster
+        xs = []
+        for job in jobs:
+            g = alloc.get(job.id, ())
+            run = view.running.get(job.id)
+            r, nodes = len(g), len(np.unique(machine[list(g)])) if g else 0
+            if r == 0:
+                sp = 0.0
+            else:
+                agent = perf.agent(job)
+                fn, app = agent.goodput_fn(), agent.app
+                if fn is None:
+                    sp = r / self._fair
+                else:
+                    rng = (app.min_local_bsz, app.max_local_bsz)
+                    sp = float(fn.optimize(nodes, r, app.max_batch_size, rng)[0]) / float(
+                        fn.optimize(1, self._fair, app.max_batch_size, rng)[0])
+            sp *= cl.n_machines / cl.n_gpus
+            if (tuple(sorted(g)) != (tuple(sorted(run.gpus)) if run is not None else ())):
+                sp *= self._factor.get(job.id, 1.0)
+            xs.append(sp)
+        return float(-np.mean(power_cost(np.array(xs), self.p)))   # increasing in the power mean
+
+    def _choose(self, free, dist, machine, n_nodes, k) -> list[tuple[int, int]]:
+        """(node, GPUs) to give a job of ``k`` GPUs: best fit on one node, else the nodes with the
+        most free GPUs hosting no other distributed job (module docstring)."""
+        nfree = np.bincount(machine[free], minlength=n_nodes)
+        fits = np.flatnonzero(nfree >= k)
+        if len(fits):
+            return [(int(fits[np.argmin(nfree[fits])]), k)]   # best fit on one node (first on ties)
+        ok = nfree > 0
+        if self.avoid_interference:
+            ok &= ~dist
+        cand = np.flatnonzero(ok)
+        cand = cand[np.argsort(-nfree[cand], kind="stable")]
+        take, left = [], k
+        for m in cand:
+            if left == 0:
+                break
+            c = int(min(left, nfree[m]))
+            take.append((int(m), c))
+            left -= c
+        # fewer GPUs than counted: the most one node holds, if that is more (a job on one
+        # node may share it with a distributed one)
+        best = int(np.argmax(nfree))
+        if nfree[best] > 0 and nfree[best] >= sum(c for _, c in take):
+            take = [(best, int(nfree[best]))]
+        return take
+
+    @staticmethod
+    def _take(free, machine, take) -> list[int]:
+        gpus = []
+        for m, c in take:
+            ids = np.flatnonzero(free & (machine == m))[:c]
+            free[ids] = False
+            gpus.extend(int(x) for x in ids)
+        return gpus
+
+    def _repack(self, view: SimView, jobs, counts, machine, n_nodes):
+        """Every job placed afresh, biggest first, on an empty cluster; a job whose count is
+        unchanged keeps its GPUs when they are still free (no restart). (decisions, layout)."""
+        free = np.ones(len(machine), dtype=bool)
+        dist = np.zeros(n_nodes, dtype=bool)
+        alloc: dict[str, tuple] = {}
+        order = sorted((jk for jk in zip(jobs, counts, strict=True) if jk[1] > 0), key=lambda jk: -jk[1])
+        for job, k in order:
+            run = view.running.get(job.id)
+            if run is not None and len(run.gpus) == k and free[list(run.gpus)].all():
+                ms = np.unique(machine[list(run.gpus)])
+                if len(ms) == 1 or not (self.avoid_interference and dist[ms].any()):
+                    free[list(run.gpus)] = False
+                    if len(ms) > 1:
+                        dist[ms] = True
+                    alloc[job.id] = tuple(run.gpus)
+                    continue
+            take = self._choose(free, dist, machine, n_nodes, k)
+            if not take:
+                continue
+            if len(take) > 1:
+                dist[[m for m, _ in take]] = True
+            alloc[job.id] = tuple(self._take(free, machine, take))
+        pre, starts = [], []
+        for job in jobs:
+            run, g = view.running.get(job.id), alloc.get(job.id, ())
+            if run is not None and tuple(sorted(run.gpus)) == tuple(sorted(g)):
+                continue
+            if run is not None:
+                pre.append(Preempt(job.id))
+            if g:
+                starts.append(Start(job.id, g))
+        return pre + starts, alloc
+
+    def _place(self, view: SimView, jobs, counts, machine, n_nodes):
+        """Jobs whose count is unchanged keep their GPUs, the others are placed around them
+        (module docstring). (decisions, layout: job id -> GPUs)."""
         free = np.array(view.free, dtype=bool)
         dist = np.zeros(n_nodes, dtype=bool)    # a kept distributed job uses the node
         out: list = []
+        alloc: dict[str, tuple] = {}
         todo = []
         for job, k in zip(jobs, counts, strict=True):
             run = view.running.get(job.id)
@@ -195,6 +313,7 @@ class Pollux(Policy):
                 ms = np.unique(machine[list(run.gpus)])
                 if len(ms) > 1:
                     dist[ms] = True
+                alloc[job.id] = tuple(run.gpus)
                 continue
             if run is not None and k < len(run.gpus):
                 out.append(Preempt(job.id))
@@ -210,31 +329,10 @@ class Pollux(Policy):
         for job, k, run in todo:
             if run is not None:
                 free[list(run.gpus)] = True
-            nfree = np.bincount(machine[free], minlength=n_nodes)
-            fits = np.flatnonzero(nfree >= k)
-            if len(fits):
-                m = int(fits[np.argmin(nfree[fits])])   # best fit on one node (first on ties)
-                take = [(m, k)]
-            else:
-                ok = nfree > 0
-                if self.avoid_interference:
-                    ok &= ~dist
-                cand = np.flatnonzero(ok)
-                cand = cand[np.argsort(-nfree[cand], kind="stable")]
-                take, left = [], k
-                for m in cand:
-                    if left == 0:
-                        break
-                    c = int(min(left, nfree[m]))
-                    take.append((int(m), c))
-                    left -= c
-                # fewer GPUs than counted: the most one node holds, if that is more (a job on one
-                # node may share it with a distributed one)
-                best = int(np.argmax(nfree))
-                if nfree[best] > 0 and nfree[best] >= sum(c for _, c in take):
-                    take = [(best, int(nfree[best]))]
+            take = self._choose(free, dist, machine, n_nodes, k)
             if run is not None and sum(c for _, c in take) <= len(run.gpus):
                 free[list(run.gpus)] = False     # it would not grow: it keeps its GPUs, no restart
+                alloc[job.id] = tuple(run.gpus)
                 continue
             if not take:
                 continue
@@ -242,12 +340,7 @@ class Pollux(Policy):
                 dist[[m for m, _ in take]] = True
             if run is not None:
                 out.append(Preempt(job.id))
-            gpus = []
-            for m, c in take:
-                ids = np.flatnonzero(free & (machine == m))[:c]
-                free[ids] = False
-                gpus.extend(int(x) for x in ids)
+            gpus = self._take(free, machine, take)
+            alloc[job.id] = tuple(gpus)
             out.append(Start(job.id, tuple(gpus)))
-            if view.history(job.id).attempts > 0:
-                self._stats["restarts"] += 1
-        return out
+        return out, alloc
