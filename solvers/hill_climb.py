@@ -930,8 +930,10 @@ def solve(inst: TetrisInstance, *, time_limit: float | None = None, seed: int = 
     bound, bound_time_limit : number, file, "compute" or None; float
         Report the certified gap to a valid lower bound (:func:`certify`): a number,
         a file written by ``solve --solver bound -o``, or ``"compute"`` (the relaxation
-        of :mod:`placement.models.tetris_bound` after the search, within ``bound_time_limit``
-        seconds, not counted in ``time_limit``). The search is the same either way.
+        of :mod:`placement.models.tetris_bound` after the search with its default method
+        ``auto``, the strongest certified method that fits the instance and ``bound_time_limit``
+        seconds, which it may use whole; not counted in ``time_limit``). The search is the
+        same either way.
 
     Returns
     -------
@@ -967,7 +969,7 @@ def certify(res: SolveResult, inst: TetrisInstance, bound, bound_time_limit: flo
     """Attach a valid lower bound and the certified gap to a heuristic's result (decisions unchanged).
 
     ``bound``: None (nothing), a number or a file (:func:`placement.tetris.certify.given_bound`),
-    or ``"compute"`` (:func:`placement.models.tetris_bound.solve` within ``bound_time_limit`` s; its
+    or ``"compute"`` (:func:`placement.models.tetris_bound.solve`, method ``auto``, within ``bound_time_limit`` s; its
     status, seconds and peak memory go to ``stats["bound_run"]``).
     """
     from placement.tetris.certify import attach, given_bound
