@@ -35,8 +35,8 @@ their GPUs, others take the fewest nodes (best fit for one node; for several, no
 most free GPUs that host no other distributed job; when those hold fewer GPUs than counted, the
 most one node holds if that is more); a running job that would not get more GPUs than it has
 keeps them (no restart for nothing). When that layout holds fewer GPUs than the counts (kept
-jobs fragment the nodes; on workload 6 it left 5-16 of 64 GPUs idle for most of the first
-45 minutes where theirs used all 64), every job is also packed afresh (biggest first, a job
+jobs fragment the nodes; on workload 6 it left 5-20 of 64 GPUs idle from minute 21 to 44 where
+theirs used 61-64 nearly always), every job is also packed afresh (biggest first, a job
 keeps its GPUs where they are still free) and the layout with the better objective, evaluated on
 the nodes and GPUs each job actually gets, is taken: their GA searches whole layouts, so such a
 move is in its reach. The search has no randomness: the seed is
