@@ -119,12 +119,7 @@ def fitted_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0,
         raise InstanceError("sigma", f"must be non-negative, got {sigma!r}")
     mix = gpu_mix(share_large, share_single)
     rng = np.random.default_rng([seed, 48])
-    g = rng.choice(np.array(list(mix)), size=n, p=np.array(list(mix.values())))
-    dur = np.maximum(np.round(median_h * H * np.exp(sigma * rng.standard_normal(n)), 3), 60.0)
-    models = rng.choice(len(DALLY_MODELS), size=n)
-    syn = frozenset({"gpus", "duration", "model"})
-    out = [Job(id=f"fit-{i}", submit=0.0, gpus=int(g[i]), duration=float(dur[i]),
-               model=DALLY_MODELS[int(models[i])], synthetic=syn) for i in range(n)]
+    out = _draw_jobs(rng, n, np.array(list(mix)), np.array(list(mix.values())), median_h, sigma, "fit")
     out, rate = _arrive(out, kind, load, gpus, rng)
     prov = (f"Dally workload fitted to its baselines' JCTs (placement.sim.dally_workload.fitted_trace): {n} jobs, "
             f"{share_large:.0%} at 16-64 GPUs, {share_single:.0%} at 1, the rest at 2-8, ideal durations log-normal median {median_h:g} h "
@@ -154,6 +149,18 @@ def _check(kind: str, n: int, load: float) -> None:
         raise InstanceError("load", f"must be in (0, 100], got {load!r}")
 
 
+def _draw_jobs(rng, n: int, sizes, p, median_h: float, sigma: float, prefix: str) -> list[Job]:
+    """``n`` jobs submitted at 0: GPU counts drawn from ``sizes`` with probabilities ``p``, ideal
+    durations log-normal (median ``median_h`` hours, ``sigma``; at least 60 s), models uniform
+    over Dally Table 1; ids ``<prefix>-<i>`` (in this draw order: the seeded traces depend on it)."""
+    g = rng.choice(sizes, size=n, p=p)
+    dur = np.maximum(np.round(median_h * H * np.exp(sigma * rng.standard_normal(n)), 3), 60.0)
+    models = rng.choice(len(DALLY_MODELS), size=n)
+    syn = frozenset({"gpus", "duration", "model"})
+    return [Job(id=f"{prefix}-{i}", submit=0.0, gpus=int(g[i]), duration=float(dur[i]),
+                model=DALLY_MODELS[int(models[i])], synthetic=syn) for i in range(n)]
+
+
 def _arrive(jobs: list[Job], kind: str, load: float, gpus: int, rng) -> tuple[list[Job], float | None]:
     if kind == "batch":
         return [dataclasses.replace(j, submit=0.0, synthetic=j.synthetic | {"submit"}) for j in jobs], None
@@ -176,12 +183,7 @@ def paper_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, 
     rng = np.random.default_rng([seed, 33])
     sizes = np.array(list(PAPER_GPUS))
     p = np.array(list(PAPER_GPUS.values()), dtype=float)
-    g = rng.choice(sizes, size=n, p=p / p.sum())
-    dur = np.maximum(np.round(median_h * H * np.exp(sigma * rng.standard_normal(n)), 3), 60.0)
-    models = rng.choice(len(DALLY_MODELS), size=n)
-    syn = frozenset({"gpus", "duration", "model"})
-    out = [Job(id=f"paper-{i}", submit=0.0, gpus=int(g[i]), duration=float(dur[i]),
-               model=DALLY_MODELS[int(models[i])], synthetic=syn) for i in range(n)]
+    out = _draw_jobs(rng, n, sizes, p / p.sum(), median_h, sigma, "paper")
     out, rate = _arrive(out, kind, load, gpus, rng)
     prov = (f"Dally paper regime (placement.sim.dally_workload.paper_trace): {n} jobs, ideal durations "
             f"log-normal median {median_h:g} h sigma {sigma:g} (sigma from Dally Table 3), GPUs from Philly's "

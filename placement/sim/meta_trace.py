@@ -363,16 +363,22 @@ def peak_quotas(trace: Trace, n_gpus: int, hours: float) -> dict[tuple[str, int]
     for j in trace.jobs:
         if j.submit < H:
             d[(j.tenant, j.priority)] = d.get((j.tenant, j.priority), 0.0) + j.gpus * min(j.duration, H - j.submit) / H
-    hi = {h: math.ceil(v) for h, v in d.items() if h[1] in HIGH_LEVELS}
+    return _split_quotas({h: math.ceil(v) for h, v in d.items() if h[1] in HIGH_LEVELS}, d, n_gpus)
+
+
+def _split_quotas(hi: dict, mean: dict, n_gpus: int) -> dict:
+    """Quotas from the high-priority levels' GPU needs ``hi`` (scaled down to ``n_gpus`` when they
+    exceed it) and the rest of the GPUs shared by the other prioritised levels in proportion to
+    their ``mean`` demand; unprioritised tenants get none."""
     tot_hi = sum(hi.values())
     if tot_hi > n_gpus:
         hi = {h: int(v * n_gpus / tot_hi) for h, v in hi.items()}
         tot_hi = sum(hi.values())
-    rest = {h: v for h, v in d.items() if h[1] not in HIGH_LEVELS and not h[0].startswith(UNPRIORITISED)}
+    rest = {h: v for h, v in mean.items() if h[1] not in HIGH_LEVELS and not h[0].startswith(UNPRIORITISED)}
     tot = sum(rest.values())
     q = dict(hi)
     q.update({h: int((n_gpus - tot_hi) * v / tot) if tot else 0 for h, v in rest.items()})
-    q.update({h: 0 for h in d if h[0].startswith(UNPRIORITISED)})
+    q.update({h: 0 for h in mean if h[0].startswith(UNPRIORITISED)})
     return q
 
 
@@ -618,14 +624,5 @@ def busy_quotas(trace: Trace, n_gpus: int, hours: float) -> dict[tuple[str, int]
         for k in range(int(a // 3600.0), min(nb, int(math.ceil(b / 3600.0)))):
             arr[k] += j.gpus * max(0.0, min(b, (k + 1) * 3600.0) - max(a, k * 3600.0)) / 3600.0
         mean[h] = mean.get(h, 0.0) + j.gpus * (b - a) / H
-    hi = {h: math.ceil(float(v.max())) for h, v in per_hour.items() if h[1] in HIGH_LEVELS}
-    tot_hi = sum(hi.values())
-    if tot_hi > n_gpus:
-        hi = {h: int(v * n_gpus / tot_hi) for h, v in hi.items()}
-        tot_hi = sum(hi.values())
-    rest = {h: v for h, v in mean.items() if h[1] not in HIGH_LEVELS and not h[0].startswith(UNPRIORITISED)}
-    tot = sum(rest.values())
-    q = dict(hi)
-    q.update({h: int((n_gpus - tot_hi) * v / tot) if tot else 0 for h, v in rest.items()})
-    q.update({h: 0 for h in mean if h[0].startswith(UNPRIORITISED)})
-    return q
+    return _split_quotas({h: math.ceil(float(v.max())) for h, v in per_hour.items() if h[1] in HIGH_LEVELS},
+                         mean, n_gpus)
