@@ -9,7 +9,7 @@ import os
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "ci", max_examples=30, deadline=None, derandomize=True, database=None, print_blob=True,
+    "ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
     stateful_step_count=20, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "dev", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,8 +6,9 @@ creates a figure must have produced an ``image/png`` output. A notebook that for
 non-interactive backend (``matplotlib.use('Agg')``) or closes its figures before the end of
 the cell shows no plot in Jupyter and fails here.
 
-Cost: ``pytest --nbmake notebooks`` runs the notebooks as well, so each one executes twice per
-CI run (about 25 s of notebooks in all); the check needs the outputs, which nbmake discards.
+This is the notebooks' only execution in the README's test command (``pytest -n 2 tests``):
+``pytest --nbmake notebooks`` executes them with the same engine but discards the outputs this
+check needs, so running both would execute each notebook twice (about 50 s of CI time).
 """
 
 from __future__ import annotations
