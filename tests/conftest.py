@@ -5,8 +5,15 @@ with no deadline (solver calls exceed the default 200 ms) and bounded examples.
 """
 
 import os
+import signal
 
 from hypothesis import HealthCheck, settings
+
+# A test run started in the background by a non-interactive shell inherits SIGINT ignored (and
+# Python then installs no KeyboardInterrupt handler, in this process or in the commands it starts);
+# the interrupt tests need the handler a terminal gives, so the session restores it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
