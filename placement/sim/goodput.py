@@ -51,8 +51,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-import scipy.optimize
-from scipy.interpolate import LinearNDInterpolator
 
 from ..errors import InstanceError
 from .log import EventLog
@@ -213,6 +211,8 @@ def _blas_threads_setter():
     BLAS on vectors of seven numbers; with OpenBLAS's threads on a loaded 2-core machine each of
     those calls waited for idle threads: one fit took 1.1 s, 0.12 s on one thread (measured), and
     a Pollux run of 160 jobs fits some 1,000 times. The fit's result does not depend on it."""
+    import scipy
+
     folder = Path(scipy.__file__).resolve().parent.parent / "scipy.libs"
     for path in sorted(folder.glob("*openblas*")):
         try:
@@ -247,6 +247,8 @@ def _fit(nodes, replicas, atomic, accum_time, step_time) -> PerfParams:
     def obj(x):
         full[free] = x
         return _objective(full, *args), _objective_grad(full, *args)[free]
+
+    import scipy.optimize  # here, not at import: the command line loads this module on every start
 
     setter = _blas_threads_setter()
     prev = setter(1) if setter is not None else None
@@ -310,6 +312,8 @@ class Application:
         vals = [(self.pl_step[keys[k]].mean(), self.pl_sync[keys[k]].mean()) for k in pts]
         pts += list(zip(sc["num_nodes"], sc["num_replicas"], sc["local_bsz"], strict=True))
         vals += list(zip(sc["step_time"], sc["sync_time"], strict=True))
+        from scipy.interpolate import LinearNDInterpolator
+
         self._nd = LinearNDInterpolator(np.array(pts, float), np.array(vals, float))
         self._tp: dict = {}
 
