@@ -34,11 +34,12 @@ def load_trace_arg(source: str, **window_args) -> tuple[Trace, str]:
     trace is parsed once per process and window (:func:`_shipped`): the files ship with the
     package and a :class:`Trace` is immutable, so the cached object is the answer."""
     s = str(source)
-    if pollux_workload_path(s) is not None:   # format "pollux": jobs of the measured applications
+    workload = pollux_workload_path(s)
+    if workload is not None:   # format "pollux": jobs of the measured applications
         from placement.sim.goodput import load_applications
         from placement.sim.pollux_workload import load_pollux_workload
 
-        tr, _ = load_pollux_workload(pollux_workload_path(s), load_applications(pollux_dir() / "traces"), name=s)
+        tr, _ = load_pollux_workload(workload, load_applications(pollux_dir() / "traces"), name=s)
         return Trace(tr.name, tuple(window(tr.jobs, **window_args)), tr.provenance), "pollux"
     if s in SHIPPED_TRACES:
         key = tuple(sorted(window_args.items()))
