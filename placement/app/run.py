@@ -343,7 +343,8 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         elif src not in SHIPPED_TRACES and not Path(src).exists() and pollux_workload_path(src) is None:
             from .options import unknown_name
 
-            raise unknown_name(src, SHIPPED_TRACES, "trace", "a trace file or a shipped trace")
+            raise unknown_name(src, SHIPPED_TRACES, "trace", "a trace file, a shipped trace, or a Pollux workload "
+                               "pollux-workload-N with N 1-8, -x0.5, -x1.5 or -x2.0 for another load")
     else:
         raise InstanceError("trace", "must be a shipped trace name, a file, a document, a DataFrame, a Trace "
                             f"or a SimInstance, got {type(trace).__name__}")
