@@ -43,7 +43,7 @@ from typing import Any, Literal
 from placement.errors import InstanceError
 
 __all__ = ["MIP_SOLVERS", "MipSolver", "FileSolve", "require", "available", "solve_file", "FileSolver",
-           "solver", "cbc_path", "write_pyomo", "check_mip_solver", "solve_highs_model"]
+           "solver", "cbc_path", "write_pyomo", "check_mip_solver", "solve_highs_model", "MipOutcome", "outcome"]
 
 MIP_SOLVERS = ("highs", "scip", "cbc")
 MipSolver = Literal["highs", "scip", "cbc"]
@@ -367,6 +367,57 @@ class FileSolver:
         else:
             ss = SolutionStatus.optimal if out.termination == "optimal" else SolutionStatus.feasible
         return _Results(tc, ss, out.objective, out.bound, _Loader(names, out.values), out)
+
+
+@dataclass(frozen=True)
+class MipOutcome:
+    """What one Pyomo solve ended with, read once for every model (:func:`outcome`).
+
+    ``termination``: ``converged`` (the solver's own criteria met: optimal within the gap),
+    ``time_limit``, ``infeasible`` (proven infeasible, or infeasible-or-unbounded: every model
+    here is bounded) or ``other`` (any other stop: an iteration limit, an error). ``has_solution``:
+    a feasible or optimal point is loaded in the model's variables. ``bound``: the solver's dual
+    bound when finite, else ``None``; ``incumbent``: its objective value of the loaded point.
+    ``condition``: Pyomo's termination condition as text, for messages and stats.
+
+    The solver's "converged" is its claim, not the package's: each model still judges the
+    loaded point with its reference evaluation (:mod:`placement.models.verification`).
+    """
+
+    termination: str
+    has_solution: bool
+    bound: float | None
+    incumbent: float | None
+    condition: str
+
+    @property
+    def converged(self) -> bool:
+        return self.termination == "converged"
+
+    @property
+    def stop(self) -> str:
+        """``time_limit`` or ``error``: the status of a solve that gave no answer to use."""
+        return "time_limit" if self.termination == "time_limit" else "error"
+
+
+def outcome(res, *, load: bool = True) -> MipOutcome:
+    """The :class:`MipOutcome` of a ``pyomo.contrib.solver`` result (HiGHS in memory or a
+    :class:`FileSolver`), loading the point into the model's variables when one exists and
+    ``load`` is true."""
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    tc = res.termination_condition
+    term = ("converged" if tc == TerminationCondition.convergenceCriteriaSatisfied else
+            "time_limit" if tc == TerminationCondition.maxTimeLimit else
+            "infeasible" if tc in (TerminationCondition.provenInfeasible,
+                                   TerminationCondition.infeasibleOrUnbounded) else "other")
+    has = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if has and load:
+        res.solution_loader.load_vars()
+    b = res.objective_bound
+    bound = float(b) if b is not None and math.isfinite(b) else None
+    inc = res.incumbent_objective
+    return MipOutcome(term, has, bound, None if inc is None else float(inc), str(tc))
 
 
 def solver(name: str = "highs"):

@@ -40,7 +40,6 @@ from typing import Literal
 import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.cassini.affinity import affinity_graph
 from placement.cassini.circle import UnifiedCircle, unified_circle
@@ -48,7 +47,7 @@ from placement.cassini.evaluation import evaluate, link_score
 from placement.cassini.instance import CassiniInstance, CassiniSolution
 from placement.result import SolveResult, Status
 
-from .backends import MipSolver, check_mip_solver, require
+from .backends import MipSolver, check_mip_solver, outcome, require
 from .backends import solver as mip_backend
 from .verification import verify
 
@@ -88,18 +87,9 @@ def _run(m, time_limit: float, mip_gap: float, mip_solver: str = "highs"):
     opt = mip_backend(require(check_mip_solver(mip_solver)))
     res = opt.solve(m, time_limit=max(time_limit, 1e-3), rel_gap=mip_gap, threads=1, tee=False,
                     load_solutions=False, raise_exception_on_nonoptimal_result=False)
-    tc = res.termination_condition
-    has = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
-    if has:
-        res.solution_loader.load_vars()
-    if tc == TerminationCondition.convergenceCriteriaSatisfied and has:
-        status = Status.OPTIMAL
-    elif tc == TerminationCondition.maxTimeLimit:
-        status = Status.TIME_LIMIT
-    else:
-        status = Status.ERROR
-    bound = res.objective_bound if res.objective_bound is not None and math.isfinite(res.objective_bound) else None
-    return status, has, bound, str(tc)
+    out = outcome(res)
+    status = Status.OPTIMAL if out.converged and out.has_solution else Status(out.stop)
+    return status, out.has_solution, out.bound, out.condition
 
 
 def solve_link(c: UnifiedCircle, time_limit: float = 60.0, mip_gap: float = 1e-9,

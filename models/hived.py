@@ -30,13 +30,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.hived.cells import HivedInstance
 from placement.hived.evaluation import Binding, HivedSolution, evaluate
 from placement.result import SolveResult, Status
 
-from .backends import MipSolver, check_mip_solver, require
+from .backends import MipSolver, check_mip_solver, outcome, require
 from .backends import solver as mip_backend
 from .verification import verify
 
@@ -185,26 +184,23 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
         return SolveResult(Status.ERROR, "exact", wall_time_s=time.perf_counter() - t0, stats=stats,
                            sense="max", message=f"{exc.__class__.__name__}: {exc}")
     stats["solve_s"] = time.perf_counter() - t0 - build_s
-    tc = res.termination_condition
-    if tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+    out = outcome(res)
+    if out.termination == "infeasible":
         stats["feasible"] = False
         return SolveResult(Status.INFEASIBLE, "exact", wall_time_s=time.perf_counter() - t0, stats=stats,
                            sense="max", message="no one-to-one mapping of all reserved cells exists")
-    if res.solution_status not in (SolutionStatus.optimal, SolutionStatus.feasible):
-        status = Status.TIME_LIMIT if tc == TerminationCondition.maxTimeLimit else Status.ERROR
-        return SolveResult(status, "exact", wall_time_s=time.perf_counter() - t0, stats=stats, sense="max",
-                           message=str(tc))
-    res.solution_loader.load_vars()
+    if not out.has_solution:
+        return SolveResult(Status(out.stop), "exact", wall_time_s=time.perf_counter() - t0, stats=stats,
+                           sense="max", message=out.condition)
     bindings = [Binding(t, c, k, i) for (t, c, k, i) in m.I if m.x[t, c, k, i].value > 0.5]
     bindings += pinned_bindings(inst)
     sol = HivedSolution(tuple(bindings))
     ev = evaluate(inst, sol)
-    bound = res.objective_bound if res.objective_bound is not None and math.isfinite(res.objective_bound) else None
+    bound = out.bound
     if bound is not None:
         bound = min(float(inst.n_reserved), math.floor(bound + 1e-6))
-    proven = tc == TerminationCondition.convergenceCriteriaSatisfied
-    stats["model_objective"] = res.incumbent_objective
-    v = verify(Status.OPTIMAL if proven else Status.TIME_LIMIT, res.incumbent_objective, ev.objective,
+    stats["model_objective"] = out.incumbent
+    v = verify(Status.OPTIMAL if out.converged else Status.TIME_LIMIT, out.incumbent, ev.objective,
                bound if bound is not None else float(inst.n_reserved), sense="max", mip_gap=mip_gap)
     stats["verification"] = v.record
     if v.status == Status.OPTIMAL or ev.honoured == inst.n_reserved:

@@ -88,13 +88,15 @@ def solve(inst: HivedInstance, *, time_limit: float = 60.0, mip_gap: float = 0.0
     ev = evaluate(inst, sol)
     proven = prob.sol_status == pulp.LpSolutionOptimal
     model_value = pulp.value(prob.objective)
+    # HiGHS's and SCIP's dual bounds leave out the objective's constant (the pinned cells);
+    # PuLP's value of the objective counts it.
     if mip_solver == "highs":
-        dual = -prob.solverModel.getInfo().mip_dual_bound  # negated for maximization (measured with PuLP 3.3.2)
+        dual = -prob.solverModel.getInfo().mip_dual_bound + st.n_pins  # negated for maximization (PuLP 3.3.2)
     elif mip_solver == "scip":
-        dual = prob.solverModel.getDualbound()
+        dual = prob.solverModel.getDualbound() + st.n_pins
     else:
         dual = model_value + mip_gap * abs(model_value) if proven else math.inf
-    bound = min(float(inst.n_reserved), math.floor(dual + st.n_pins + 1e-6)) if math.isfinite(dual) else None
+    bound = min(float(inst.n_reserved), math.floor(dual + 1e-6)) if math.isfinite(dual) else None
     stats["model_objective"] = model_value
     v = verify(Status.OPTIMAL if proven else Status.TIME_LIMIT, model_value, ev.objective,
                bound if bound is not None else float(inst.n_reserved), sense="max", mip_gap=mip_gap)

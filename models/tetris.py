@@ -106,10 +106,9 @@ from typing import Literal
 
 import numpy as np
 import pyomo.environ as pyo
-from placement.models.backends import MipSolver, check_mip_solver, require
+from placement.models.backends import MipSolver, check_mip_solver, outcome, require
 from placement.models.backends import solver as mip_backend
 from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from placement.result import SolveResult, Status, relative_gap
@@ -825,20 +824,19 @@ class _Rounds:
             res = self.opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=False,
                                  load_solutions=False, raise_exception_on_nonoptimal_result=False,
                                  solver_options=options)
-            tc = res.termination_condition
-            if tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+            got = outcome(res)
+            if got.termination == "infeasible":
                 out["termination"] = "infeasible"
                 return out
-            if res.objective_bound is not None and math.isfinite(res.objective_bound):
+            if got.bound is not None:
                 # Each round's bound is valid (outer approximation): keep the best.
-                out["bound"] = res.objective_bound if out["bound"] is None else max(out["bound"], res.objective_bound)
-            if res.solution_status not in (SolutionStatus.optimal, SolutionStatus.feasible):
+                out["bound"] = got.bound if out["bound"] is None else max(out["bound"], got.bound)
+            if not got.has_solution:
                 if tight and self._closed(out, mip_gap):
                     return out
-                out["termination"] = "time_limit" if tc == TerminationCondition.maxTimeLimit else "error"
-                out["message"] = str(tc)
+                out["termination"] = got.stop
+                out["message"] = got.condition
                 return out
-            res.solution_loader.load_vars()
             out["home"] = _home_of(m)
             out["model_objective"] = pyo.value(m.obj)
             out["integrality_violation"] = _integrality_violation(m)
@@ -846,20 +844,20 @@ class _Rounds:
             self.stats["lazy_cuts"] += added
             self._offer(out["home"])
             self.stats.setdefault("round_log", []).append(
-                {"s": round(time.perf_counter() - self.t0, 2), "termination": str(tc.name),
+                {"s": round(time.perf_counter() - self.t0, 2), "termination": got.condition.split(".")[-1],
                  "bound": res.objective_bound, "model_objective": out["model_objective"],
                  "best_reference": self.best_obj, "added": added})
             if tight and self._closed(out, mip_gap):
                 return out
             if added == 0:
-                out["converged"] = tc == TerminationCondition.convergenceCriteriaSatisfied
-                out["termination"] = "converged" if out["converged"] else (
-                    "time_limit" if tc == TerminationCondition.maxTimeLimit else "limit")
-                out["message"] = "" if out["converged"] else str(tc)
+                out["converged"] = got.converged
+                out["termination"] = "converged" if got.converged else (
+                    "time_limit" if got.termination == "time_limit" else "limit")
+                out["message"] = "" if got.converged else got.condition
                 return out
-            if tc != TerminationCondition.convergenceCriteriaSatisfied:
-                out["termination"] = "time_limit" if tc == TerminationCondition.maxTimeLimit else "limit"
-                out["message"] = str(tc)
+            if not got.converged:
+                out["termination"] = "time_limit" if got.termination == "time_limit" else "limit"
+                out["message"] = got.condition
                 if self.best_home is not None:
                     out["home"] = self.best_home.copy()
                 return out
@@ -1211,12 +1209,8 @@ def _feasible_without(m: pyo.ConcreteModel, families: tuple[str, ...], options: 
     finally:
         for c in blocks:
             c.activate()
-    if res.termination_condition in (TerminationCondition.provenInfeasible,
-                                     TerminationCondition.infeasibleOrUnbounded):
-        return "infeasible"
-    if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
-        return "feasible"
-    return "unknown"
+    got = outcome(res, load=False)
+    return "infeasible" if got.termination == "infeasible" else "feasible" if got.has_solution else "unknown"
 
 
 def _name_subsets(found: list[tuple[str, ...]]) -> str:

@@ -70,18 +70,16 @@ placed), ``error``.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
 import numpy as np
 import pyomo.environ as pyo
-from placement.models.backends import MipSolver, check_mip_solver, require
+from placement.models.backends import MipSolver, check_mip_solver, outcome, require
 from placement.models.backends import solver as mip_backend
 from placement.models.tetris import DEFAULT_HIGHS_OPTIONS, add_violated_secants
 from placement.models.tetris import build as build_home
 from placement.models.tetris import solve as solve_home
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
 from placement.result import SolveResult, Status, relative_gap
 from placement.tetris import TetrisInstance, TetrisSolution, violations
@@ -283,8 +281,8 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
         stats["rounds"] += 1
         res = opt.solve(m, time_limit=remaining, rel_gap=mip_gap, threads=1, tee=False, load_solutions=False,
                         raise_exception_on_nonoptimal_result=False, solver_options=options)
-        tc = res.termination_condition
-        if tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+        out = outcome(res)
+        if out.termination == "infeasible":
             if known is not None:  # an infeasibility claim is checked like a value
                 status, message = Status.FEASIBLE, "HiGHS claimed infeasibility but a feasible placement is known"
                 break
@@ -294,29 +292,27 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
             stats["home_model_status"] = str(home_res.status)
             return done(Status.INFEASIBLE, message=reason if reason.startswith("infeasible") else
                         f"infeasible: {reason}")
-        if res.objective_bound is not None and math.isfinite(res.objective_bound):
-            bound = res.objective_bound if bound is None else max(bound, res.objective_bound)  # each round's is valid
-        if res.solution_status not in (SolutionStatus.optimal, SolutionStatus.feasible):
-            status = Status.TIME_LIMIT if tc == TerminationCondition.maxTimeLimit else Status.ERROR
-            message = str(tc)
+        if out.bound is not None:
+            bound = out.bound if bound is None else max(bound, out.bound)  # each round's is valid
+        if not out.has_solution:
+            status, message = Status(out.stop), out.condition
             break
-        res.solution_loader.load_vars()
         sol = _rounded(m, inst)
         ev = evaluate_joint(inst, sol, **weights)
         viol = joint_violations(inst, sol, budget)
         model_obj = pyo.value(m.joint_obj)
         added = len(add_violated_secants(m, tol))
         stats["lazy_cuts"] += added
-        converged = added == 0 and tc == TerminationCondition.convergenceCriteriaSatisfied
+        converged = added == 0 and out.converged
         check = {"model_objective": model_obj, "reference_objective": ev.objective, "bound": bound,
                  "violations": viol, "lazy_cuts": added}
         stats["model_objective"] = model_obj
         if not viol and (best_obj is None or ev.objective < best_obj):
             best, best_obj = sol, ev.objective
         if added:
-            if tc == TerminationCondition.convergenceCriteriaSatisfied:
+            if out.converged:
                 continue
-            status, message = Status.TIME_LIMIT, str(tc)
+            status, message = Status.TIME_LIMIT, out.condition
             break
         check["verified"] = converged and not viol and bound is not None and \
             ev.objective - bound <= max(mip_gap * abs(ev.objective), ABS_GAP)
@@ -329,8 +325,8 @@ def solve(inst: TetrisInstance, *, replica_budget: int | None = None, runnable_w
             message = (f"not verified: model value {model_obj:.10g}, reference {ev.objective:.10g}, bound {bound}"
                        + (f", violations: {'; '.join(viol)}" if viol else ""))
         else:
-            status = Status.TIME_LIMIT if tc == TerminationCondition.maxTimeLimit else Status.FEASIBLE
-            message = str(tc)
+            status = Status.TIME_LIMIT if out.termination == "time_limit" else Status.FEASIBLE
+            message = out.condition
         break
     else:
         status, message = Status.FEASIBLE, f"stopped after {max_rounds} cut rounds"
