@@ -99,12 +99,19 @@ def gpu_mix(share_large: float, share_single: float | None = None) -> dict[int, 
 
 def fitted_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, load: float | None = None,
                  median_h: float | None = None, sigma: float | None = None, share_large: float | None = None,
-                 share_single: float | None = None, gpus: int = RACK_GPUS) -> Trace:
+                 share_single: float | None = None, gpus: int = RACK_GPUS, short_share: float = 0.0,
+                 short_median_h: float = 1.0, short_sigma: float = 1.0, size_exponent: float = 0.0) -> Trace:
     """Jobs of the workload fitted to the paper's baseline JCTs (:data:`FIT`, module notes); seeded.
 
     GPU counts from :func:`gpu_mix` (1 to 64 GPUs), ideal durations log-normal (``median_h``,
     ``sigma``), models uniform over Table 1; 500 jobs at 0 (batch) or 400 Poisson arrivals at the
-    offered ``load`` on ``gpus`` GPUs. Any parameter left None takes its fitted value."""
+    offered ``load`` on ``gpus`` GPUs. Any parameter left None takes its fitted value.
+
+    Shapes the second fitting pass of issue 48 tried (``dally_calibrate.TRIED_MIXTURE`` and
+    ``PROBES``; off by default, and then the draws are the fitted workload's): a share
+    ``short_share`` of jobs from a second log-normal (``short_median_h``, ``short_sigma``),
+    and every median times ``(gpus / 8) ** size_exponent`` (lengths growing, or shrinking, with
+    GPU count). Both use one standard normal per job from a second seeded stream."""
     median_h = FIT["median_h"] if median_h is None else median_h
     sigma = FIT["sigma"] if sigma is None else sigma
     share_large = FIT["share_large"] if share_large is None else share_large
@@ -117,13 +124,32 @@ def fitted_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0,
         raise InstanceError("median_h", f"must be positive, got {median_h!r}")
     if not (isinstance(sigma, int | float) and sigma >= 0):
         raise InstanceError("sigma", f"must be non-negative, got {sigma!r}")
+    if not (isinstance(short_share, int | float) and 0 <= short_share <= 1):
+        raise InstanceError("short_share", f"must be in [0, 1], got {short_share!r}")
+    if not (isinstance(short_median_h, int | float) and short_median_h > 0):
+        raise InstanceError("short_median_h", f"must be positive, got {short_median_h!r}")
+    if not (isinstance(short_sigma, int | float) and short_sigma >= 0):
+        raise InstanceError("short_sigma", f"must be non-negative, got {short_sigma!r}")
+    if not (isinstance(size_exponent, int | float) and abs(size_exponent) <= 4):
+        raise InstanceError("size_exponent", f"must be in [-4, 4], got {size_exponent!r}")
     mix = gpu_mix(share_large, share_single)
     rng = np.random.default_rng([seed, 48])
     out = _draw_jobs(rng, n, np.array(list(mix)), np.array(list(mix.values())), median_h, sigma, "fit")
+    shape = ""
+    if short_share > 0 or size_exponent != 0:
+        extra = np.random.default_rng([seed, 4848])
+        z = extra.standard_normal(n)
+        short = extra.random(n) < short_share
+        g = np.array([j.gpus for j in out], dtype=float)
+        dur = (np.where(short, short_median_h, median_h) * (g / 8.0) ** size_exponent
+               * np.exp(np.where(short, short_sigma, sigma) * z) * H)
+        out = [dataclasses.replace(j, duration=float(max(round(d, 3), 60.0))) for j, d in zip(out, dur, strict=True)]
+        shape = (f"; {short_share:.0%} of jobs short (median {short_median_h:g} h sigma {short_sigma:g})"
+                 if short_share > 0 else "") + (f"; medians x (gpus/8)^{size_exponent:g}" if size_exponent else "")
     out, rate = _arrive(out, kind, load, gpus, rng)
     prov = (f"Dally workload fitted to its baselines' JCTs (placement.sim.dally_workload.fitted_trace): {n} jobs, "
             f"{share_large:.0%} at 16-64 GPUs, {share_single:.0%} at 1, the rest at 2-8, ideal durations log-normal median {median_h:g} h "
-            f"sigma {sigma:g}, models uniform over Table 1, seed {seed}; "
+            f"sigma {sigma:g}{shape}, models uniform over Table 1, seed {seed}; "
             + ("all submitted at 0" if rate is None else
                f"Poisson arrivals at {rate:.4g}/h (offered load {load:g} on {gpus} GPUs)"))
     return Trace(name=f"dally-fit-{kind}-{n}-s{seed}", jobs=tuple(out), provenance=prov)

@@ -120,8 +120,27 @@ def test_fitted_trace_is_seeded_and_draws_the_mix_asked():
     assert sum(gpu_mix(0.3)[s] for s in LARGE_SIZES) == pytest.approx(0.3)
 
 
+def test_fitted_trace_shapes_of_the_second_pass():
+    """Off, the draws are the fitted workload's; a length mixture draws its share of short jobs at
+    its median; a size exponent scales each job's median by (gpus / 8) ** exponent (same z)."""
+    base = fitted_trace("batch", jobs=2000, seed=1, median_h=100.0, sigma=0.5)
+    assert fitted_trace("batch", jobs=2000, seed=1, median_h=100.0, sigma=0.5, short_median_h=3.0).jobs == base.jobs
+    mix = fitted_trace("batch", jobs=2000, seed=1, median_h=100.0, sigma=0.5, short_share=0.6, short_median_h=2.0,
+                       short_sigma=0.5)
+    d = np.array([j.duration for j in mix.jobs]) / H
+    assert [j.gpus for j in mix.jobs] == [j.gpus for j in base.jobs]
+    assert np.mean(d < 15) == pytest.approx(0.6, abs=0.04) and np.median(d[d < 15]) == pytest.approx(2.0, rel=0.1)
+    a = fitted_trace("batch", jobs=200, seed=2, sigma=1.0)
+    b = fitted_trace("batch", jobs=200, seed=2, sigma=1.0, size_exponent=1.0)
+    c = fitted_trace("batch", jobs=200, seed=2, sigma=1.0, size_exponent=-1.0)
+    for x, y, z in zip(a.jobs, b.jobs, c.jobs, strict=True):
+        if min(y.duration, z.duration) > 60.0:
+            assert y.duration / z.duration == pytest.approx((x.gpus / 8) ** 2, rel=1e-6)
+
+
 @pytest.mark.parametrize("kw, field", [({"share_large": 1.5}, "share_large"), ({"median_h": 0.0}, "median_h"),
-                                       ({"sigma": -1.0}, "sigma"), ({"load": 0.0}, "load")])
+                                       ({"sigma": -1.0}, "sigma"), ({"load": 0.0}, "load"),
+                                       ({"short_share": 2.0}, "short_share"), ({"size_exponent": 9.0}, "size_exponent")])
 def test_fitted_trace_bad_input_names_the_field(kw, field):
     with pytest.raises(InstanceError, match=field):
         fitted_trace("poisson", **kw)
