@@ -116,6 +116,7 @@ class Decomposition:
         jm = np.flatnonzero(multi)
         self.m_own, self.m_gk, self.m_sig = owner[jm], gk[jm], sig[jm]
         self.m_null = self.w1 * A.job_size[jm].astype(float)
+        self.jm = jm
         self.M = sp.csr_matrix((np.ones(len(jm)), (self.m_own, np.arange(len(jm)))), shape=(T, len(jm)))
         self.tsz = float(A.total_size)
         self.size_share = A.size / self.tsz if self.tsz > 0 else np.zeros(T)
@@ -188,16 +189,15 @@ class Decomposition:
             C += np.asarray(self.Cpu @ kap)
         if self.P is not None and len(self.P[0]):
             C[self.P[0]] += self.alpha * self.P[1]
+        place = None
         if len(self.m_own):
             place = lam[:, self.m_gk].T * self.m_sig[:, None]              # [Jm, R]
             if nu:
                 place -= nu * self.m_hi[:, None] * self.has[:, self.m_g].T
             if kap is not None:
                 place += kap[np.maximum(self.m_app, 0)] * self.m_cpu[:, None]
-            C += np.asarray(self.M @ np.minimum(self.m_null[:, None], place))
-            del place
-        home = np.argmin(C, axis=1) if self.T else np.zeros(0, dtype=np.int64)
-        best = C[np.arange(self.T), home]
+        total, mag_t, home, hr, placed = self._homes(C, place)
+        del place
         const = (-rho * self.quota if self.quota is not None else 0.0) + nu * self.threshold
         use = np.zeros((max(1, self.nA), self.R))
         if kap is not None:
@@ -207,18 +207,13 @@ class Decomposition:
                 ra = np.argmin(ca, axis=1)
                 const += float(ca[np.arange(len(ra)), ra].sum())
                 np.add.at(use, (self.a_app, ra), self.a_cpu)
-        value, mag = float(best.sum()) + const, float(np.abs(best).sum()) + abs(const)
+        value, mag = total + const, mag_t + abs(const)
         del C
         d_lam = np.bincount(home[self.s_tab] * self.GK + self.s_gk, weights=self.s_sig,
                             minlength=self.R * self.GK).astype(float)
         credit = float((self.s_hi * self.has[home[self.s_tab], self.s_g]).sum())
         if len(self.m_own):
-            hr = home[self.m_own]
             cr = self.m_hi * self.has[hr, self.m_g]
-            pc = lam[hr, self.m_gk] * self.m_sig - nu * cr
-            if kap is not None:
-                pc = pc + kap[np.maximum(self.m_app, 0), hr] * self.m_cpu
-            placed = pc < self.m_null
             pm = placed & (self.m_app >= 0)
             np.add.at(use, (self.m_app[pm], hr[pm]), self.m_cpu[pm])
             d_lam += np.bincount(hr[placed] * self.GK + self.m_gk[placed], weights=self.m_sig[placed],
@@ -230,6 +225,22 @@ class Decomposition:
         np.add.at(use, (self.c1_app, home[self.c1_tab]), self.c1_cpu)
         d_kap = use[self.cap_a, self.cap_r] - self.cap_v
         return value, mag, d_lam.reshape(self.R, self.GK), d_mu, d_rho, self.threshold - credit, d_kap
+
+    def _homes(self, C: np.ndarray, place: np.ndarray | None) -> tuple:
+        """The tables' choice at unary costs ``C [T, R]`` and the multi-table ML jobs' prices
+        ``place [Jm, R]``: each job charged to its owner table, ``min(null, price)`` there. Returns
+        (value, magnitude, home [T], each multi-table job's region [Jm], placed [Jm])."""
+        if place is not None:
+            C += np.asarray(self.M @ np.minimum(self.m_null[:, None], place))
+        home = np.argmin(C, axis=1) if self.T else np.zeros(0, dtype=np.int64)
+        best = C[np.arange(self.T), home]
+        hr = home[self.m_own]
+        placed = (place[np.arange(len(hr)), hr] < self.m_null) if place is not None else np.zeros(0, dtype=bool)
+        return float(best.sum()), float(np.abs(best).sum()), home, hr, placed
+
+    def extra_stats(self) -> dict:
+        """Statistics a subclass adds to the result (none here)."""
+        return {}
 
     # -- the GPU cells' block ------------------------------------------------------------------
     def _cells(self) -> None:
@@ -368,7 +379,8 @@ class Decomposition:
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5, tol: float = 1e-4,
           max_iter: int = 100_000, max_memory_mb: float = MAX_MEMORY_MB, start: np.ndarray | None = None,
-          cpu: bool = False, seed: int = 0) -> SolveResult:
+          cpu: bool = False, seed: int = 0, decomposition: type | None = None,
+          name: str = "tetris-bound-lagrange") -> SolveResult:
     """The Lagrangian bound (module docstring) as a ``SolveResult``.
 
     Parameters
@@ -390,17 +402,21 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
         Refuse (status ``error``) when :func:`memory_estimate_mb` exceeds it.
     seed : int
         Unused (the method is deterministic); accepted as every solver's keyword.
+    decomposition, name
+        The blocks' class (default :class:`Decomposition`; :mod:`.forest` passes its own, whose
+        tables' block keeps multi-table ML jobs whole along a spanning forest) and the result's name.
     """
     del seed
+    decomposition = Decomposition if decomposition is None else decomposition
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
     t0 = time.perf_counter()
     need = memory_estimate_mb(inst)
     if need > max_memory_mb:
-        return SolveResult(Status.ERROR, "tetris-bound-lagrange", wall_time_s=time.perf_counter() - t0,
+        return SolveResult(Status.ERROR, name, wall_time_s=time.perf_counter() - t0,
                            stats={"memory_estimate_mb": need, "max_memory_mb": max_memory_mb,
                                   "message": f"memory estimate {need:.0f} MB above max_memory_mb"})
-    dec = Decomposition(inst, alpha=alpha, cpu=cpu)
+    dec = decomposition(inst, alpha=alpha, cpu=cpu)
     build_s = time.perf_counter() - t0
     deadline = t0 + time_limit
     R, GK = dec.R, dec.GK
@@ -468,4 +484,5 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
              "memory_estimate_mb": need, "predicted": float(pred) if np.isfinite(pred) else None,
              "own_overload_tables": int(len(dec.P[0])) if dec.P is not None else 0,
              "cell_levels": int(len(dec.c_r)), "log": log[-20:], "peak_rss_mb": peak_rss_mb()}
-    return SolveResult(status, "tetris-bound-lagrange", objective=None, bound=bound, wall_time_s=wall, stats=stats)
+    stats.update(dec.extra_stats())
+    return SolveResult(status, name, objective=None, bound=bound, wall_time_s=wall, stats=stats)
