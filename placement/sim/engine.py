@@ -27,8 +27,11 @@ Goodput jobs (Pollux, :mod:`placement.sim.goodput`): with a performance model th
 rate on a start is that segment's rate on its GPUs per machine, after ``perf.restart_delay``
 seconds without progress (the attempt's first segment begins then); at each segment's end (an
 epoch boundary, or a point of the grid ``k x perf.retune_interval`` when the model has one) the
-rate is re-derived and a ``rate`` row logged (``factor=1.0`` and the segment's rate, epoch and
-batch layout). A policy whose ``elastic_any`` attribute is true may
+rate is re-derived and a ``rate`` row logged (the job's link factor and the segment's rate, epoch
+and batch layout). With a network the job progresses at the segment's rate times its link factor;
+its phase is set on a start as for any job, and a factor change logs a ``rate`` row with the
+segment's extras (during a restart delay progress still begins after the delay). A policy whose
+``elastic_any`` attribute is true may
 start a job on any number of GPUs (Pollux sizes jobs itself).
 """
 
@@ -90,7 +93,7 @@ class _Run:
     ``(since, left, rate)`` of this attempt (for checkpoints); ``gen`` numbers finish events."""
 
     __slots__ = ("gpus", "start", "left", "rate", "tier", "attempt", "since", "base", "factor", "gen",
-                 "segments", "stop", "grid")
+                 "segments", "stop", "grid", "seg")
 
     def __init__(self, gpus, start, left, rate, tier, attempt):
         self.gpus, self.start, self.left, self.rate, self.tier, self.attempt = (
@@ -98,6 +101,7 @@ class _Run:
         self.since, self.base, self.factor, self.gen, self.segments = start, rate, 1.0, 0, []
         self.stop = 0.0      # work left at the end of this segment (goodput jobs: an epoch boundary)
         self.grid = False    # goodput jobs: this segment ends on the re-tune grid, before ``stop``
+        self.seg = None      # goodput jobs: the current segment (its rate is ``base``)
 
     def left_at(self, t: float) -> float:
         """Work still needed at time ``t`` (within this attempt)."""
@@ -302,10 +306,16 @@ class _Loop:
     def _push_segment(self, jid: str, r: _Run, seg, t_from: float) -> None:
         """Set ``r``'s rate to the goodput segment ``seg`` from ``t_from`` and schedule its end."""
         job = self.s.jobs[jid]
-        r.rate = r.base = float(seg.rate)
-        if not (math.isfinite(r.rate) and r.rate > 0):
-            raise ValueError(f"performance model gave rate {r.rate!r} for job {jid!r}")
+        r.base, r.seg = float(seg.rate), seg
+        if not (math.isfinite(r.base) and r.base > 0):
+            raise ValueError(f"performance model gave rate {r.base!r} for job {jid!r}")
+        r.rate = r.base * r.factor          # times the link factor (1 without a network)
         r.stop = max(0.0, job.duration - seg.until)
+        self._push_segment_end(jid, r, t_from)
+
+    def _push_segment_end(self, jid: str, r: _Run, t_from: float) -> None:
+        """Schedule the end of a goodput job's segment at ``r.rate`` from ``t_from``: its epoch
+        boundary (``r.stop``) or the next point of the re-tune grid, whichever is first."""
         end = t_from + (r.left - r.stop) / r.rate
         step = getattr(self.perf, "retune_interval", None)
         r.grid = False
@@ -323,7 +333,7 @@ class _Loop:
         r.left, r.since, r.gen = (max(r.left_at(t), r.stop) if r.grid else r.stop), t, r.gen + 1
         seg = self.segment(job, self._placement(r.gpus), job.duration - r.left)
         self._push_segment(jid, r, seg, t)
-        self.log.append(LogRow(t, "rate", jid, r.gpus, job.duration - r.left, f"factor=1.0 {seg.extra()}"))
+        self.log.append(LogRow(t, "rate", jid, r.gpus, job.duration - r.left, f"factor={r.factor!r} {seg.extra()}"))
 
     def _arrivals(self, t: float, events: list) -> None:
         """Jobs submitted at ``t`` (kind 1): pending, or ``unschedulable`` when they can never fit."""
@@ -431,6 +441,10 @@ class _Loop:
         delay = float(self.perf.restart_delay)
         r = s.running[job.id] = _Run(gpus, t, max(0.0, job.duration - done), 1.0, tier, att)
         r.since = t + delay
+        if self.links is not None:
+            from .links import default_phase
+
+            s.phase[job.id] = default_phase(job, t)
         self._push_segment(job.id, r, seg, t + delay)
         s.version += 1
         self.stats["starts"] += 1
@@ -524,6 +538,9 @@ class _Loop:
             f = fac.get(jid, 1.0)
             if f == r.factor:
                 continue
+            if r.seg is not None:       # a goodput job: its segment's goodput times the new factor
+                self._refactor_goodput(jid, r, f, t)
+                continue
             r.segments.append((r.since, r.left, r.rate))
             r.left = r.left_at(t)
             r.since, r.factor, r.rate, r.gen = t, f, r.base * f, r.gen + 1
@@ -532,6 +549,19 @@ class _Loop:
                                    f"factor={f!r} rate={r.rate!r}"))
         s.version += 1
         self._link_key = (s.version, len(s.running))
+
+    def _refactor_goodput(self, jid: str, r: _Run, f: float, t: float) -> None:
+        """A goodput job's link factor changed at ``t``: settle its progress (in a restart delay,
+        none: progress still begins at ``r.since``), rate = segment goodput x ``f``, the
+        segment's end re-issued, a ``rate`` row with the factor and the segment's own extras
+        (its ``rate=`` is the goodput before the factor, as :func:`goodput_check` re-derives)."""
+        job = self.s.jobs[jid]
+        if r.since <= t:
+            r.segments.append((r.since, r.left, r.rate))
+            r.left, r.since = r.left_at(t), t
+        r.factor, r.rate, r.gen = f, r.base * f, r.gen + 1
+        self._push_segment_end(jid, r, max(t, r.since))
+        self.log.append(LogRow(t, "rate", jid, r.gpus, job.duration - r.left, f"factor={f!r} {r.seg.extra()}"))
 
     def _timer(self, d: Timer, t: float) -> None:
         """Wake the policy at ``d.at`` (a finite time, not in the past)."""
