@@ -587,11 +587,13 @@ def goodput_check(perf: GoodputPerf, cluster) -> Callable:
     :class:`GoodputPerf`: each start and rate row's logged rate equals the goodput re-derived from
     the measurements (its logged placement, batch layout and the epoch of its logged work);
     the placement matches the row's GPUs; the batch layout is in the application's ranges; every
-    start is charged the restart delay; rate rows fall on an epoch boundary or the re-tune grid."""
+    start is charged the restart delay; rate rows fall on an epoch boundary or the re-tune grid,
+    or change the link factor (``factor=``; its ``rate=`` is still the goodput before the factor)."""
 
     def check(trace, cluster_, log: EventLog) -> list[str]:
         out: list[str] = []
         jobs = {j.id: j for j in trace.jobs}
+        last_factor: dict[str, str] = {}    # each job's last logged link factor (1 after a start)
         for i, r in enumerate(log):
             if r.event not in ("start", "rate") or r.job not in jobs:
                 continue
@@ -613,10 +615,13 @@ def goodput_check(perf: GoodputPerf, cluster) -> Callable:
                 out.append(f"goodput: {where} logs placement {placement} but its GPUs span {counts}")
             if min(app.epoch_of(r.work_done), app.max_epochs - 1) != epoch:
                 out.append(f"goodput: {where} logs epoch {epoch} at work {r.work_done!r}")
+            f = kv.get("factor", "1.0")
+            relinked = r.event == "rate" and f != last_factor.get(r.job, "1.0")   # a link factor change
+            last_factor[r.job] = f if r.event == "rate" else "1.0"
             on_grid = perf.retune_interval is not None and math.isclose(
                 r.time / perf.retune_interval, round(r.time / perf.retune_interval), abs_tol=1e-9)
             at_epoch = np.isclose(r.work_done, app.progress_after[epoch], rtol=1e-9, atol=1e-6)
-            if r.event == "rate" and not (on_grid or at_epoch):
+            if r.event == "rate" and not (on_grid or at_epoch or relinked):
                 out.append(f"goodput: {where} changes rate off an epoch boundary and off the re-tune grid")
             if r.event == "start" and float(kv.get("delay", "nan")) != perf.restart_delay:
                 out.append(f"goodput: {where} is not charged the restart delay {perf.restart_delay!r} s")

@@ -30,7 +30,8 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
 
 Goodput jobs (``perf`` with a ``segment`` method, :class:`placement.sim.goodput.GoodputPerf`):
 a start may use any number of GPUs (its ``workers=``), its rate is the row's ``rate=`` and
-progress begins ``delay=`` seconds after it; a ``rate`` row sets the logged ``rate=``. Whether
+progress begins ``delay=`` seconds after it; a ``rate`` row sets the logged ``rate=`` times its
+``factor=`` (the link factor; a row inside a restart delay leaves progress to begin after it). Whether
 those rates are the measurements' goodput is :func:`placement.sim.goodput.goodput_check`.
 
 ``checks``: extra callables ``(trace, cluster, log) -> list[str]`` for policy-specific
@@ -173,11 +174,15 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 bad(f"rate: {where} has no factor in (0, 1] ({r.extra!r})")
                 continue
             kept[r.job] = did
-            new = extra_value(r.extra, "rate") if goodput else base * factor
+            if goodput:     # the segment's goodput (rate=) times the link factor
+                seg_rate = extra_value(r.extra, "rate")
+                new = seg_rate * factor if seg_rate else None
+            else:
+                new = base * factor
             if not (new is not None and new > 0):
                 bad(f"rate: {where} has no positive rate= ({r.extra!r})")
                 new = base
-            run[r.job] = (g, r.time, new, base)
+            run[r.job] = (g, max(r.time, t0) if goodput else r.time, new, base)   # goodput: after a restart delay
         elif r.event in ("preempt", "finish"):
             if st != "running":
                 bad(f"state: {where} for a job that is {st or 'not submitted'}")
