@@ -41,9 +41,10 @@ Statuses: each method's module says which it returns (the LP's: :mod:`placement.
 
 Layout: :mod:`~placement.models.tetris_bound.relaxation` (the matrix, :func:`build`, the
 certificates :func:`dual_bound` and :func:`farkas_value`, the HiGHS model transfer, the
-constants) <- the five methods :mod:`~placement.models.tetris_bound.lp` (the outer-approximation
+constants) <- the six methods :mod:`~placement.models.tetris_bound.lp` (the outer-approximation
 rounds), :mod:`~placement.models.tetris_bound.branch`, :mod:`~placement.models.tetris_bound.hot`,
-:mod:`~placement.models.tetris_bound.lagrange` (a decomposition in numpy, no LP of the instance) and
+:mod:`~placement.models.tetris_bound.lagrange` (a decomposition in numpy, no LP of the instance),
+:mod:`~placement.models.tetris_bound.forest` (the same, jobs kept whole along a spanning forest) and
 :mod:`~placement.models.tetris_bound.mip` <- this ``__init__`` (the dispatcher :func:`solve`,
 and the relaxation's public names re-exported). Nothing imports the dispatcher back: a method
 module imports ``.relaxation`` (and another method module if it needs one), never a name
@@ -57,7 +58,7 @@ from placement.result import SolveResult
 from placement.tetris import TetrisInstance
 
 from ..backends import MipSolver, check_mip_solver
-from . import branch, hot, lagrange, lp, mip
+from . import branch, forest, hot, lagrange, lp, mip
 from .relaxation import (
     DENSE_ROW,
     GRID_TANGENTS,
@@ -82,7 +83,7 @@ __all__ = ["solve", "choose_method", "AUTO_BRANCH_MAX_TABLES", "build", "dual_bo
            "SIMPLEX_MAX_COLUMNS", "PDLP_MIN_COLUMNS", "DENSE_ROW", "MAX_CHORD_VALUES", "SUBSET_SUM_BITS"]
 
 
-METHODS = ("auto", "lp", "branch", "hot", "lagrange", "mip")
+METHODS = ("auto", "lp", "branch", "hot", "lagrange", "forest", "mip")
 AUTO_BRANCH_MAX_TABLES = 2_000   # the LP's root finishes within minutes up to here (1,000 tables: 27 s CPU)
 AUTO_BRANCH_MIN_SECONDS = 0.03   # seconds per table the branching needs to pass its root LP (measured, Tetris page)
 
@@ -95,17 +96,23 @@ def choose_method(inst: TetrisInstance, time_limit: float) -> tuple[str, str]:
     instances; 164,258 at 1,000 tables against the LP's 103,790), which HiGHS does within minutes up
     to ``AUTO_BRANCH_MAX_TABLES`` tables given about ``AUTO_BRANCH_MIN_SECONDS`` per table; beyond,
     neither its interior point nor PDLP certifies anything in 10 minutes at 10,000 tables, and the
-    Lagrangian decomposition (linear in tables) is the strongest that runs. "mip" is tighter still
-    but its bound is HiGHS's number, so "auto" never picks it.
+    Lagrangian decomposition with multi-table ML jobs kept whole along a spanning forest ("forest",
+    linear in tables; at the same multipliers never below "lagrange", and above it on the proven
+    library instances and at 1,000 and 10,000 tables, Tetris page) is the strongest that runs, then
+    "lagrange" if only its smaller memory estimate fits. "mip" is tighter still but its bound is
+    HiGHS's number, so "auto" never picks it.
     """
     T = inst.n_tables
     if T <= AUTO_BRANCH_MAX_TABLES and time_limit >= AUTO_BRANCH_MIN_SECONDS * T:
         return "branch", f"{T} tables <= {AUTO_BRANCH_MAX_TABLES} and {time_limit:g} s for the root LP"
+    why = (f"{T} tables > {AUTO_BRANCH_MAX_TABLES}" if T > AUTO_BRANCH_MAX_TABLES
+           else f"{time_limit:g} s < {AUTO_BRANCH_MIN_SECONDS} s per table for the LP's root")
+    need_f = forest.memory_estimate_mb(inst)
+    if need_f <= lagrange.MAX_MEMORY_MB:
+        return "forest", why + f"; memory estimate {need_f:.0f} MB"
     need = lagrange.memory_estimate_mb(inst)
     if need <= lagrange.MAX_MEMORY_MB:
-        why = (f"{T} tables > {AUTO_BRANCH_MAX_TABLES}" if T > AUTO_BRANCH_MAX_TABLES
-               else f"{time_limit:g} s < {AUTO_BRANCH_MIN_SECONDS} s per table for the LP's root")
-        return "lagrange", why + f"; memory estimate {need:.0f} MB"
+        return "lagrange", why + f"; the forest's memory estimate {need_f:.0f} MB too large, the Lagrangian's {need:.0f} MB"
     return "hot", f"the Lagrangian's memory estimate {need:.0f} MB > {lagrange.MAX_MEMORY_MB:.0f} MB"
 
 
@@ -123,7 +130,7 @@ def _auto(inst: TetrisInstance, *, time_limit: float, alpha: float, **branch_opt
         if choice == "branch":
             res = branch.solve(inst, time_limit=left, **branch_options)
         else:
-            res = lagrange.solve(inst, time_limit=left, alpha=alpha)
+            res = (forest if choice == "forest" else lagrange).solve(inst, time_limit=left, alpha=alpha)
     used = choice if res is not h else "hot"
     if res is not h and (res.bound is None or (h.bound is not None and h.bound > res.bound)):
         res.stats["bound_" + choice] = res.bound
@@ -143,13 +150,15 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
 
     Parameters
     ----------
-    method : {"auto", "lp", "branch", "hot", "lagrange", "mip"}
+    method : {"auto", "lp", "branch", "hot", "lagrange", "forest", "mip"}
         "auto" (the default): the strongest *numpy-certified* method that fits the instance and
         ``time_limit`` (:func:`choose_method`), floored by "hot"; ``stats["method"]`` names the
         method whose bound is reported and ``stats["auto"]`` the choice and its reason.
         "lagrange": the Lagrangian decomposition (:mod:`placement.models.tetris_bound.lagrange`;
         linear in tables, certified at any multipliers, runs at 100,000 tables, weak: the Tetris
-        page). "lp": the package's relaxation (the parameters below;
+        page). "forest": the same with multi-table ML jobs kept whole along a spanning forest of the
+        tables, each tree solved exactly (:mod:`placement.models.tetris_bound.forest`; never below
+        "lagrange" at the same multipliers). "lp": the package's relaxation (the parameters below;
         :mod:`placement.models.tetris_bound.lp`); "branch": best-first branching on
         hot tables' homes over the same LP, every leaf certified in numpy, within ``time_limit``
         (:mod:`placement.models.tetris_bound.branch`); "hot": the closed-form hot-table bound
@@ -164,7 +173,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     seed : int
         "mip": HiGHS's random seed; otherwise unused (the bound is deterministic).
     alpha : float
-        "lagrange" only: the share of the overload squares charged to the hot tables' own overloads.
+        "lagrange" and "forest" only: the share of the overload squares charged to the hot tables' own overloads.
     mip_solver : {"highs", "scip", "cbc"}
         "mip" only: the solver of the MIP (:mod:`placement.models.backends`). The other methods
         certify their bound from HiGHS's duals in numpy and run HiGHS only.
@@ -193,6 +202,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
                      tol=tol, dense_row=dense_row, alpha=alpha)
     if method == "lagrange":
         return lagrange.solve(inst, time_limit=time_limit, alpha=alpha)
+    if method == "forest":
+        return forest.solve(inst, time_limit=time_limit, alpha=alpha)
     if method == "mip":
         return mip.solve(inst, time_limit=time_limit, tangents=tangents, mip_gap=mip_gap, seed=seed,
                          mip_solver=mip_solver)

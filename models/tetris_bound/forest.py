@@ -227,6 +227,23 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
         return SolveResult(Status.ERROR, "tetris-bound-forest", stats={
             "memory_estimate_mb": need, "max_memory_mb": max_memory_mb,
             "message": f"memory estimate {need:.0f} MB above max_memory_mb"})
-    return lagrange.solve(inst, time_limit=time_limit, alpha=alpha, tol=tol, max_iter=max_iter,
-                          max_memory_mb=max_memory_mb, start=start, cpu=cpu, seed=seed,
-                          decomposition=ForestDecomposition, name="tetris-bound-forest")
+    res = lagrange.solve(inst, time_limit=time_limit, alpha=alpha, tol=tol, max_iter=max_iter,
+                         max_memory_mb=max_memory_mb, start=start, cpu=cpu, seed=seed,
+                         decomposition=ForestDecomposition, name="tetris-bound-forest")
+    res.stats["memory_estimate_mb"] = need
+    return res
+
+
+def seeded_placement(inst: TetrisInstance, res: SolveResult, *, alpha: float = 0.5, cpu: bool = False,
+                     **climb) -> SolveResult:
+    """Hill climbing (MAST §3.4, :func:`placement.solvers.hill_climb.solve`, its repair phase first)
+    started from the forest subproblems' region choices at the bound's best multipliers
+    (``res.stats["multipliers"]``); ``climb`` goes to the climb. ``stats["seed_home"]`` says where it
+    started."""
+    from placement.solvers import hill_climb
+
+    dec = ForestDecomposition(inst, alpha=alpha, cpu=cpu)
+    home = dec.homes(np.asarray(res.stats["multipliers"], dtype=float))
+    out = hill_climb.solve(inst, home=home, **climb)
+    out.stats["seed_home"] = "forest subproblems at the bound's best multipliers"
+    return out

@@ -179,23 +179,7 @@ class Decomposition:
                kap: np.ndarray | None = None) -> tuple:
         """(value, magnitude, d lam, d mu, d rho, d nu) of the tables' block at ``(lam [R, GK], mu [R])``
         and the quota's and (6)'s multipliers ``rho``, ``nu`` (their constants included)."""
-        C = np.asarray(self.S @ lam.T)                                   # [T, R]
-        C += self.size_share[:, None] * mu[None, :]
-        if rho:
-            C += rho * self.inst.arrays.size[:, None] * (np.arange(self.R)[None, :] != self.home0[:, None])
-        if nu:
-            C -= nu * np.asarray(self.H @ self.has.T)
-        if kap is not None:
-            C += np.asarray(self.Cpu @ kap)
-        if self.P is not None and len(self.P[0]):
-            C[self.P[0]] += self.alpha * self.P[1]
-        place = None
-        if len(self.m_own):
-            place = lam[:, self.m_gk].T * self.m_sig[:, None]              # [Jm, R]
-            if nu:
-                place -= nu * self.m_hi[:, None] * self.has[:, self.m_g].T
-            if kap is not None:
-                place += kap[np.maximum(self.m_app, 0)] * self.m_cpu[:, None]
+        C, place = self.unary(lam, mu, rho, nu, kap)
         total, mag_t, home, hr, placed = self._homes(C, place)
         del place
         const = (-rho * self.quota if self.quota is not None else 0.0) + nu * self.threshold
@@ -225,6 +209,29 @@ class Decomposition:
         np.add.at(use, (self.c1_app, home[self.c1_tab]), self.c1_cpu)
         d_kap = use[self.cap_a, self.cap_r] - self.cap_v
         return value, mag, d_lam.reshape(self.R, self.GK), d_mu, d_rho, self.threshold - credit, d_kap
+
+    def unary(self, lam: np.ndarray, mu: np.ndarray, rho: float = 0.0, nu: float = 0.0,
+              kap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(C [T, R], place [Jm, R])``: each table's cost per home without the multi-table ML jobs,
+        and those jobs' prices per region (``None`` without such jobs)."""
+        C = np.asarray(self.S @ lam.T)                                   # [T, R]
+        C += self.size_share[:, None] * mu[None, :]
+        if rho:
+            C += rho * self.inst.arrays.size[:, None] * (np.arange(self.R)[None, :] != self.home0[:, None])
+        if nu:
+            C -= nu * np.asarray(self.H @ self.has.T)
+        if kap is not None:
+            C += np.asarray(self.Cpu @ kap)
+        if self.P is not None and len(self.P[0]):
+            C[self.P[0]] += self.alpha * self.P[1]
+        place = None
+        if len(self.m_own):
+            place = lam[:, self.m_gk].T * self.m_sig[:, None]              # [Jm, R]
+            if nu:
+                place -= nu * self.m_hi[:, None] * self.has[:, self.m_g].T
+            if kap is not None:
+                place += kap[np.maximum(self.m_app, 0)] * self.m_cpu[:, None]
+        return C, place
 
     def _homes(self, C: np.ndarray, place: np.ndarray | None) -> tuple:
         """The tables' choice at unary costs ``C [T, R]`` and the multi-table ML jobs' prices
@@ -355,10 +362,7 @@ class Decomposition:
             mu = 2.0 * self.w3 * (ev.storage_used / self.tsz - self.st_target)
         return lam.reshape(self.R, self.GK), mu
 
-    def value(self, v: np.ndarray) -> tuple[float, np.ndarray]:
-        """The certified Lagrangian value at the multipliers ``v = (lam [R*GK], mu [R], rho, nu, kappa [capped (app,
-        region) pairs])`` (less the
-        rounding margin; ``rho``, ``nu``, ``kappa`` clipped at 0, ``rho`` 0 without a quota) and a supergradient."""
+    def _unpack(self, v: np.ndarray) -> tuple:
         R, GK = self.R, self.GK
         lam = np.where(self.on[None, :], v[:R * GK].reshape(R, GK), 0.0)
         mu = v[R * GK:R * GK + R] if self.tsz > 0 else np.zeros(R)
@@ -369,6 +373,19 @@ class Decomposition:
         if len(self.cap_v):
             kap = np.zeros((max(1, self.nA), R))
             kap[self.cap_a, self.cap_r] = np.maximum(0.0, v[o + 2:])
+        return lam, mu, rho, nu, kap
+
+    def homes(self, v: np.ndarray) -> np.ndarray:
+        """The tables' block's minimizer (a home per table) at the multipliers ``v`` (as :meth:`value`):
+        a placement to start a heuristic from (it may break (4)-(6) and the quota)."""
+        C, place = self.unary(*self._unpack(np.asarray(v, dtype=float)))
+        return self._homes(C, place)[2]
+
+    def value(self, v: np.ndarray) -> tuple[float, np.ndarray]:
+        """The certified Lagrangian value at the multipliers ``v = (lam [R*GK], mu [R], rho, nu, kappa [capped (app,
+        region) pairs])`` (less the
+        rounding margin; ``rho``, ``nu``, ``kappa`` clipped at 0, ``rho`` 0 without a quota) and a supergradient."""
+        lam, mu, rho, nu, kap = self._unpack(v)
         v1, m1, g_lam, g_mu, g_rho, g_nu, g_kap = self.tables(lam, mu, rho, nu, kap)
         v2, m2, y = self.cells(lam)
         v3, m3, ys = self.storage(mu)
@@ -483,6 +500,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
     stats = {"instance": inst.name, "alpha": alpha, "evaluations": it, "stopped_by": stopped, "build_s": build_s, "cuts": len(cuts_g),
              "memory_estimate_mb": need, "predicted": float(pred) if np.isfinite(pred) else None,
              "own_overload_tables": int(len(dec.P[0])) if dec.P is not None else 0,
-             "cell_levels": int(len(dec.c_r)), "log": log[-20:], "peak_rss_mb": peak_rss_mb()}
+             "cell_levels": int(len(dec.c_r)), "log": log[-20:], "peak_rss_mb": peak_rss_mb(),
+             "multipliers": [float(z) for z in best_v]}
     stats.update(dec.extra_stats())
     return SolveResult(status, name, objective=None, bound=bound, wall_time_s=wall, stats=stats)
