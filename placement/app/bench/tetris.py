@@ -658,8 +658,9 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
     best-first branching on hot tables' homes over the LP relaxation, run by
     :mod:`placement.solvers.branch_round` (which also rounds each expanded node's LP into a placement
     and climbs from it: one run gives the ``branch_round`` heuristic and the bound), beyond it
-    the Lagrangian decomposition (:mod:`placement.models.tetris_bound.lagrange`, no ``branch_round``: the
-    LP does not finish at 10,000 tables), each certified in numpy (an LP by its dual, the Lagrangian
+    the Lagrangian decomposition with multi-table ML jobs kept whole along a spanning forest
+    (:mod:`placement.models.tetris_bound.forest`, no ``branch_round``: the LP does not finish at
+    10,000 tables), each certified in numpy (an LP by its dual, the Lagrangian
     at its multipliers). LNS gets the longer of the two climbs' times (at least 10 s); the
     compound-move climb stops at ``JOB_MOVES_LIMIT`` s. The gap is ``(objective - bound) /
     bound``, at least the true gap.
@@ -688,7 +689,7 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
         c0 = time.process_time()
         hot = hot_bound(inst)
         hot_cpu = time.process_time() - c0
-        method = "branch" if T <= BRANCH_MAX_TABLES else "lagrange"
+        method = "branch" if T <= BRANCH_MAX_TABLES else "forest"
         c0 = time.process_time()
         if method == "branch":
             b = branch_round.solve(inst, time_limit=limit, seed=0)
@@ -731,7 +732,7 @@ def _certified(seed: int, progress, task, sizes=None) -> BenchSection:
           "bounds -- the closed-form hot-table bound (`models/tetris_bound/hot.py`) and, up to "
           f"{BRANCH_MAX_TABLES:,} tables, best-first branching on hot tables' homes over the LP relaxation "
           "(`models/tetris_bound/branch.py`; `lp_root` is the LP alone), beyond it the Lagrangian "
-          "decomposition (`models/tetris_bound/lagrange.py`); every LP value certified in numpy from its duals, "
+          "decomposition with ML jobs kept whole along a spanning forest (`models/tetris_bound/forest.py`); every LP value certified in numpy from its duals, "
           "also when stopped by the time limit, the Lagrangian's at its multipliers. LNS at the longer climb's time (at least 10 s). Peak memory is the bench "
           "process's (it includes the instance and the heuristics).", "", _table(rows, cols)]
     summary = [f"tetris certified gaps {r['size']}: hill climbing {_pct(r['hill_climb_gap'])}, job moves "
