@@ -599,13 +599,14 @@ def folder_checks(instance_path: str, inst, log) -> list[str]:
 
 
 def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None, progress=None,
-                   checks=None, built: list | None = None, record: dict | None = None):
+                   checks=None, built: list | None = None, record: dict | None = None, agent: bool = False):
     """Simulate; returns (SimResult, per-job rows, summary dict, violations).
 
     ``checks(policy)``, when given, returns extra replay checks built from the policy object (a
     HiveD run's sharing-safety check needs its VC assignment); without it, :func:`policy_checks`.
     ``built``, when given, receives the policy object (its statistics and classes of jobs beyond
-    the log); ``record``, when given, receives the run's :func:`provenance`."""
+    the log); ``record``, when given, receives the run's :func:`provenance`. ``agent``: links
+    shared with CASSINI §4.2 step 3's agent (:class:`~placement.sim.links.LinkSharing`)."""
     from ..sim.engine import simulate
     from ..sim.link_metrics import iteration_summary
     from ..sim.links import LinkSharing
@@ -629,7 +630,7 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
     if built is not None:
         built.append(pol)
     perf = inst.perf_model()
-    links = LinkSharing(inst.cluster) if inst.cluster.network is not None else False
+    links = LinkSharing(inst.cluster, agent=agent) if inst.cluster.network is not None else False
     res = simulate(inst.trace, inst.cluster, pol, perf=perf, seed=seed, scan_interval=inst.scan_interval,
                    checkpoint_interval=inst.checkpoint_interval, progress=progress, links=links)
     t0 = time.perf_counter()

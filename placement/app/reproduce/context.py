@@ -188,12 +188,13 @@ class Context:
         return rel
 
     def simulate(self, inst, policy: str, seed: int, name: str, options: dict | None = None,
-                 keep_log: bool = True, checks=None):
+                 keep_log: bool = True, checks=None, agent: bool = False):
         """Run ``policy`` on ``inst`` (the ``placement simulate`` pipeline), write the run under
         ``logs/<name>/`` and check its log with ``replay_check`` (plus ``checks(policy)``, extra
         checks built from the policy object). Returns ``(result, per-job rows, summary)``; the
         policy object is ``self.last_policy``; a broken log is recorded (``report.md`` lists it,
-        the command exits 1)."""
+        the command exits 1). ``agent``: links shared with CASSINI §4.2 step 3's agent (not with
+        ``--workers``: those runs share links without it)."""
         from ..run import run_simulation, write_outputs
 
         self.say(f"  {name}: {policy} on {len(inst.trace)} jobs, {inst.cluster.n_gpus} GPUs, seed {seed}")
@@ -206,7 +207,7 @@ class Context:
             built: list = []
             record: dict[str, Any] = {"command": command}
             res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built,
-                                                     record=record)
+                                                     record=record, agent=agent)
             self.last_policy = built[0]
         if broken:
             self.broken[name] = broken[:20]
