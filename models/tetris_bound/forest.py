@@ -238,12 +238,12 @@ def seeded_placement(inst: TetrisInstance, res: SolveResult, *, alpha: float = 0
                      **climb) -> SolveResult:
     """Hill climbing (MAST §3.4, :func:`placement.solvers.hill_climb.solve`, its repair phase first)
     started from the forest subproblems' region choices at the bound's best multipliers
-    (``res.stats["multipliers"]``); ``climb`` goes to the climb. ``stats["seed_home"]`` says where it
+    (``res.multipliers``, set by :func:`solve`); ``climb`` goes to the climb. ``stats["seed_home"]`` says where it
     started."""
     from placement.solvers import hill_climb
 
     dec = ForestDecomposition(inst, alpha=alpha, cpu=cpu)
-    home = dec.homes(np.asarray(res.stats["multipliers"], dtype=float))
+    home = dec.homes(np.asarray(res.multipliers, dtype=float))
     out = hill_climb.solve(inst, home=home, **climb)
     out.stats["seed_home"] = "forest subproblems at the bound's best multipliers"
     return out

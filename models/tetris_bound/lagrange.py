@@ -500,7 +500,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
     stats = {"instance": inst.name, "alpha": alpha, "evaluations": it, "stopped_by": stopped, "build_s": build_s, "cuts": len(cuts_g),
              "memory_estimate_mb": need, "predicted": float(pred) if np.isfinite(pred) else None,
              "own_overload_tables": int(len(dec.P[0])) if dec.P is not None else 0,
-             "cell_levels": int(len(dec.c_r)), "log": log[-20:], "peak_rss_mb": peak_rss_mb(),
-             "multipliers": [float(z) for z in best_v]}
+             "cell_levels": int(len(dec.c_r)), "log": log[-20:], "peak_rss_mb": peak_rss_mb()}
     stats.update(dec.extra_stats())
-    return SolveResult(status, name, objective=None, bound=bound, wall_time_s=wall, stats=stats)
+    res = SolveResult(status, name, objective=None, bound=bound, wall_time_s=wall, stats=stats)
+    res.multipliers = best_v   # the best evaluated point, in process only (a heuristic may start from it)
+    return res
