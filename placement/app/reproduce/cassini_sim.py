@@ -69,11 +69,13 @@ def testbed(name: str = CLOS[0], goodput: float = SECTION_2_2_GOODPUT, oversubsc
         f"-o{oversubscription:g}" if oversubscription is not None else ""))
 
 
-def experiment_trace(exp: str, seed: int, hours: float, load: float = 1.0, workers: tuple[int, int] = (1, 12)) -> Trace:
+def experiment_trace(exp: str, seed: int, hours: float, load: float = 1.0, workers: tuple[int, int] = (1, 12),
+                     stress_iterations: int = 1000) -> Trace:
     """``poisson`` (all 13 models, Fig. 11), ``model-parallel`` (GPT-1/2/3 and DLRM, Fig. 12) or
-    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13), seeded (:mod:`placement.sim.cassini_workload`)."""
+    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13, ``stress_iterations`` each), seeded
+    (:mod:`placement.sim.cassini_workload`)."""
     if exp == "stress":
-        return stress_trace(seed)
+        return stress_trace(seed, iterations=stress_iterations)
     models = MODEL_PARALLEL if exp == "model-parallel" else ALL_MODELS
     return poisson_trace(seed, hours=hours, load=load, models=models, workers=workers)
 
@@ -123,19 +125,21 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
 
 def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
              policies=("themis", "themis+cassini"), keep_log: bool = True,
-             elastic: bool = True) -> tuple[dict[str, dict], dict]:
+             elastic: bool = True, agent: bool = True) -> tuple[dict[str, dict], dict]:
     """Each policy on ``trace`` over ``cluster`` (one engine run each, checked), measured:
     ``({policy: measures}, {policy: log})``. ``elastic``: Themis (and Th+CASSINI) re-tune worker
     counts per lease as §5.1 runs it (:class:`placement.solvers.online.themis.Themis`); False keeps
-    fixed gangs."""
-    links = LinkSharing(cluster)
+    fixed gangs. ``agent``: the ``+cassini`` runs share links with §4.2 step 3's agent (their
+    ``adjust_*`` measures are then the agent's own count)."""
+    links, agent_links = LinkSharing(cluster), LinkSharing(cluster, agent=True)
     inst = SimInstance(trace, cluster, "ideal")
     out, logs = {}, {}
     for pol in policies:
         name = f"{tag}-{pol}-s{seed}"
         opts = {"elastic": True} if elastic and pol.startswith("themis") else None
-        res, _rows, summ = ctx.simulate(inst, pol, seed, name, options=opts, keep_log=keep_log)
-        m = measure(exp, trace, res.log, links)
+        res, _rows, summ = ctx.simulate(inst, pol, seed, name, options=opts, keep_log=keep_log,
+                                        agent=agent and pol.endswith("+cassini"))
+        m = measure(exp, trace, res.log, agent_links if agent and pol.endswith("+cassini") else links)
         m["jct"] = summ["mean_jct_s"]
         st = ctx.last_policy.stats()
         m["moves"] = st.get("moves", 0)
@@ -217,3 +221,63 @@ def write_regimes_fallback(ctx: Context) -> None:
     w.writeheader()
     w.writerows(rows)
     write_text(ctx.out / "regimes.csv", buf.getvalue())
+
+
+# ------------------------------------------------------------------------------ Pollux and Po+CASSINI
+def pollux_trace(trace: Trace) -> Trace:
+    """``trace`` for Pollux (§5.1's Po rows): each job's work in its goodput application's units
+    (:data:`placement.cassini.catalogue.GOODPUT_ANALOGUE`, the Pollux authors' measured analogue):
+    its iterations (duration / the catalogue's ideal iteration) times the analogue's initial batch
+    size, capped at the application's whole training (ours: CASSINI gives no batch sizes)."""
+    from placement.cassini.catalogue import CATALOGUE, goodput_inputs
+
+    apps = _pollux_apps()
+    out = []
+    for j in trace.jobs:
+        its = j.duration * 1000.0 / CATALOGUE[j.model][1]
+        app = apps[goodput_inputs(j.model)["analogue"]]
+        out.append(replace(j, duration=float(min(app.total, its * goodput_inputs(j.model)["init_batch_size"]))))
+    return replace(trace, name=trace.name + "-pollux", jobs=tuple(out))
+
+
+def _pollux_apps():
+    from placement.instances.traces import pollux_dir
+    from placement.sim.goodput import load_applications
+
+    return load_applications(pollux_dir() / "traces")
+
+
+def pollux_perf():
+    """A fresh :class:`placement.sim.goodput.GoodputPerf` on the catalogue models' analogue
+    applications (:data:`placement.cassini.catalogue.GOODPUT_ANALOGUE`)."""
+    from placement.cassini.catalogue import GOODPUT_ANALOGUE
+    from placement.sim.goodput import GoodputPerf
+
+    apps = _pollux_apps()
+    return GoodputPerf({m: apps[a] for m, a in GOODPUT_ANALOGUE.items()})
+
+
+def run_pollux_pair(exp: str, cluster, trace: Trace, seed: int, agent: bool = True) -> tuple[dict, dict, list]:
+    """``pollux`` and ``pollux+cassini`` on :func:`pollux_trace` of ``trace`` (one engine run
+    each; the +cassini run with §4.2 step 3's agent when ``agent``), each log checked by
+    ``replay_check`` with the goodput check and the link-factor check. Iteration times are the
+    catalogue iteration over the logged link factor (:func:`measure`): the network's share of the
+    iteration at Pollux's own allocation. Returns ``({policy: measures}, {policy: log}, problems)``."""
+    from placement.sim.engine import simulate
+    from placement.sim.goodput import goodput_check
+    from placement.sim.link_check import link_factor_check
+    from placement.sim.policies import make_policy
+    from placement.sim.replay import replay_check
+
+    ptrace = pollux_trace(trace)
+    out, logs, bad = {}, {}, []
+    for pol in ("pollux", "pollux+cassini"):
+        links = LinkSharing(cluster, agent=agent and pol.endswith("+cassini"))
+        perf = pollux_perf()
+        res = simulate(ptrace, cluster, make_policy(pol), perf=perf, seed=seed, links=links)
+        checks = [goodput_check(perf, cluster), link_factor_check(links)]
+        bad += [f"{pol} s{seed}: {p}" for p in replay_check(ptrace, cluster, res.log, perf=perf, checks=checks)]
+        m = measure(exp, ptrace, res.log, links)
+        m["agent_adjust_per_job_min"] = m["adjust_per_job_min"] if links.agent else None
+        out[pol], logs[pol] = m, res.log
+    return out, logs, bad
