@@ -58,7 +58,7 @@ from placement.result import SolveResult
 from placement.tetris import TetrisInstance
 
 from ..backends import MipSolver, check_mip_solver
-from . import branch, forest, hot, lagrange, lp, mip
+from . import branch, forest, hot, lagrange, lp, mip, reach
 from .relaxation import (
     DENSE_ROW,
     GRID_TANGENTS,
@@ -83,7 +83,7 @@ __all__ = ["solve", "choose_method", "AUTO_BRANCH_MAX_TABLES", "build", "dual_bo
            "SIMPLEX_MAX_COLUMNS", "PDLP_MIN_COLUMNS", "DENSE_ROW", "MAX_CHORD_VALUES", "SUBSET_SUM_BITS"]
 
 
-METHODS = ("auto", "lp", "branch", "hot", "lagrange", "forest", "mip")
+METHODS = ("auto", "lp", "branch", "hot", "lagrange", "forest", "reach", "mip")
 AUTO_BRANCH_MAX_TABLES = 2_000   # the LP's root finishes within minutes up to here (1,000 tables: 27 s CPU)
 AUTO_BRANCH_MIN_SECONDS = 0.03   # seconds per table the branching needs to pass its root LP (measured, Tetris page)
 
@@ -150,7 +150,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
 
     Parameters
     ----------
-    method : {"auto", "lp", "branch", "hot", "lagrange", "forest", "mip"}
+    method : {"auto", "lp", "branch", "hot", "lagrange", "forest", "reach", "mip"}
         "auto" (the default): the strongest *numpy-certified* method that fits the instance and
         ``time_limit`` (:func:`choose_method`), floored by "hot"; ``stats["method"]`` names the
         method whose bound is reported and ``stats["auto"]`` the choice and its reason.
@@ -158,7 +158,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         linear in tables, certified at any multipliers, runs at 100,000 tables, weak: the Tetris
         page). "forest": the same with multi-table ML jobs kept whole along a spanning forest of the
         tables, each tree solved exactly (:mod:`placement.models.tetris_bound.forest`; never below
-        "lagrange" at the same multipliers). "lp": the package's relaxation (the parameters below;
+        "lagrange" at the same multipliers). "reach": "forest" with the GPU cells and storage squares
+        restricted to reachable values (subset sums; :mod:`placement.models.tetris_bound.reach`: stronger on
+        small instances, the same at scale). "lp": the package's relaxation (the parameters below;
         :mod:`placement.models.tetris_bound.lp`); "branch": best-first branching on
         hot tables' homes over the same LP, every leaf certified in numpy, within ``time_limit``
         (:mod:`placement.models.tetris_bound.branch`); "hot": the closed-form hot-table bound
@@ -173,7 +175,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     seed : int
         "mip": HiGHS's random seed; otherwise unused (the bound is deterministic).
     alpha : float
-        "lagrange" and "forest" only: the share of the overload squares charged to the hot tables' own overloads.
+        "lagrange", "forest" and "reach" only: the share of the overload squares charged to the hot tables' own overloads.
     mip_solver : {"highs", "scip", "cbc"}
         "mip" only: the solver of the MIP (:mod:`placement.models.backends`). The other methods
         certify their bound from HiGHS's duals in numpy and run HiGHS only.
@@ -204,6 +206,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         return lagrange.solve(inst, time_limit=time_limit, alpha=alpha)
     if method == "forest":
         return forest.solve(inst, time_limit=time_limit, alpha=alpha)
+    if method == "reach":
+        return reach.solve(inst, time_limit=time_limit, alpha=alpha)
     if method == "mip":
         return mip.solve(inst, time_limit=time_limit, tangents=tangents, mip_gap=mip_gap, seed=seed,
                          mip_solver=mip_solver)
