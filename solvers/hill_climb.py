@@ -95,7 +95,7 @@ from placement.result import SolveResult, Status
 from placement.tetris.evaluation import evaluate, sigmoid, violations
 from placement.tetris.instance import TetrisArrays, TetrisInstance, TetrisSolution
 
-__all__ = ["solve", "solve_ils", "HillClimbState", "MoveEvaluation", "full_move_delta"]
+__all__ = ["solve", "solve_ils", "solve_seeded", "HillClimbState", "MoveEvaluation", "full_move_delta"]
 
 _REL_EPS = 1e-11  # a gain must exceed this share of |objective| to count as strict improvement
 _MAX_BATCH_ENTRIES = 40_000  # (table, job) pairs per vectorized batch
@@ -995,4 +995,21 @@ def solve_ils(inst: TetrisInstance, *, time_limit: float | None = None, seed: in
     """
     res = solve(inst, time_limit=time_limit, seed=seed, kicks=kicks, **options)
     res.solver = "hill-climb-ils"
+    return res
+
+
+def solve_seeded(inst: TetrisInstance, bound: SolveResult, *, alpha: float = 0.5, **options) -> SolveResult:
+    """Hill climbing (MAST §3.4, :func:`solve`, its repair phase first) started from the forest
+    bound's subproblems: the homes its trees choose at the bound's best multipliers
+    (``bound.multipliers``, set by :func:`placement.models.tetris_bound.forest.solve`); ``options``
+    go to :func:`solve`. ``stats["seed_home"]`` says where it started. The start may break (4)-(6) and
+    the quota far more than the current homes do; when the repair does not restore them the result has
+    no objective (measured once at 1,000 tables, seed 52212, Tetris page), so a caller keeps the better
+    of this and a climb from the current homes."""
+    from placement.models.tetris_bound.forest import ForestDecomposition
+
+    dec = ForestDecomposition(inst, alpha=alpha)
+    home = dec.homes(np.asarray(bound.multipliers, dtype=float))
+    res = solve(inst, home=home, **options)
+    res.stats["seed_home"] = "forest subproblems at the bound's best multipliers"
     return res

@@ -233,19 +233,3 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, alpha: float = 0.5
     res.stats["memory_estimate_mb"] = need
     return res
 
-
-def seeded_placement(inst: TetrisInstance, res: SolveResult, *, alpha: float = 0.5, cpu: bool = False,
-                     **climb) -> SolveResult:
-    """Hill climbing (MAST §3.4, :func:`placement.solvers.hill_climb.solve`, its repair phase first)
-    started from the forest subproblems' region choices at the bound's best multipliers
-    (``res.multipliers``, set by :func:`solve`); ``climb`` goes to the climb. ``stats["seed_home"]`` says where it
-    started. The start may break (4)-(6) and the quota far more than the current homes do; when the
-    climb's repair does not restore them the result has no objective (measured once at 1,000 tables,
-    seed 52212, Tetris page), so a caller keeps the better of this and a climb from the current homes."""
-    from placement.solvers import hill_climb
-
-    dec = ForestDecomposition(inst, alpha=alpha, cpu=cpu)
-    home = dec.homes(np.asarray(res.multipliers, dtype=float))
-    out = hill_climb.solve(inst, home=home, **climb)
-    out.stats["seed_home"] = "forest subproblems at the bound's best multipliers"
-    return out

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from placement.instances import generate_tetris
 from placement.models import tetris_bound
 from placement.models.tetris_bound import forest, lagrange
+from placement.solvers import hill_climb
 
 from placement.tetris import load_instance
 from tests.support import brute_force
@@ -96,5 +97,5 @@ def test_memory_refusal_the_dispatcher_and_the_seeded_placement():
     assert forest.solve(inst, time_limit=5, max_memory_mb=1.0).status == "error"
     res = tetris_bound.solve(inst, method="forest", time_limit=0.5)
     assert res.bound is not None and res.bound >= 0.0
-    placed = forest.seeded_placement(inst, res)
+    placed = hill_climb.solve_seeded(inst, res)
     assert placed.objective is not None and placed.objective >= res.bound - _tol(res.bound)
