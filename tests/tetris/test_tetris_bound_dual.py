@@ -92,3 +92,19 @@ def test_dense_rows_split_through_partial_sums_keep_the_lp_value():
     split = tetris_bound.solve(inst, time_limit=30, dense_row=4, method="lp")
     assert split.stats["split_rows"] > 0 and split.stats["columns"] > whole.stats["columns"]
     assert split.bound == pytest.approx(whole.bound, rel=1e-7, abs=1e-7)
+
+
+def test_certified_gaps_beyond_the_branching_size_use_the_forest(monkeypatch):
+    """The --scale section's path beyond BRANCH_MAX_TABLES (the forest decomposition, no branch and
+    round), taken here on a tiny instance: its bound is valid for every placement of the row."""
+    import placement.app.bench.tetris as bench_tetris
+
+    class _Progress:
+        def update(self, *args, **kwargs):
+            pass
+
+    monkeypatch.setattr(bench_tetris, "BRANCH_MAX_TABLES", 5)
+    (row,) = bench_tetris._certified(0, _Progress(), None, sizes=[(8, 12, 3, 5.0)]).rows
+    assert row["bound_method"] == "forest" and row["bound"] == max(row["lp_bound"], row["hot_bound"])
+    for k in ("hill_climb", "job_moves", "lns"):
+        assert 0 < row["bound"] <= row[k] + 1e-9 * row[k], k
