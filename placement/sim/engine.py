@@ -407,24 +407,30 @@ class _Loop:
             raise ValueError(f"performance model gave rate {rate!r} for job {job.id!r}")
         elastic = len(g) < job.gpus
         rate = worker_rate(rate, len(g), job.gpus)   # w of its g workers (an elastic policy)
-        del s.pending[job.id]
-        s.free[g] = False
-        s.n_free -= len(g)
+        att = self._occupy(job, g, t)
         done = s.work[job.id]
         left = max(0.0, job.duration - done)
-        att = s.attempts.get(job.id, 0) + 1
-        s.attempts[job.id] = att
-        s.first_start.setdefault(job.id, t)
         s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
         s.version += 1
-        if self.links is not None:
-            from .links import default_phase
-
-            s.phase[job.id] = default_phase(job, t)
         self._push(t + left / rate, 0, "finish", (job.id, att, 0))
         self.stats["starts"] += 1
         self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"
                                + (f" workers={len(g)}" if elastic else "") + (f" {d.note}" if d.note else "")))
+
+    def _occupy(self, job: Job, g: np.ndarray, t: float) -> int:
+        """What every start does to the state: the job leaves pending, takes ``g``, its attempt is
+        counted (returned) and its first start kept; with a network its link phase is set."""
+        s = self.s
+        del s.pending[job.id]
+        s.free[g] = False
+        s.n_free -= len(g)
+        att = s.attempts[job.id] = s.attempts.get(job.id, 0) + 1
+        s.first_start.setdefault(job.id, t)
+        if self.links is not None:
+            from .links import default_phase
+
+            s.phase[job.id] = default_phase(job, t)
+        return att
 
     def _start_goodput(self, job: Job, g: np.ndarray, tier: str, t: float) -> None:
         """Start a goodput job: its first segment begins after the restart delay."""
@@ -432,19 +438,10 @@ class _Loop:
         gpus = tuple(sorted(g.tolist()))
         done = s.work[job.id]
         seg = self.segment(job, self._placement(gpus), done)
-        del s.pending[job.id]
-        s.free[g] = False
-        s.n_free -= len(g)
-        att = s.attempts.get(job.id, 0) + 1
-        s.attempts[job.id] = att
-        s.first_start.setdefault(job.id, t)
+        att = self._occupy(job, g, t)
         delay = float(self.perf.restart_delay)
         r = s.running[job.id] = _Run(gpus, t, max(0.0, job.duration - done), 1.0, tier, att)
         r.since = t + delay
-        if self.links is not None:
-            from .links import default_phase
-
-            s.phase[job.id] = default_phase(job, t)
         self._push_segment(job.id, r, seg, t + delay)
         s.version += 1
         self.stats["starts"] += 1
