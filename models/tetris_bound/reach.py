@@ -29,21 +29,9 @@ from placement.result import SolveResult
 from placement.tetris import TetrisInstance
 
 from . import forest, lagrange
-from .relaxation import SUBSET_SUM_BITS
+from .relaxation import subset_sums
 
 __all__ = ["solve", "subset_sums", "ReachDecomposition", "ReachForestDecomposition"]
-
-
-def subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
-    """Every subset sum of the integers ``values`` up to ``top``, sorted (int64), or None when ``top``
-    exceeds ``relaxation.SUBSET_SUM_BITS`` (a bitset of ``top + 1`` bits, one shift per value)."""
-    if top > SUBSET_SUM_BITS:
-        return None
-    bits, mask = 1, (1 << (top + 1)) - 1
-    for v in np.asarray(values).tolist():
-        bits = (bits | (bits << int(v))) & mask
-    raw = np.frombuffer(bits.to_bytes(top // 8 + 1, "little"), dtype=np.uint8)
-    return np.flatnonzero(np.unpackbits(raw, bitorder="little")).astype(np.int64)
 
 
 def _nearest_min(f, grid: np.ndarray, x: np.ndarray, den: float) -> tuple[np.ndarray, np.ndarray]:

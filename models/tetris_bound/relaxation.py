@@ -491,8 +491,8 @@ class BoundModel:
         for gk in np.flatnonzero(on):
             g, k = divmod(int(gk), K)
             vals = A.job_gh[mlj[(A.job_gpu[mlj] == g) & (A.job_prio[mlj] == k)]]
-            sets.append(_subset_sums(vals, int(self.TD[g, k])))
-        st = _subset_sums(A.size, int(A.total_size))
+            sets.append(_chord_values(vals, int(self.TD[g, k])))
+        st = _chord_values(A.size, int(A.total_size))
         rid_l, col_l, val_l, rhs_l = [], [], [], []
         n_gk = int(on.sum())
         for q in range(len(n_col)):
@@ -587,18 +587,25 @@ def farkas_value(m: BoundModel, ray: np.ndarray, col_lo: np.ndarray | None = Non
     return _lagrangian(m, ray, 0.0, 0.0, col_lo, col_hi, "ray entries")[0]
 
 
-def _subset_sums(values: np.ndarray, top: int) -> np.ndarray | None:
-    """Every subset sum of ``values`` (sorted), or None when there are more than ``MAX_CHORD_VALUES``."""
+def subset_sums(values: np.ndarray, top: int, cap: int | None = None) -> np.ndarray | None:
+    """Every subset sum of the integers ``values`` up to ``top``, sorted (int64), or None when ``top``
+    exceeds ``SUBSET_SUM_BITS`` (a bitset of ``top + 1`` bits, one shift per value) or, with ``cap``,
+    when there are more than ``cap`` sums (the chords' ``MAX_CHORD_VALUES``)."""
     if top > SUBSET_SUM_BITS:
         return None
-    bits = 1
-    mask = (1 << (top + 1)) - 1
-    for v in values.tolist():
+    bits, mask = 1, (1 << (top + 1)) - 1
+    for v in np.asarray(values).tolist():
         bits = (bits | (bits << int(v))) & mask
-        if bits.bit_count() > MAX_CHORD_VALUES:
+        if cap is not None and bits.bit_count() > cap:
             return None
-    out = np.array([i for i in range(top + 1) if bits >> i & 1], dtype=float)
-    return out
+    raw = np.frombuffer(bits.to_bytes(top // 8 + 1, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(raw, bitorder="little")).astype(np.int64)
+
+
+def _chord_values(values: np.ndarray, top: int) -> np.ndarray | None:
+    """The chords' points: :func:`subset_sums` capped at ``MAX_CHORD_VALUES``, as floats."""
+    out = subset_sums(values, top, cap=MAX_CHORD_VALUES)
+    return None if out is None else out.astype(float)
 
 
 def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_TANGENTS,
