@@ -13,7 +13,7 @@ import numpy as np
 
 from ..cassini.catalogue import CATALOGUE, profile_of
 from ..cassini.stepped import exact_step_iteration_times
-from .links import MAX_FLUID_JOBS, LinkSharing, instants
+from .links import MAX_FLUID_JOBS, LinkSharing, instants, set_score
 from .log import EventLog
 from .trace import Trace
 
@@ -33,7 +33,10 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
     :mod:`placement.sim.links`, recomputed here); a factor off by more than ``tol`` (relative)
     is a ``link`` violation. Distinct components are checked up to ``limit_checks``. With the
     link model's ``agent`` on (§4.2 step 3), the integration applies the agent's rule to every
-    job of a component (:func:`placement.cassini.stepped.exact_step_iteration_times`, ``agents``).
+    job of a component the agent acts on (:func:`placement.cassini.stepped.exact_step_iteration_times`,
+    ``agents``): every component under ``agent="all"``; under the paper's premise (``agent=True``)
+    those whose set score at the logged phases (:func:`placement.sim.links.set_score`, Table 1's
+    score) is at least the link model's ``agent_min_score``.
 
     Why exact steps and a tight ``tol``: on a contended component the fluid trajectory can be
     ill-conditioned (the 3-job VGG16 + 2 RoBERTa component of the full CASSINI run locks into a
@@ -60,7 +63,8 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
                         routes[key] = topo.job_links(tuple(f"s{m}" for m in key))
                     on[jid] = (routes[key], phase)
             out += _check_instant(t, on, set(run), factor, jobs, topo, links.loss, links.window_iterations,
-                                  links.warmup, tol, done, limit_checks, getattr(links, "agent", False))
+                                  links.warmup, tol, done, limit_checks, getattr(links, "agent", False),
+                                  getattr(links, "agent_min_score", None))
         return out
 
     return check
@@ -91,7 +95,7 @@ def _components(on: dict[str, tuple]) -> list[list[str]]:
 
 
 def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, warmup, tol, done, limit,
-                   agent: bool = False):
+                   agent: bool = False, min_score: float | None = None):
     out = []
     comps = _components(on)
     in_comp = {j for c in comps if len(c) > 1 for j in c}
@@ -113,8 +117,9 @@ def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, 
             # the window: the engine's definition (links.py), recomputed from the profiles
             horizon = window_iterations * max(p.iteration_time for p in profs) + max(p for _, _, p in specs)
             jobs3 = [(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)]
+            acts = agent and (min_score is None or set_score(jobs3, topo.capacity) >= min_score)
             ends = exact_step_iteration_times(jobs3, topo.capacity, horizon, loss=loss,
-                                              shared_goodput=topo.shared_goodput, agents=[agent] * len(jobs3))
+                                              shared_goodput=topo.shared_goodput, agents=[acts] * len(jobs3))
             done[key] = tuple(min(1.0, p.iteration_time / _mean_after(ph, en, warmup, p.iteration_time))
                               for (p, _, ph), en in zip(jobs3, ends, strict=True))
         for jid, want in zip(comp, done[key], strict=True):

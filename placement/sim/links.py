@@ -47,14 +47,27 @@ goodput factor
     that share of its capacity (overlaps that fit run free, as the compatibility score reads them)
     (:mod:`placement.cassini.fluid`; 0.88 reproduces CASSINI §2.2's 22 + 22 of 50 Gbps). 1 (the
     default) is plain max-min sharing.
-agent (CASSINI §4.2 step 3; ``agent=True``, off by default)
-    Every job of a fluid-run component keeps its phase as a planned time shift: when an
-    iteration boundary drifts more than 5% of its ideal iteration off that plan, it waits for
-    the next planned start (:mod:`placement.cassini.fluid`, "agent"); the wait is part of its
-    iteration time. Meant for runs of a CASSINI policy (every job sharing links holds a shift);
-    the adjustment rates below are then the agent's own count over the window. The link check
-    recomputes the rule (:mod:`.link_check`). The engine builds ``LinkSharing(cluster)``
-    (agent off) unless given one.
+agent (CASSINI §4.2 step 3; ``agent=True`` or ``"all"``, off by default)
+    The jobs of a fluid-run component keep their phases as planned time shifts: when an
+    iteration boundary drifts more than 5% of its ideal iteration off that plan, the job waits
+    for the next planned start (:mod:`placement.cassini.fluid`, "agent"); the wait is part of
+    its iteration time. ``agent=True`` is the paper's premise: the agent keeps the shifts of
+    sets CASSINI found compatible (§4.2 step 3 re-aligns to shifts computed for a compatible
+    set; Fig. 17 measures snapshots scoring 1.0 / 1.0 / 0.9), so it acts only on a component
+    whose **set score** (:func:`set_score`: Table 1's compatibility score at the jobs' phases,
+    the mean over the component's shared links, as the placement ranks candidates) is at least
+    ``agent_min_score`` (default :data:`AGENT_MIN_SCORE` = 0.99: score 1 within less than one
+    5-degree slot of overlap between two 45 Gbps Up phases on a 50 Gbps link, 40 x 2.29 /
+    (165 x 50) = 0.011, so a set whose Algorithm 1 shifts interleave fully is kept and a set
+    with any real contention is not); below it the component runs without the agent.
+    ``agent="all"`` puts the agent on every fluid-run component whatever its score (the second
+    view: most shared links then carry sets no shift makes compatible, and the agent's waits
+    stretch them). Meant for runs of a CASSINI policy (every job sharing links holds a shift);
+    the adjustment rates below are then the agent's own count over the window (0 on a
+    component it does not act on); ``stats["agent_on"]`` / ``stats["agent_off"]`` count the
+    distinct components it acted on / left. The link check recomputes the rule, score gate
+    included (:mod:`.link_check`). The engine builds ``LinkSharing(cluster)`` (agent off)
+    unless given one.
 time-shift adjustments (CASSINI §4.2 step 3, §5.7)
     A component's fluid run also counts, per job, how often an agent would re-align it: an
     adjustment each time an iteration boundary deviates by more than 5% of the ideal iteration
@@ -82,7 +95,7 @@ from .network import fluid_window, mean_iterations
 from .trace import Job, Trace
 
 __all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants", "drift_adjustments",
-           "agent_window"]
+           "agent_window", "set_score", "AGENT_MIN_SCORE"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -90,6 +103,9 @@ CACHE_LIMIT = 100_000
 # Components of more jobs than this use the average-load approximation (module docstring): a
 # fluid run of 64 jobs takes ~1.7 s and would be repeated at every event of a large cluster.
 MAX_FLUID_JOBS = 32
+#: the agent's gate (module docstring, "agent"): Table 1's score 1 within less than one 5-degree
+#: slot of overlap between two 45 Gbps Up phases on a 50 Gbps link (0.011)
+AGENT_MIN_SCORE = 0.99
 
 
 def default_phase(job: Job, start: float) -> float:
@@ -102,18 +118,25 @@ class LinkSharing:
     """Link factors of running jobs on ``cluster``'s network (module docstring)."""
 
     def __init__(self, cluster, *, loss: float = 0.0, window_iterations: int = WINDOW_ITERATIONS,
-                 warmup: int = WARMUP, agent: bool = False):
+                 warmup: int = WARMUP, agent: bool | str = False, agent_min_score: float = AGENT_MIN_SCORE):
         topo = cluster.topology()
         if topo is None:
             raise ValueError("network: the cluster has no network section")
         if not 0.0 <= loss < 1.0:
             raise ValueError(f"loss: must be in [0, 1), got {loss}")
+        if agent not in (False, True, "all"):
+            raise ValueError(f"agent: must be False, True or 'all', got {agent!r}")
+        if not 0.0 <= float(agent_min_score) <= 1.0:
+            raise ValueError(f"agent_min_score: must be in [0, 1], got {agent_min_score}")
         self.topology, self.loss, self.agent = topo, float(loss), bool(agent)
+        #: the agent's score gate: None when it acts on every component (``agent="all"``) or is off
+        self.agent_min_score = float(agent_min_score) if agent is True else None
         self.window_iterations, self.warmup = int(window_iterations), int(warmup)
         self._machine = cluster.machine
         self._links: dict[tuple[int, ...], tuple[str, ...]] = {}
         self._cache: dict[tuple, tuple[float, ...]] = {}
-        self.stats = {"components": 0, "fluid_runs": 0, "cache_hits": 0, "no_profile": 0, "approximated": 0}
+        self.stats = {"components": 0, "fluid_runs": 0, "cache_hits": 0, "no_profile": 0, "approximated": 0,
+                      "agent_on": 0, "agent_off": 0}
         self._seen_no_profile: set[str] = set()
 
     def servers(self, gpus) -> tuple[str, ...]:
@@ -193,13 +216,20 @@ class LinkSharing:
         else:
             self.stats["fluid_runs"] += 1
             jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
+            on = self.agent and (self.agent_min_score is None or set_score(
+                [(jobs[jid][0], links, ph) for _, links, ph, jid, _ in specs],
+                self.topology.capacity) >= self.agent_min_score)
             if self.agent:
+                self.stats["agent_on" if on else "agent_off"] += 1
+            if on:
                 names, r = agent_window(self.topology, jobs, self.window_iterations, self.loss)
             else:
                 names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
             times = mean_iterations(names, r, jobs, self.warmup)
-            if self.agent:     # the agent's own adjustments per second of the window
+            if on:     # the agent's own adjustments per second of the window
                 adj = {n: (a / r.horizon * 1000.0,) * 2 for n, a in zip(names, r.adjustments, strict=True)}
+            elif self.agent:   # a component the agent leaves alone: it makes no adjustment
+                adj = {n: (0.0, 0.0) for n in names}
             else:
                 adj = {n: (drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup),
                            drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
@@ -210,6 +240,41 @@ class LinkSharing:
             self._cache.clear()
         self._cache[key] = res
         return res
+
+
+def set_score(jobs, capacity: Mapping[str, float]) -> float:
+    """Table 1's compatibility score of a set of jobs at their phases (the agent's gate, module
+    docstring): ``jobs`` are ``(profile, link ids, phase_ms)``; on each link two or more of them
+    cross, ``1 - (excess of their summed demand over the link's capacity, integrated over the
+    perimeter) / (perimeter x capacity)`` with job j's demand at time ``x`` its profile's at
+    ``(x - phase_j) mod iteration_j`` (:func:`placement.cassini.evaluation.link_score`, in continuous
+    time: the phases need not be whole ms); the mean over those links, as the placement's
+    candidate score (:class:`placement.cassini.evaluation.CassiniEvaluation`); 1 with no shared link."""
+    on: dict[str, list] = {}
+    for prof, links, phase in jobs:
+        for lk in links:
+            on.setdefault(lk, []).append((prof, float(phase)))
+    scores = []
+    for lk, members in sorted(on.items()):
+        if len(members) < 2:
+            continue
+        per = math.lcm(*(int(p.iteration_time) for p, _ in members))
+        pts = [np.array([0.0, float(per)])]
+        for p, ph in members:
+            starts = np.asarray(p.boundaries[:-1], dtype=float)
+            reps = np.arange(per // p.iteration_time, dtype=float) * p.iteration_time
+            pts.append(((ph + reps[:, None] + starts[None, :]) % per).ravel())
+        x = np.unique(np.concatenate(pts))
+        mid, width = (x[:-1] + x[1:]) / 2.0, np.diff(x)
+        d = np.zeros_like(mid)
+        for p, ph in members:
+            bws = np.array([b for _, b in p.phases], dtype=float)
+            idx = np.searchsorted(np.asarray(p.boundaries, dtype=float), (mid - ph) % p.iteration_time,
+                                  side="right") - 1
+            d += bws[np.clip(idx, 0, len(bws) - 1)]
+        cap = float(capacity[lk])
+        scores.append(1.0 - float((np.maximum(d - cap, 0.0) * width).sum()) / (per * cap))
+    return float(np.mean(scores)) if scores else 1.0
 
 
 def agent_window(topo, jobs: dict, window_iterations: int, loss: float = 0.0):

@@ -96,7 +96,7 @@ def test_the_link_model_with_the_agent_and_its_replay_check():
     up, bw = profile_of("VGG16", "x").phases[1]
     stretched = ideal - up + up * bw / 25          # > 1.05 ideal: the agent waits a whole iteration
     assert stretched > 1.05 * ideal
-    on, off = LinkSharing(cluster, agent=True), LinkSharing(cluster)
+    on, off = LinkSharing(cluster, agent="all"), LinkSharing(cluster)
     running = {"a": (trace.jobs[0], (0, 2), 0.0), "b": (trace.jobs[1], (1, 3), 0.0)}
     assert on.factors(running) == pytest.approx({"a": 0.5, "b": 0.5})               # 2 ideal per iteration
     assert off.factors(running) == pytest.approx({"a": ideal / stretched, "b": ideal / stretched})
@@ -108,8 +108,61 @@ def test_the_link_model_with_the_agent_and_its_replay_check():
     net3 = {**net, "racks": 3}
     c3 = Cluster.uniform(racks=3, machines=2, gpus_per_machine=1).with_network(net3)
     t3 = Trace("t", (Job("a", 0.0, 3, 60.0, model="VGG16"), Job("b", 0.0, 3, 60.0, model="VGG16")))
-    on3, off3 = LinkSharing(c3, agent=True), LinkSharing(c3)
+    on3, off3 = LinkSharing(c3, agent="all"), LinkSharing(c3)
     res = run(t3, c3, make_policy("fifo"), perf=IdealPerf(), links=on3)
     assert [r.time for r in res.log if r.event == "finish"] == pytest.approx([120.0, 120.0])   # factor 0.5
     assert replay_check(t3, c3, res.log, perf=IdealPerf(), checks=[link_factor_check(on3)]) == []
     assert replay_check(t3, c3, res.log, perf=IdealPerf(), checks=[link_factor_check(off3)]) != []
+
+
+def test_the_agent_acts_only_on_compatible_sets_and_the_check_follows():
+    """The paper's premise (``agent=True``, :data:`placement.sim.links.AGENT_MIN_SCORE`): a set no
+    shift makes compatible (score < 0.99) runs without the agent (no adjustment, the plain link
+    model's factor); a score-1 set keeps its shifts with the agent on; the link check recomputes the
+    same gate (a log of the every-link agent fails it)."""
+    from placement.cassini.catalogue import CATALOGUE, profile_of
+    from placement.sim.cluster import Cluster
+    from placement.sim.engine import simulate as run
+    from placement.sim.link_check import link_factor_check
+    from placement.sim.links import AGENT_MIN_SCORE, LinkSharing, set_score
+    from placement.sim.perf import IdealPerf
+    from placement.sim.policies import make_policy
+    from placement.sim.replay import replay_check
+    from placement.sim.trace import Job, Trace
+
+    net = {"racks": 2, "servers_per_rack": 2, "gpus_per_server": 1, "server_capacity": 50, "oversubscription": 2}
+    cluster = Cluster.uniform(racks=2, machines=2, gpus_per_machine=1).with_network(net)
+    trace = Trace("t", (Job("a", 0.0, 2, 60.0, model="VGG16"), Job("b", 0.0, 2, 60.0, model="VGG16")))
+    ideal = CATALOGUE["VGG16"][1]
+    p = profile_of("VGG16", "x")
+    up, bw = p.phases[1]
+    premise, every, off = LinkSharing(cluster, agent=True), LinkSharing(cluster, agent="all"), LinkSharing(cluster)
+    inphase = {"a": (trace.jobs[0], (0, 2), 0.0), "b": (trace.jobs[1], (1, 3), 0.0)}
+    links = premise.links((0, 2))
+    # Table 1's score in phase: the Up phases overlap for `up` ms at 2 x bw on each uplink
+    assert set_score([(p, links, 0.0), (p, links, 0.0)], premise.topology.capacity) == pytest.approx(
+        1 - up * (2 * bw - 50) / (ideal * 50))
+    assert set_score([(p, links, 0.0), (p, links, 0.0)], premise.topology.capacity) < AGENT_MIN_SCORE
+    assert premise.factors(inphase) == pytest.approx(off.factors(inphase))          # no agent on it
+    assert premise.adjustment_rates(inphase)["a"] == (0.0, 0.0)
+    assert every.factors(inphase) == pytest.approx({"a": 0.5, "b": 0.5})            # the agent's waits
+    assert premise.stats["agent_off"] == 1 and premise.stats["agent_on"] == 0
+    # a Down phase apart (phases need not be whole ms): score 1, the agent keeps the shifts
+    shifted = {"a": inphase["a"], "b": inphase["b"][:2] + (ideal - up - 7.25,)}
+    assert set_score([(p, links, 0.0), (p, links, ideal - up - 7.25)], premise.topology.capacity) == 1.0
+    assert premise.factors(shifted) == {"a": 1.0, "b": 1.0} and premise.stats["agent_on"] == 1
+    assert premise.adjustment_rates(shifted)["a"] == (0.0, 0.0)
+    # the link check follows the gate: an engine run under each rule passes its own check only
+    net3 = {**net, "racks": 3}
+    c3 = Cluster.uniform(racks=3, machines=2, gpus_per_machine=1).with_network(net3)
+    t3 = Trace("t", (Job("a", 0.0, 3, 60.0, model="VGG16"), Job("b", 0.0, 3, 60.0, model="VGG16")))
+    logs = {}
+    for name in (True, "all"):
+        links3 = LinkSharing(c3, agent=name)
+        logs[name] = run(t3, c3, make_policy("fifo"), perf=IdealPerf(), links=links3).log
+    for name, log in logs.items():
+        for other in (True, "all"):
+            broken = replay_check(t3, c3, log, perf=IdealPerf(), checks=[link_factor_check(LinkSharing(c3, agent=other))])
+            assert (broken == []) == (name == other)
+    with pytest.raises(ValueError, match="agent"):
+        LinkSharing(cluster, agent="some")
