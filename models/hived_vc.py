@@ -40,10 +40,6 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import pyomo.environ as pyo
-from pyomo.contrib.solver.common.factory import SolverFactory
-from pyomo.contrib.solver.common.results import SolutionStatus
-
 from placement.errors import InstanceError
 from placement.hived.cells import Chain, HivedInstance, VirtualCluster
 from placement.hived.feasibility import is_feasible
@@ -141,6 +137,7 @@ def to_instance(assign: VCAssignment, name: str = "vc-fit") -> HivedInstance:
 
 
 def _build(demand, n_nodes, levels, largest, totals):
+    import pyomo.environ as pyo  # here, not at the top: simulations import this module (tenants)
     C = n_nodes * LEVEL_GPUS[K]
     q = _targets(demand, C)
     T = list(demand)
@@ -197,6 +194,10 @@ def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iter
     for t, d in demand.items():
         if len(d) != K or any(not math.isfinite(x) or x < 0 for x in d):
             raise InstanceError(f"demand[{t}]", "must be 4 finite non-negative GPU-seconds")
+    import pyomo.environ as pyo
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus
+
     t0 = time.perf_counter()
     m = _build(demand, n_nodes, levels, largest, totals)
     opt = SolverFactory("highs")
@@ -246,6 +247,8 @@ def solve(demand: Mapping[str, tuple[float, ...]], n_nodes: int, *, levels: Iter
 def _stage(opt, m, kw):
     """Solve a later lexicographic stage: (its result with the solution loaded, or None when it
     found none; whether it was proven optimal)."""
+    from pyomo.contrib.solver.common.results import SolutionStatus
+
     res = opt.solve(m, **kw)
     if res.solution_status not in (SolutionStatus.optimal, SolutionStatus.feasible):
         return None, False
