@@ -97,6 +97,14 @@ def test_baselines_calibration_and_the_shifts_bound(run):
         a, b = (float(rows[f"main-{exp}-{p}-s0"][key]) for p in ("pollux", "pollux+cassini"))
         assert c.ours == pytest.approx([a / b])
     assert float(rows["main-poisson-pollux+cassini-s0"]["agent_adjust_per_job_min"]) >= 0.0   # the agent's count
+    for pol in ("pollux", "pollux+cassini"):                    # written like every other run
+        assert (out / "logs" / f"main-poisson-{pol}-s0").is_dir()
+    # the agent's three views on the same Poisson trace: compatible sets (main), every link, off
+    assert rows["main-poisson-themis+cassini-s0"]["agent"] == "compatible"
+    assert rows["agent_all-poisson-themis+cassini-s0"]["agent"] == "all"
+    assert float(rows["agent_all-poisson-themis+cassini-s0"]["agent_share"]) == 1.0
+    assert rows["agent_off-poisson-themis+cassini-s0"]["agent"] == "off"
+    assert "The agent's rule: three views" in (out / "report.md").read_text()
     own = next(c for k, c in by.items() if k.startswith("The shifts hold"))
     assert own.ours == pytest.approx([float(rows["main-poisson-themis+cassini-s0"]["ceiling"])])
     cal = list(csv.DictReader(open(out / "calibration.csv")))

@@ -25,7 +25,7 @@ running at once.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -125,21 +125,24 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
 
 def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
              policies=("themis", "themis+cassini"), keep_log: bool = True,
-             elastic: bool = True, agent: bool = True) -> tuple[dict[str, dict], dict]:
+             elastic: bool = True, agent: bool | str = True) -> tuple[dict[str, dict], dict]:
     """Each policy on ``trace`` over ``cluster`` (one engine run each, checked), measured:
     ``({policy: measures}, {policy: log})``. ``elastic``: Themis (and Th+CASSINI) re-tune worker
     counts per lease as §5.1 runs it (:class:`placement.solvers.online.themis.Themis`); False keeps
-    fixed gangs. ``agent``: the ``+cassini`` runs share links with §4.2 step 3's agent (their
-    ``adjust_*`` measures are then the agent's own count)."""
-    links, agent_links = LinkSharing(cluster), LinkSharing(cluster, agent=True)
+    fixed gangs. ``agent``: how the ``+cassini`` runs share links (:class:`placement.sim.links.LinkSharing`):
+    True, §4.2 step 3's agent on the sets CASSINI found compatible (set score at least
+    :data:`placement.sim.links.AGENT_MIN_SCORE`, the paper's premise); ``"all"``, on every shared
+    link; False, none. With the agent the ``adjust_*`` measures are its own count and
+    ``agent_share`` the share of distinct shared-link sets it acts on."""
+    links = LinkSharing(cluster)
     inst = SimInstance(trace, cluster, "ideal")
     out, logs = {}, {}
     for pol in policies:
         name = f"{tag}-{pol}-s{seed}"
         opts = {"elastic": True} if elastic and pol.startswith("themis") else None
-        res, _rows, summ = ctx.simulate(inst, pol, seed, name, options=opts, keep_log=keep_log,
-                                        agent=agent and pol.endswith("+cassini"))
-        m = measure(exp, trace, res.log, agent_links if agent and pol.endswith("+cassini") else links)
+        ag = agent if pol.endswith("+cassini") else False
+        res, _rows, summ = ctx.simulate(inst, pol, seed, name, options=opts, keep_log=keep_log, agent=ag)
+        m = _measure_with(exp, trace, res.log, cluster, links, ag)
         m["jct"] = summ["mean_jct_s"]
         st = ctx.last_policy.stats()
         m["moves"] = st.get("moves", 0)
@@ -149,6 +152,22 @@ def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
         out[pol] = m
         logs[pol] = res.log
     return out, logs
+
+
+def _measure_with(exp: str, trace: Trace, log: EventLog, cluster, links: LinkSharing, agent) -> dict:
+    """:func:`measure` with the link model the run shared links with (``agent`` as :func:`run_pair`);
+    ``agent`` (the rule's name) and ``agent_share`` (distinct shared-link sets the agent acted on,
+    over those it saw; None without it) added."""
+    if not agent:
+        m = measure(exp, trace, log, links)
+        m.update(agent="off", agent_share=None)
+        return m
+    own = LinkSharing(cluster, agent=agent)
+    m = measure(exp, trace, log, own)
+    seen = own.stats["agent_on"] + own.stats["agent_off"]
+    m.update(agent="compatible" if agent is True else "all",
+             agent_share=own.stats["agent_on"] / seen if seen else None)
+    return m
 
 
 # ------------------------------------------------------------------------------ the regime map
@@ -257,27 +276,36 @@ def pollux_perf():
     return GoodputPerf({m: apps[a] for m, a in GOODPUT_ANALOGUE.items()})
 
 
-def run_pollux_pair(exp: str, cluster, trace: Trace, seed: int, agent: bool = True) -> tuple[dict, dict, list]:
-    """``pollux`` and ``pollux+cassini`` on :func:`pollux_trace` of ``trace`` (one engine run
-    each; the +cassini run with §4.2 step 3's agent when ``agent``), each log checked by
-    ``replay_check`` with the goodput check and the link-factor check. Iteration times are the
-    catalogue iteration over the logged link factor (:func:`measure`): the network's share of the
-    iteration at Pollux's own allocation. Returns ``({policy: measures}, {policy: log}, problems)``."""
-    from placement.sim.engine import simulate
-    from placement.sim.goodput import goodput_check
-    from placement.sim.link_check import link_factor_check
-    from placement.sim.policies import make_policy
-    from placement.sim.replay import replay_check
+@dataclass(frozen=True)
+class PolluxInstance(SimInstance):
+    """A :class:`~placement.sim.instance.SimInstance` whose performance model is Pollux's goodput
+    model on the catalogue's analogue applications (:func:`pollux_perf`, a fresh one per run), so
+    Pollux runs go through :meth:`Context.simulate` like the others (log written under ``logs/``,
+    provenance recorded, ``replay_check`` with the goodput check and the link-factor check)."""
 
+    perf: str = "goodput"
+
+    def perf_model(self):
+        return pollux_perf()
+
+
+def run_pollux_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
+                    agent: bool | str = True, keep_log: bool = True) -> tuple[dict, dict]:
+    """``pollux`` and ``pollux+cassini`` on :func:`pollux_trace` of ``trace`` (one engine run
+    each through :meth:`Context.simulate` on a :class:`PolluxInstance`; the +cassini run shares
+    links as ``agent`` says, :func:`run_pair`): each log written and checked by ``replay_check``
+    with the goodput check and the link-factor check, a broken one recorded. Iteration times are
+    the catalogue iteration over the logged link factor (:func:`measure`): the network's share of
+    the iteration at Pollux's own allocation. Returns ``({policy: measures}, {policy: log})``."""
     ptrace = pollux_trace(trace)
-    out, logs, bad = {}, {}, []
+    inst = PolluxInstance(ptrace, cluster)
+    links = LinkSharing(cluster)
+    out, logs = {}, {}
     for pol in ("pollux", "pollux+cassini"):
-        links = LinkSharing(cluster, agent=agent and pol.endswith("+cassini"))
-        perf = pollux_perf()
-        res = simulate(ptrace, cluster, make_policy(pol), perf=perf, seed=seed, links=links)
-        checks = [goodput_check(perf, cluster), link_factor_check(links)]
-        bad += [f"{pol} s{seed}: {p}" for p in replay_check(ptrace, cluster, res.log, perf=perf, checks=checks)]
-        m = measure(exp, ptrace, res.log, links)
-        m["agent_adjust_per_job_min"] = m["adjust_per_job_min"] if links.agent else None
+        ag = agent if pol.endswith("+cassini") else False
+        res, _rows, summ = ctx.simulate(inst, pol, seed, f"{tag}-{pol}-s{seed}", keep_log=keep_log, agent=ag)
+        m = _measure_with(exp, ptrace, res.log, cluster, links, ag)
+        m["jct"] = summ["mean_jct_s"]
+        m["agent_adjust_per_job_min"] = m["adjust_per_job_min"] if ag else None
         out[pol], logs[pol] = m, res.log
-    return out, logs, bad
+    return out, logs
