@@ -70,7 +70,7 @@ def test_bench_certified_section_gaps_are_against_a_valid_bound():
         def update(self, *args, **kwargs):
             pass
 
-    sec = _certified(0, _Progress(), None, sizes=[(8, 12, 3, 30.0)])
+    sec = _certified(0, _Progress(), None, sizes=[(8, 12, 3, 30.0)], seeds=1)
     (row,) = sec.rows
     assert row["bound_status"] in ("optimal", "time_limit") and row["bound_method"] == "branch"
     # the reported bound is the larger of the two valid ones, the branching never below its root LP
@@ -104,7 +104,11 @@ def test_certified_gaps_beyond_the_branching_size_use_the_forest(monkeypatch):
             pass
 
     monkeypatch.setattr(bench_tetris, "BRANCH_MAX_TABLES", 5)
-    (row,) = bench_tetris._certified(0, _Progress(), None, sizes=[(8, 12, 3, 5.0)]).rows
-    assert row["bound_method"] == "forest" and row["bound"] == max(row["lp_bound"], row["hot_bound"])
-    for k in ("hill_climb", "job_moves", "lns"):
-        assert 0 < row["bound"] <= row[k] + 1e-9 * row[k], k
+    monkeypatch.setattr(bench_tetris, "LNS_MIN_S", 1.0)   # two seeds at the cost of one
+    rows = bench_tetris._certified(0, _Progress(), None, sizes=[(8, 12, 3, 1.0)], seeds=2).rows
+    # fresh seeds per size: CERTIFIED_SEED + 500 + 10 * size index + seed index
+    assert [r["seed"] for r in rows] == [bench_tetris.CERTIFIED_SEED + 511, bench_tetris.CERTIFIED_SEED + 512]
+    for row in rows:
+        assert row["bound_method"] == "forest" and row["bound"] == max(row["lp_bound"], row["hot_bound"])
+        for k in ("hill_climb", "job_moves", "lns"):
+            assert 0 < row["bound"] <= row[k] + 1e-9 * row[k], k
