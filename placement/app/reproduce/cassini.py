@@ -220,7 +220,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
               "its own placements (Poisson trace)", source="§4.1 (our check of the model, not a paper number)",
               paper="1x (the shifts keep every compatible set at its bound)", ours=own, unit="x",
               holds=float(np.median(own)) <= 1.05, rule="holds when ours' median is at most 1.05x",
-              difference=f"per seed {per_seed}; "
+              difference=f"{per_seed}; "
                          f"beside Themis/Ideal {fmt_spread(vals('main', 'poisson', 'themis', 'over_ideal'), 'x')} "
                          f"and Themis over the bound on Themis's placements "
                          f"{fmt_spread(vals('main', 'poisson', 'themis', 'ceiling'), 'x')}; the bound charges each "
