@@ -23,6 +23,15 @@ Constraints
     at most 64 and at most ``max batch / min local batch`` (NCF, trained at a fixed batch: 1),
     as the authors' simulator sets it; interference avoidance (§4.2): at most one distributed
     job per node.
+Fixed-size (model-parallel) jobs (``fixed_models``, empty by default: the authors' simulator has none)
+    a job whose model is listed runs on exactly its trace's GPU count or waits (every other
+    count costs infinity in the dynamic program). CASSINI trains DLRM model-parallel (§5.2:
+    "we use model parallelism for the DLRM model because of its large model size"; GPT-1/2/3
+    too on the model-parallel trace, Fig. 12), and its Pollux baseline places DLRM across
+    servers (§5.3); DLRM's goodput analogue, the authors' NCF, is a fixed-batch job that their
+    ``max_replicas`` rule holds at one GPU, so without this option CASSINI's Pollux would never
+    run DLRM distributed (issue 47's measurement). The job's speedup table is that analogue's
+    goodput at its count (interpolated by the throughput model, Eq. 7-9).
 Interval
     re-optimised every ``interval`` seconds (60 s, §5.3) on the grid ``k x interval`` (the authors'
     simulator steps so); new jobs wait for the next round.
@@ -106,7 +115,7 @@ class Pollux(Policy):
     elastic_any = True   # a job's GPU count is Pollux's choice, not the trace's
 
     def __init__(self, interval: float = 60.0, p: float = -1.0, restart_delay: float = 30.0,
-                 avoid_interference: bool = True):
+                 avoid_interference: bool = True, fixed_models: tuple[str, ...] = ()):
         if not (math.isfinite(interval) and interval > 0):
             raise ValueError("interval must be a positive number of seconds")
         if not math.isfinite(p) or p > 1:
@@ -115,6 +124,8 @@ class Pollux(Policy):
             raise ValueError("restart_delay must be a number of seconds >= 0")
         self.interval, self.p, self.restart_delay = float(interval), float(p), float(restart_delay)
         self.avoid_interference = bool(avoid_interference)
+        #: models whose jobs keep their trace's GPU count (module docstring, "Fixed-size jobs")
+        self.fixed_models = frozenset(str(m) for m in fixed_models)
         self._armed: float | None = None
         self._service: dict[str, float] = {}
         self._last = 0.0
@@ -153,8 +164,12 @@ class Pollux(Policy):
         for job in jobs:
             agent = perf.agent(job)
             app = agent.app
-            max_r = 1 if app.name in FIXED_BATCH else min(max(2 * agent.max_profiled_replicas, 1), 64,
-                                                            app.max_batch_size // app.min_local_bsz, n_gpus)
+            fixed = job.model in self.fixed_models
+            if fixed:
+                max_r = min(int(job.gpus), n_gpus)
+            else:
+                max_r = 1 if app.name in FIXED_BATCH else min(max(2 * agent.max_profiled_replicas, 1), 64,
+                                                                app.max_batch_size // app.min_local_bsz, n_gpus)
             tab = self._tables.get(job.id)
             if tab is None or tab.max_r != max_r:
                 tab = self._tables[job.id] = SpeedupTable(agent, max_r)
@@ -170,7 +185,10 @@ class Pollux(Policy):
             factor = max(age - restarts * d, 0.0) / (age + d) if age + d > 0 else 0.0
             self._factor[job.id], self._fair = factor, fair
             eff = np.where(r == cur, speed, speed * factor)
-            costs.append(power_cost(eff, self.p))
+            cost = power_cost(eff, self.p)
+            if fixed:
+                cost[1:max_r] = np.inf   # all of its GPUs or none
+            costs.append(cost)
             current.append(cur if cur <= max_r else -1)
         return costs, current
 
@@ -265,6 +283,12 @@ class Pollux(Policy):
             gpus.extend(int(x) for x in ids)
         return gpus
 
+    def _short(self, job, k: int, take: list) -> list:
+        """``take`` (node, GPUs) pairs, or none for a fixed-size job they give fewer than its ``k``."""
+        if job.model in self.fixed_models and sum(c for _, c in take) < k:
+            return []
+        return take
+
     def _repack(self, view: SimView, jobs, counts, machine, n_nodes):
         """Every job placed afresh, biggest first, on an empty cluster; a job whose count is
         unchanged keeps its GPUs when they are still free (no restart). (decisions, layout)."""
@@ -282,7 +306,7 @@ class Pollux(Policy):
                         dist[ms] = True
                     alloc[job.id] = tuple(run.gpus)
                     continue
-            take = self._choose(free, dist, machine, n_nodes, k)
+            take = self._short(job, k, self._choose(free, dist, machine, n_nodes, k))
             if not take:
                 continue
             if len(take) > 1:
@@ -329,7 +353,7 @@ class Pollux(Policy):
         for job, k, run in todo:
             if run is not None:
                 free[list(run.gpus)] = True
-            take = self._choose(free, dist, machine, n_nodes, k)
+            take = self._short(job, k, self._choose(free, dist, machine, n_nodes, k))
             if run is not None and sum(c for _, c in take) <= len(run.gpus):
                 free[list(run.gpus)] = False     # it would not grow: it keeps its GPUs, no restart
                 alloc[job.id] = tuple(run.gpus)

@@ -210,3 +210,20 @@ def test_pollux_workload_by_name_runs_on_goodput_with_the_goodput_check():
     tampered = rows[:i] + [LogRow(*rows[i][:-1], bad)] + rows[i + 1:]
     checks = policy_checks("pollux", None, short.cluster, perf=short.perf_model())   # the run's own checks
     assert any(m.startswith("goodput:") for c in checks for m in c(short.trace, short.cluster, tampered))
+
+
+def test_fixed_models_run_on_exactly_their_trace_count_or_wait():
+    """``fixed_models`` (CASSINI's model-parallel DLRM, §5.2): the NCF job, which Pollux's own rule
+    holds at one GPU, starts only on its trace's 3 GPUs (three single-GPU servers, so across
+    links); the log passes the replay and goodput checks; without the option it runs on one."""
+    jobs = (Job("ncf-0", 0.0, 3, APPS["ncf"].total, model="ncf"),
+            Job("bert-1", 0.0, 2, APPS["bert"].total, model="bert"))
+    trace, cluster = Trace("fixed", jobs), Cluster.uniform(racks=1, machines=4, gpus_per_machine=1)
+    sizes = {}
+    for fixed in ((), ("ncf",)):
+        perf = GoodputPerf(APPS)
+        res = simulate(trace, cluster, Pollux(fixed_models=fixed), perf=perf, seed=0)
+        assert not res.unfinished
+        assert replay_check(trace, cluster, res.log, perf=perf, checks=[goodput_check(perf, cluster)]) == []
+        sizes[fixed] = {len(r.gpus) for r in res.log if r.event == "start" and r.job == "ncf-0"}
+    assert sizes[()] == {1} and sizes[("ncf",)] == {3}
