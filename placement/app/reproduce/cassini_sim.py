@@ -243,19 +243,29 @@ def write_regimes_fallback(ctx: Context) -> None:
 
 
 # ------------------------------------------------------------------------------ Pollux and Po+CASSINI
-def pollux_trace(trace: Trace) -> Trace:
+def pollux_trace(trace: Trace, per_node: int = 1) -> Trace:
     """``trace`` for Pollux (§5.1's Po rows): each job's work in its goodput application's units
-    (:data:`placement.cassini.catalogue.GOODPUT_ANALOGUE`, the Pollux authors' measured analogue):
-    its iterations (duration / the catalogue's ideal iteration) times the analogue's initial batch
-    size, capped at the application's whole training (ours: CASSINI gives no batch sizes)."""
-    from placement.cassini.catalogue import CATALOGUE, goodput_inputs
+    (:data:`placement.cassini.catalogue.GOODPUT_ANALOGUE`, the Pollux authors' measured analogue),
+    chosen so that Pollux's job is the job Themis runs: the work the analogue completes in the
+    trace's duration on the trace's worker count (``ceil(gpus / per_node)`` servers, the testbed's
+    one GPU each by default), at its initial batch in epoch 0, capped at the application's whole
+    training. The unit is the application's progress unit, one initial-batch iteration
+    (:func:`placement.sim.goodput.true_rate`): an earlier version multiplied the iterations by
+    the initial batch and gave every job 12-256x its work (issue 47's measurement: ResNet50 ran
+    4.2 h of the stress test alone on 24 GPUs, ~21 Poisson jobs ran at once, most on one GPU)."""
+    from placement.cassini.catalogue import GOODPUT_ANALOGUE
+    from placement.sim.goodput import FIXED_BATCH, batch_layout, true_rate
 
     apps = _pollux_apps()
     out = []
     for j in trace.jobs:
-        its = j.duration * 1000.0 / CATALOGUE[j.model][1]
-        app = apps[goodput_inputs(j.model)["analogue"]]
-        out.append(replace(j, duration=float(min(app.total, its * goodput_inputs(j.model)["init_batch_size"]))))
+        app, w = apps[GOODPUT_ANALOGUE[j.model]], int(j.gpus)
+        layout = tuple(min(per_node, w - k * per_node) for k in range(-(-w // per_node)))
+        b = FIXED_BATCH.get(app.name, max(app.init_batch_size, app.min_local_bsz * w))
+        atomic, accum = batch_layout(app, w, b)
+        atomic = min(atomic, app.max_local_bsz, int(app.max_batch_size / (w * (accum + 1))))
+        rate = true_rate(app, layout, atomic, accum, 0)
+        out.append(replace(j, duration=float(min(app.total, j.duration * rate))))
     return replace(trace, name=trace.name + "-pollux", jobs=tuple(out))
 
 
@@ -289,6 +299,12 @@ class PolluxInstance(SimInstance):
         return pollux_perf()
 
 
+#: model-parallel models of the Poisson trace and the stress test (CASSINI §5.2: "we use model
+#: parallelism for the DLRM model"; §5.3: Pollux places DLRM across servers): under Pollux they keep
+#: their trace's worker count (:class:`placement.solvers.online.pollux.Pollux` ``fixed_models``)
+POLLUX_FIXED = ("DLRM",)
+
+
 def run_pollux_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
                     agent: bool | str = True, keep_log: bool = True) -> tuple[dict, dict]:
     """``pollux`` and ``pollux+cassini`` on :func:`pollux_trace` of ``trace`` (one engine run
@@ -297,13 +313,14 @@ def run_pollux_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, ta
     with the goodput check and the link-factor check, a broken one recorded. Iteration times are
     the catalogue iteration over the logged link factor (:func:`measure`): the network's share of
     the iteration at Pollux's own allocation. Returns ``({policy: measures}, {policy: log})``."""
-    ptrace = pollux_trace(trace)
+    ptrace = pollux_trace(trace, per_node=int(cluster.machine_gpus.max()))
     inst = PolluxInstance(ptrace, cluster)
     links = LinkSharing(cluster)
     out, logs = {}, {}
     for pol in ("pollux", "pollux+cassini"):
         ag = agent if pol.endswith("+cassini") else False
-        res, _rows, summ = ctx.simulate(inst, pol, seed, f"{tag}-{pol}-s{seed}", keep_log=keep_log, agent=ag)
+        res, _rows, summ = ctx.simulate(inst, pol, seed, f"{tag}-{pol}-s{seed}", keep_log=keep_log, agent=ag,
+                                        options={"fixed_models": POLLUX_FIXED})
         m = _measure_with(exp, ptrace, res.log, cluster, links, ag)
         m["jct"] = summ["mean_jct_s"]
         m["agent_adjust_per_job_min"] = m["adjust_per_job_min"] if ag else None
