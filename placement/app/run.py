@@ -143,7 +143,8 @@ class Run:
         from ..sim.replay import replay_check
 
         perf = self.instance.perf_model()
-        checks = policy_checks(self.policy, self.policy_object, self.instance.cluster, perf=perf)
+        links = recorded_links(self.instance.cluster, self.provenance or {})
+        checks = policy_checks(self.policy, self.policy_object, self.instance.cluster, links, perf=perf)
         return replay_check(self.instance.trace, self.instance.cluster, self.result.log,
                             perf=perf, checks=checks)
 
@@ -510,12 +511,15 @@ def resolved_options(policy: str, options: dict[str, Any] | None, table_regions:
 
 
 def provenance(inst, policy: str, options: dict | None, seed: int, command: str | None = None,
-               bin_s: float | None = None) -> dict[str, Any]:
+               bin_s: float | None = None, agent: bool | str = False) -> dict[str, Any]:
     """What made a run (``summary.json``'s ``run``): the policy, the options as given and resolved
     (defaults included), the seed, the perf model and intervals, the package version and the
-    command line. ``placement simulate --rerun DIR`` reads it back."""
+    command line; ``agent`` (CASSINI §4.2 step 3's agent in the link model: ``true`` or
+    ``"all"``, :class:`~placement.sim.links.LinkSharing`) only for a run that had it, so the link
+    check of a re-check from the files applies the same rule. ``placement simulate --rerun DIR``
+    reads it back."""
     given = {k: option_json(v) for k, v in (options or {}).items()}
-    return {"policy": policy, "options": given,
+    return {**({"agent": agent} if agent else {}), "policy": policy, "options": given,
             "resolved_options": resolved_options(policy, options, getattr(inst, "table_regions", None) is not None),
             "seed": seed, "perf": inst.perf, "checkpoint_interval": inst.checkpoint_interval,
             "scan_interval": inst.scan_interval, "bin_s": bin_s, "version": package_version(),
@@ -569,6 +573,19 @@ def _recorded_options(options: dict) -> dict:
     return options
 
 
+def recorded_links(cluster, run: dict):
+    """The link model a recorded run (:func:`provenance`) shared links with: its ``agent`` rule,
+    or ``None`` (the default model) when it recorded none or the cluster has no network."""
+    agent = run.get("agent", False)
+    if agent not in (False, True, "all"):
+        raise InstanceError("run.agent", f"must be true or \"all\" when recorded, not {agent!r}")
+    if not agent or cluster.network is None:
+        return None
+    from ..sim.links import LinkSharing
+
+    return LinkSharing(cluster, agent=agent)
+
+
 def folder_checks(instance_path: str, inst, log) -> list[str]:
     """The policy's own replay checks for ``placement evaluate DIR/instance.json DIR/log.json``:
     when ``DIR/summary.json`` records the run (:func:`provenance`), the policy is rebuilt from
@@ -592,8 +609,12 @@ def folder_checks(instance_path: str, inst, log) -> list[str]:
                            **_recorded_options(run["options"]))
     except InstanceError as exc:
         return [f"{path}: the recorded options do not build policy {run['policy']!r} ({exc})"]
+    try:
+        links = recorded_links(inst.cluster, run)
+    except InstanceError as exc:
+        return [f"{path}: {exc}"]
     out: list[str] = []
-    for check in policy_checks(run["policy"], pol, inst.cluster, perf=inst.perf_model()):
+    for check in policy_checks(run["policy"], pol, inst.cluster, links, perf=inst.perf_model()):
         out += check(inst.trace, inst.cluster, log)
     return out
 
@@ -616,7 +637,7 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
 
     if isinstance(policy, str):
         if record is not None:
-            record.update(provenance(inst, policy, options, seed, command=record.get("command")))
+            record.update(provenance(inst, policy, options, seed, command=record.get("command"), agent=agent))
         pol = build_policy(policy, inst.cluster, table_regions=inst.table_regions, **(options or {}))
     else:  # a policy object built by a Python caller: its class is what can be recorded
         if options:
@@ -624,7 +645,7 @@ def run_simulation(inst, policy: str, seed: int = 0, options: dict | None = None
         pol = policy
         policy = f"{type(pol).__module__}.{type(pol).__qualname__}"
         if record is not None:
-            record.update({**provenance(inst, "fifo", None, seed, command=record.get("command")),
+            record.update({**provenance(inst, "fifo", None, seed, command=record.get("command"), agent=agent),
                            "policy": policy, "options": {},
                            "resolved_options": None})
     if built is not None:

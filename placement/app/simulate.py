@@ -97,6 +97,10 @@ def _rerun_args(args: argparse.Namespace) -> dict[str, Any]:
             run.get("options"), dict) or not isinstance(run.get("seed"), int):
         raise InstanceError(f"{folder / 'summary.json'}: run", "must record the policy, its options and "
                             "the seed (a folder written before provenance was recorded cannot be re-run)")
+    if run.get("agent"):
+        raise InstanceError(f"{folder / 'summary.json'}: run.agent", "the run shared links with CASSINI's "
+                            "agent (a `placement reproduce cassini` run); --rerun re-runs `placement simulate` "
+                            "runs, and `placement evaluate` re-checks this one from its files")
     if run.get("version") != package_version():
         print(f"note: {folder} was written by placement {run.get('version')}, this is "
               f"{package_version()}; the re-run may differ", file=sys.stderr)

@@ -25,10 +25,12 @@ base's options stay ``--option`` settable). On a cluster with a network
    GPUs replace the base's.
 3. **Shifts** (Algorithm 1): the top candidate's unique time shifts are applied to every running
    job as :class:`~placement.sim.policy.Shift` decisions: a job's phase becomes
-   ``(now in ms + shift) mod its iteration time``. The engine models each job's steady state
-   between changes, so the agents' re-adjustments on drift (§4.2 step 3) are not simulated;
-   the link model counts the ones its drift would trigger
-   (:func:`placement.sim.link_metrics.shift_adjustments`).
+   ``(now in ms + shift) mod its iteration time``. The agents' re-adjustments on drift (§4.2
+   step 3) belong to the link model, not to the policy: with
+   ``LinkSharing(cluster, agent=True)`` (the reproduction's ``+cassini`` runs) a worker of a
+   compatible set waits for its planned start when its boundary drifts more than 5% of its
+   iteration (:mod:`placement.sim.links`, "agent"); without it the link model counts the
+   adjustments its drift would trigger (:func:`placement.sim.link_metrics.shift_adjustments`).
 
 Jobs whose model is not in the catalogue take part in the base's decisions but not in the
 ranking. On a cluster without a network the plug-in passes the base's decisions through.

@@ -125,3 +125,21 @@ def test_regime_map_has_four_knobs_of_four_values(run):
     r = next(r for r in reg if r["knob"] == "oversubscription" and float(r["value"]) == 8 and r["claim"].startswith("Th+"))
     a, b = (float(rows[f"regime-oversubscription-8-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
     assert float(r["ours"]) == pytest.approx(a / b)
+
+
+def test_agent_logs_recheck_from_their_files(run):
+    """A +cassini log written with §4.2 step 3's agent records the rule in ``summary.json``'s
+    ``run`` and passes ``placement evaluate`` from its files alone (the link check rebuilt with
+    the same agent); the other runs record none; ``--rerun`` of an agent run is one line."""
+    import json
+
+    from placement.app.cli import main
+
+    _ctx, out = run
+    for name, want in (("main-poisson-themis+cassini-s0", True), ("agent_all-poisson-themis+cassini-s0", "all"),
+                       ("main-poisson-themis-s0", None)):
+        d = out / "logs" / name
+        assert json.loads((d / "summary.json").read_text())["run"].get("agent") == want
+        assert main(["evaluate", str(d / "instance.json"), str(d / "log.json")]) == 0
+    assert main(["simulate", "--rerun", str(out / "logs" / "main-poisson-themis+cassini-s0"),
+                 "-o", str(out / "rerun")]) == 2
