@@ -211,7 +211,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
                   "not judged: the paper gives no Po number for the Poisson trace (the run is kept)",
                   difference=f"Pollux/Ideal {room}; the agent's adjustments (Po+CASSINI) {adj} per job-minute; "
                              "goodput inputs drawn (catalogue GOODPUT_ANALOGUE: the Pollux authors' analogue "
-                             "applications), work = iterations x the analogue's initial batch; iteration time = "
+                             "applications), work = what the analogue completes in the trace's duration on the trace's workers, DLRM model-parallel (fixed_models); iteration time = "
                              f"the profile's iteration over the link factor at Pollux's own allocation; {diff}")
     own = vals("main", "poisson", "themis+cassini", "ceiling")
     per_seed = "; ".join(f"seed {s}: {a:.3f}x beside Themis/Ideal {b:.3f}x" for s, a, b in
