@@ -22,7 +22,7 @@ from placement.models import hived_vc as hv
 from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
 
-__all__ = ["held_gpu_seconds", "brute_force", "tie_heavy", "large_magnitudes", "large_instance", "large",
+__all__ = ["held_gpu_seconds", "brute_force", "proven_tetris", "library_tetris", "tie_heavy", "large_magnitudes", "large_instance", "large",
            "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT"]
 
 # --- Tetris ---------------------------------------------------------------------------------
@@ -202,6 +202,25 @@ tiny_tetris = st.builds(
     T=st.integers(2, 6), J=st.integers(1, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
     G=st.integers(1, 3), K=st.integers(1, 3),
 ).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
+
+
+def proven_tetris() -> list[tuple[str, float]]:
+    """(name, optimum) of the instance library's Tetris instances the exact model proved."""
+    import csv
+    from pathlib import Path
+
+    with open(Path(__file__).resolve().parents[1] / "instances/library/manifest.csv", newline="") as f:
+        return [(r["name"], float(r["objective"])) for r in csv.DictReader(f)
+                if r["family"] == "tetris" and r["status"] == "optimal"]
+
+
+def library_tetris(name: str):
+    """The instance library's Tetris instance ``name``, loaded."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / f"instances/library/tetris/{name}.json"
+    return load_instance(json.loads(path.read_text()))
 
 
 def bound_tol(v: float) -> float:

@@ -6,10 +6,7 @@ objective at the DP's minimizer), the tables' block is never below lagrange's at
 multipliers, and the bound stays below the brute-force optimum and the stored proven optima.
 """
 
-import csv
 import itertools
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,10 +17,7 @@ from placement.models import tetris_bound
 from placement.models.tetris_bound import forest, lagrange
 from placement.solvers import hill_climb
 
-from placement.tetris import load_instance
-from tests.support import brute_force
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import brute_force, library_tetris, proven_tetris
 
 tiny = st.builds(
     lambda T, J, R, seed, G, K, zipf, quota: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K,
@@ -79,14 +73,9 @@ def test_value_at_random_multipliers_and_after_the_ascent_is_at_most_the_brute_f
     assert res.bound is not None and 0.0 <= res.bound <= best + _tol(best)
 
 
-def _proven():
-    rows = csv.DictReader(open(ROOT / "instances/library/manifest.csv"))
-    return [(r["name"], float(r["objective"])) for r in rows if r["family"] == "tetris" and r["status"] == "optimal"]
-
-
-@pytest.mark.parametrize("name,optimum", _proven()[1::6])
+@pytest.mark.parametrize("name,optimum", proven_tetris()[1::6])
 def test_bound_at_most_the_stored_proven_optimum(name, optimum):
-    inst = load_instance(json.loads((ROOT / f"instances/library/tetris/{name}.json").read_text()))
+    inst = library_tetris(name)
     res = forest.solve(inst, time_limit=10, max_iter=20)
     assert 0.0 < res.bound <= optimum + _tol(optimum)
     assert res.stats["jobs_kept_whole"] <= res.stats["multi_table_ml_jobs"]

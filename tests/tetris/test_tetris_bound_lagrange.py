@@ -4,9 +4,6 @@ Valid at *any* multipliers (weak duality): checked against brute force at random
 after the ascent, and against the stored proven optima of the instance library.
 """
 
-import csv
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,10 +14,7 @@ from placement.models import tetris_bound
 from placement.models.tetris_bound import hot, lagrange
 
 from placement.errors import InstanceError
-from placement.tetris import load_instance
-from tests.support import brute_force, tie_heavy
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import brute_force, library_tetris, proven_tetris, tie_heavy
 
 tiny = st.builds(
     lambda T, J, R, seed, G, K, zipf, quota: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K,
@@ -78,14 +72,9 @@ def test_bound_valid_with_zero_sizes_and_ties(inst):
     assert lagrange.solve(inst, time_limit=5, max_iter=30, alpha=1.0).bound <= best + _tol(best)
 
 
-def _proven():
-    rows = csv.DictReader(open(ROOT / "instances/library/manifest.csv"))
-    return [(r["name"], float(r["objective"])) for r in rows if r["family"] == "tetris" and r["status"] == "optimal"]
-
-
-@pytest.mark.parametrize("name,optimum", _proven()[::6])
+@pytest.mark.parametrize("name,optimum", proven_tetris()[::6])
 def test_bound_at_most_the_stored_proven_optimum(name, optimum):
-    inst = load_instance(json.loads((ROOT / f"instances/library/tetris/{name}.json").read_text()))
+    inst = library_tetris(name)
     res = lagrange.solve(inst, time_limit=10, max_iter=60)
     assert 0.0 < res.bound <= optimum + _tol(optimum)
 

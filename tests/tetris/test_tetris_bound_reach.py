@@ -6,10 +6,7 @@ proven optima of the instance library, and against the plain decomposition at th
 (never below it: a minimum over a subset of the same domain).
 """
 
-import csv
 import itertools
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,10 +15,7 @@ from hypothesis import strategies as st
 from placement.instances import generate_tetris
 from placement.models.tetris_bound import lagrange, reach
 
-from placement.tetris import load_instance
-from tests.support import brute_force
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import brute_force, library_tetris, proven_tetris
 
 tiny = st.builds(
     lambda T, J, R, seed, G, K, quota: generate_tetris(T, J, R, seed=seed, n_gpu_types=G, n_priorities=K,
@@ -101,13 +95,8 @@ def test_subset_sums_against_enumeration():
     assert reach.subset_sums(vals, 10).tolist() == [v for v in want if v <= 10]
 
 
-def _proven():
-    rows = csv.DictReader(open(ROOT / "instances/library/manifest.csv"))
-    return [(r["name"], float(r["objective"])) for r in rows if r["family"] == "tetris" and r["status"] == "optimal"]
-
-
-@pytest.mark.parametrize("name,optimum", _proven()[5::6])
+@pytest.mark.parametrize("name,optimum", proven_tetris()[5::6])
 def test_bound_at_most_the_stored_proven_optimum(name, optimum):
-    inst = load_instance(json.loads((ROOT / f"instances/library/tetris/{name}.json").read_text()))
+    inst = library_tetris(name)
     res = reach.solve(inst, time_limit=5, max_iter=12)
     assert 0.0 < res.bound <= optimum + _tol(optimum)
