@@ -75,7 +75,9 @@ IDLE_LIMIT = 10_000
 @dataclass
 class SimResult:
     """Outcome of :func:`simulate`: the log (the record to judge), statistics, and jobs left
-    pending or running when the loop ran out of events (a policy that stopped starting jobs)."""
+    pending or running when the loop ran out of events (a policy that stopped starting jobs).
+    ``link_model``: the :class:`~placement.sim.links.LinkSharing` the run shared links with (None
+    without one), so measures from the log can reuse its solved components; not pickled."""
 
     trace: str
     cluster: str
@@ -85,6 +87,10 @@ class SimResult:
     unfinished: tuple[str, ...]
     stats: dict[str, Any] = field(default_factory=dict)
     policy_stats: dict[str, Any] = field(default_factory=dict)
+    link_model: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "link_model"}
 
 
 class _Run:
@@ -271,7 +277,8 @@ class _Loop:
             stats["links"] = dict(self.links.stats)
         return SimResult(trace=self.trace.name, cluster=self.cluster.name,
                          policy=getattr(self.policy, "name", "policy"), log=self.log, end_time=s.now,
-                         unfinished=unfinished, stats=stats, policy_stats=dict(self.policy.stats()))
+                         unfinished=unfinished, stats=stats, policy_stats=dict(self.policy.stats()),
+                         link_model=self.links)
 
     # ------------------------------------------------------------------ one batch of events
     def _finishes(self, t: float, events: list) -> None:

@@ -138,6 +138,10 @@ class LinkSharing:
         self.stats = {"components": 0, "fluid_runs": 0, "cache_hits": 0, "no_profile": 0, "approximated": 0,
                       "agent_on": 0, "agent_off": 0}
         self._seen_no_profile: set[str] = set()
+        #: when a dict (a caller sets it): every fluid-run component solved with the agent rule,
+        #: from the cache or not, maps to whether the agent acted on it, so a measure counts the
+        #: distinct components it touched as a fresh model's ``stats`` would
+        self.seen: dict[tuple, bool] | None = None
 
     def servers(self, gpus) -> tuple[str, ...]:
         """The servers (machines) of a placement, in machine order."""
@@ -191,28 +195,33 @@ class LinkSharing:
                 util.update({lk: bw / cap[lk] for lk in self.links(gpus)})
                 continue
             self.stats["components"] += 1
-            factors, u, adj = self._component(members, running)
+            factors, u, adj, _ = self._component(members, running)
             out.update(zip(members, factors, strict=True))
             adjust.update(zip(members, adj, strict=True))
             util.update(u)
         return out, util, adjust
 
-    def _component(self, members: list[str], running) -> tuple[tuple[float, ...], dict[str, float], tuple]:
+    def _component(self, members: list[str], running) -> tuple[tuple[float, ...], dict[str, float], tuple,
+                                                             bool | None]:
+        """A component's (factors, link utilisation, adjustment rates, agent acted: None when
+        the agent is off or the component approximated), cached by its content."""
         specs = []
         for jid in members:
             job, gpus, phase = running[jid]
             period = CATALOGUE[job.model][1]
             specs.append((job.model, self.links(gpus), round(float(phase) % period, 6), jid, gpus))
         key = tuple(s[:3] for s in specs)
-        hit = self._cache.get(key)
-        if hit is not None:
+        res = self._cache.get(key)
+        if res is not None:
             self.stats["cache_hits"] += 1
-            return hit
+            if self.seen is not None and res[3] is not None:
+                self.seen[key] = res[3]
+            return res
         if len(members) > MAX_FLUID_JOBS:
             self.stats["approximated"] += 1
             factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity,
                                          self.topology.shared_goodput)
-            res = (tuple(factors), util, ((0.0, 0.0),) * len(specs))
+            res = (tuple(factors), util, ((0.0, 0.0),) * len(specs), None)
         else:
             self.stats["fluid_runs"] += 1
             jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
@@ -235,7 +244,10 @@ class LinkSharing:
                            drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
                        for n, b, e in zip(names, r.begin, r.ends, strict=True)}
             res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs),
-                   r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs))
+                   r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs),
+                   bool(on) if self.agent else None)
+            if self.seen is not None and self.agent:
+                self.seen[key] = bool(on)
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = res
