@@ -124,6 +124,7 @@ class Context:
     broken: dict[str, list[str]] = field(default_factory=dict)
     logs: int = 0
     last_policy: Any = None
+    last_links: Any = None      # the link model of the last run simulated here (None: --workers)
     regimes: list[RegimeRow] = field(default_factory=list)
     calibration: list[dict[str, Any]] = field(default_factory=list)
     runner: Callable[..., dict[str, Any]] | None = None   # computes simulate's outcome (.parallel)
@@ -192,7 +193,8 @@ class Context:
         """Run ``policy`` on ``inst`` (the ``placement simulate`` pipeline), write the run under
         ``logs/<name>/`` and check its log with ``replay_check`` (plus ``checks(policy)``, extra
         checks built from the policy object). Returns ``(result, per-job rows, summary)``; the
-        policy object is ``self.last_policy``; a broken log is recorded (``report.md`` lists it,
+        policy object is ``self.last_policy``, the engine's link model (``agent``'s rule, its solved
+        components cached) ``self.last_links`` (None with ``--workers``); a broken log is recorded (``report.md`` lists it,
         the command exits 1). ``agent``: links shared with CASSINI §4.2 step 3's agent (not with
         ``--workers``: those runs share links without it)."""
         from ..run import run_simulation, write_outputs
@@ -202,13 +204,13 @@ class Context:
         if self.runner is not None:   # --workers: the outcome from a Dask task (see .parallel)
             out = self.runner(inst, policy, seed, name, options, checks, command)
             res, rows, summ, broken, record = out["res"], out["rows"], out["summ"], out["broken"], out["record"]
-            self.last_policy = out["policy"]
+            self.last_policy, self.last_links = out["policy"], None
         else:
             built: list = []
             record: dict[str, Any] = {"command": command}
             res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built,
                                                      record=record, agent=agent)
-            self.last_policy = built[0]
+            self.last_policy, self.last_links = built[0], res.link_model
         if broken:
             self.broken[name] = broken[:20]
         if keep_log and not self._discarded():  # summary.json's `run`: the policy's options as given and resolved, seed, version
