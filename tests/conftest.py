@@ -6,6 +6,7 @@ with no deadline (solver calls exceed the default 200 ms) and bounded examples.
 
 import os
 import signal
+import sys
 
 from hypothesis import HealthCheck, settings
 
@@ -14,6 +15,13 @@ from hypothesis import HealthCheck, settings
 # the interrupt tests need the handler a terminal gives, so the session restores it.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# Some environments set PYTHONDONTWRITEBYTECODE; every Python process the tests start (each page
+# command, the CLI and sweep tests, the notebook kernels, dask workers) then compiles the package
+# from source again, about 0.45 s a process. The session lets them cache bytecode in the usual
+# __pycache__ folders (git-ignored): what runs and what the tests assert is the same.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 settings.register_profile(
     "ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
