@@ -7,6 +7,7 @@ the claims recomputed from the results."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 
 import numpy as np
@@ -26,6 +27,14 @@ TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=(16, 24), 
                     regime_nodes=(16,), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0))
 
 
+@functools.cache
+def _trace(seed: int):
+    """``hived._trace(TINY, seed)``, read once per seed by this module's checks (each read parses
+    Philly's CSV, about 1.5 s); the window is a tuple so that no test can change another's."""
+    trace, window, w0, w1 = hived._trace(TINY, seed)
+    return trace, tuple(window), w0, w1
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "hived"
@@ -33,7 +42,7 @@ def run(tmp_path_factory):
 
 
 def test_window_and_warmup():
-    trace, window, w0, w1 = hived._trace(TINY, 0)
+    trace, window, w0, w1 = _trace(0)
     assert (w0, w1) == (0.25 * 86400, 0.75 * 86400) and len(window) == 150
     assert all(w0 <= j.submit < w1 for j in window)
     assert any(j.submit < w0 for j in trace.jobs)          # the warm-up runs too
@@ -56,7 +65,7 @@ def test_logs_replay_and_rows_recompute(run):
         folder = out / "logs" / r["run"]
         inst = load_instance(json.loads((folder / "instance.json").read_text()))
         log = load_solution(inst, json.loads((folder / "log.json").read_text()))
-        trace, window, w0, w1 = hived._trace(TINY, int(r["seed"]))
+        trace, window, w0, w1 = _trace(int(r["seed"]))
         a = view_assignment(r["view"], trace.jobs, int(r["nodes"]), "multi" if r["scheme"] == "hived-multi" else "node")
         checks = [guarantee_check(a.cells)] if r["scheme"].startswith("hived") else []
         assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model(), checks=checks) == []
@@ -87,7 +96,7 @@ def test_fragmentation_is_the_paper_measure_on_the_log(run):
 
     row = next(r for r in csv.DictReader(open(out / "results.csv"))
                if r["run"] == "s0-table1-yarn-cs" and not r["tenant"])
-    trace, window, w0, w1 = hived._trace(TINY, 0)
+    trace, window, w0, w1 = _trace(0)
     n = int(row["nodes"])
     pol = build_policy("yarn-cs", hived._cluster(n), assignment=table1_assignment(trace.jobs, n)[0])
     from placement.sim.perf import IdealPerf
