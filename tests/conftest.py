@@ -32,10 +32,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # The longest tests (measured with --durations on 2 cores) run first, so that pytest-xdist's two
 # workers do not finish on one of them alone; the order changes nothing else (every test is
-# independent; the same order in every worker, as xdist requires).
+# independent; the same order in every worker, as xdist requires). pyproject's addopts select
+# xdist's worksteal scheduling: each worker starts on half of this order and an idle one takes
+# the not-yet-started end of the other's queue, so a module's tests mostly stay on one worker
+# (its module fixture runs once) and neither worker waits on the other's queue.
 LONG_FIRST = ("tests/docs/test_readme_commands.py", "tests/app/test_reproduce_parallel.py",
-              "tests/app/test_bench_figures.py", "tests/hived/test_reproduce_hived.py",
-              "tests/docs/test_notebooks.py", "tests/app/test_fuzz_sim.py")
+              "tests/app/test_bench_figures.py", "tests/docs/test_notebooks.py",
+              "tests/cassini/test_cassini_reproduce.py", "tests/sim/test_sim_cli.py",
+              "tests/hived/test_reproduce_hived.py", "tests/app/test_fuzz_sim.py")
 
 
 def pytest_collection_modifyitems(config, items):
