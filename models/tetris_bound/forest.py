@@ -178,7 +178,7 @@ class ForestDecomposition(lagrange.Decomposition):
             alt = np.where(a1[lev] == hp, b2[lev], b1[lev]) + nul[lev]
             home[lev] = np.where(stay <= alt, hp, np.where(a1[lev] == hp, a2[lev], a1[lev]))
         total = float(b1[roots].sum())
-        mag = float(np.abs(U).max(axis=1).sum()) if T else 0.0
+        mag = float(np.abs(np.where(np.isfinite(U), U, 0.0)).max(axis=1).sum()) if T else 0.0
         # the jobs' regions and placements at the minimizer
         hr = home[self.m_own].copy()
         placed = np.zeros(len(self.m_own), dtype=bool)
@@ -203,7 +203,7 @@ class ForestDecomposition(lagrange.Decomposition):
         return v
 
     def extra_stats(self) -> dict:
-        return {"forest_edges": int(self.n_edges), "jobs_kept_whole": int(self.n_kept),
+        return {**super().extra_stats(), "forest_edges": int(self.n_edges), "jobs_kept_whole": int(self.n_kept),
                 "multi_table_ml_jobs": int(len(self.m_own)),
                 "tree_depth": int(len(self.levels_) - 1)}
 

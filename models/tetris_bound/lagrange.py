@@ -58,6 +58,7 @@ from placement.result import SolveResult, Status
 from placement.tetris import TetrisInstance, sigmoid
 
 from . import hot
+from .fixings import cpu_fixings
 from .relaxation import peak_rss_mb
 
 __all__ = ["solve", "Decomposition", "LEVELS", "MAX_MEMORY_MB", "memory_estimate_mb"]
@@ -149,6 +150,12 @@ class Decomposition:
         ja = np.flatnonzero(~A.job_ml.astype(bool) & ~one & (lens > 0) & (app >= 0) & (jcpu > 0))
         self.a_app, self.a_cpu = app[ja], jcpu[ja]
         self.P = self._own_overload() if self.alpha > 0 else None
+        # (5)'s fixings (.fixings): homes and job regions no feasible placement has are closed
+        fx = cpu_fixings(inst)
+        self.forbid = fx.table if fx.table.any() else None
+        self.m_forbid = fx.job[jm] if fx.job[jm].any() else None
+        self.fixings = {"homes_closed": fx.n_table, "tables_fixed": fx.fixed_tables,
+                        "job_regions_closed": int(fx.job[jm].sum()), "rounds": fx.rounds}
         self._cells()
 
     # -- the tables' block ------------------------------------------------------------------
@@ -224,6 +231,8 @@ class Decomposition:
             C += np.asarray(self.Cpu @ kap)
         if self.P is not None and len(self.P[0]):
             C[self.P[0]] += self.alpha * self.P[1]
+        if self.forbid is not None:
+            C[self.forbid] = np.inf
         place = None
         if len(self.m_own):
             place = lam[:, self.m_gk].T * self.m_sig[:, None]              # [Jm, R]
@@ -231,6 +240,8 @@ class Decomposition:
                 place -= nu * self.m_hi[:, None] * self.has[:, self.m_g].T
             if kap is not None:
                 place += kap[np.maximum(self.m_app, 0)] * self.m_cpu[:, None]
+            if self.m_forbid is not None:
+                place[self.m_forbid] = np.inf
         return C, place
 
     def _homes(self, C: np.ndarray, place: np.ndarray | None) -> tuple:
@@ -246,8 +257,8 @@ class Decomposition:
         return float(best.sum()), float(np.abs(best).sum()), home, hr, placed
 
     def extra_stats(self) -> dict:
-        """Statistics a subclass adds to the result (none here)."""
-        return {}
+        """Statistics a subclass adds to the result (here (5)'s fixings, :mod:`.fixings`)."""
+        return {"fixings": dict(self.fixings)}
 
     # -- the GPU cells' block ------------------------------------------------------------------
     def _cells(self) -> None:

@@ -56,6 +56,8 @@ import numpy as np
 from placement.errors import InstanceError
 from placement.tetris import TetrisInstance, sigmoid
 
+from .fixings import cpu_fixings
+
 __all__ = ["BoundModel", "build", "dual_bound", "farkas_value", "run_until", "add_tangents", "highs_model",
            "peak_rss_mb", "SATURATION_LEVEL", "REL_SAFETY", "GRID_TANGENTS", "SIMPLEX_MAX_COLUMNS",
            "PDLP_MIN_COLUMNS", "DENSE_ROW", "MAX_CHORD_VALUES", "SUBSET_SUM_BITS"]
@@ -111,7 +113,7 @@ class BoundModel:
     """
 
     def __init__(self, inst: TetrisInstance, integer: bool, tangents: int, analytics_hull: bool = True,
-                 dense_row: int = 0, exact_argmax: bool = False) -> None:
+                 dense_row: int = 0, exact_argmax: bool = False, fixings: bool = True) -> None:
         A = inst.arrays
         self.inst, self.integer, self.analytics_hull = inst, integer, analytics_hull
         self.exact_argmax, self.argmax_rows = exact_argmax, 0
@@ -181,6 +183,7 @@ class BoundModel:
         self.cost, self.integ = np.concatenate(cost), np.concatenate(integ)
         self.rows = _Rows()
         self._rows(A, lens)
+        self.fixed_cols = self._fix(cpu_fixings(inst)) if fixings else 0
         self.split_rows = self._split_dense_rows(dense_row) if dense_row else 0
         self.tangent_rows = 0
         self._grid_tangents(tangents)
@@ -256,6 +259,21 @@ class BoundModel:
             self.rows.i, self.rows.j, self.rows.v = [ri], [rj], [rv]
             self.rows.lo, self.rows.hi, self.rows.n = [lo], [hi], n_rows
         return split
+
+    def _fix(self, fx) -> int:
+        """Zero upper bounds on the columns (5) forbids in every feasible placement
+        (:mod:`placement.models.tetris_bound.fixings`): ``x[t,r]``, and ``a`` / ``b`` of multi-table jobs;
+        returns how many were open."""
+        R = self.R
+        cols = [self.ox + np.flatnonzero(fx.table.ravel())]
+        for first, members in ((self.oa, self.multi_ml), (self.ob, self.multi_an)):
+            if len(members):
+                jj, rr = np.nonzero(fx.job[members])
+                cols.append(first + jj * R + rr)
+        c = np.concatenate(cols)
+        n = int((self.col_hi[c] > 0).sum())
+        self.col_hi[c] = 0.0
+        return n
 
     # -- columns of R(job) -----------------------------------------------------------------
     def region_cols(self, jobs: np.ndarray) -> np.ndarray:
@@ -609,12 +627,14 @@ def _chord_values(values: np.ndarray, top: int) -> np.ndarray | None:
 
 
 def build(inst: TetrisInstance, *, integer: bool = False, tangents: int = GRID_TANGENTS,
-          analytics_hull: bool = True, dense_row: int = DENSE_ROW, exact_argmax: bool = False) -> BoundModel:
+          analytics_hull: bool = True, dense_row: int = DENSE_ROW, exact_argmax: bool = False,
+          fixings: bool = True) -> BoundModel:
     """The relaxation of Figure 4 in matrix form (module docstring); ``integer`` keeps x, b, y integer;
     ``analytics_hull=False`` writes the analytics majority as the exact model's big-M rows (weaker LP);
     ``exact_argmax`` adds the exact model's argmax rows for analytics jobs under a CPU limit (change 3
-    undone: with ``integer`` every solution is then a feasible placement)."""
-    return BoundModel(inst, integer, tangents, analytics_hull, dense_row, exact_argmax)
+    undone: with ``integer`` every solution is then a feasible placement); ``fixings`` (default) closes
+    the columns (5) forbids in every feasible placement (:mod:`placement.models.tetris_bound.fixings`)."""
+    return BoundModel(inst, integer, tangents, analytics_hull, dense_row, exact_argmax, fixings)
 
 
 def run_until(h, deadline: float) -> None:
