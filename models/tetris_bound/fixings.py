@@ -3,15 +3,17 @@
 MAST Figure 4, hard constraint (5): the CPU-hours of an app's jobs with ``R(job) = r`` stay within
 the app's capacity in ``r`` where one is listed. Some jobs' region is decided by one table alone: a
 single-table job is where its table is (an ML job is whole; an analytics job's majority is its
-only table when that table has a size, else region 0 whatever the homes). So in **every**
-placement that meets (5):
+only table when that table has a size, else region 0 whatever the homes), and an analytics job one
+of whose tables is larger than all its others together has its majority at that table's home (no
+tie is possible). So in **every** placement that meets (5):
 
-* table ``t`` is not homed in ``r`` if the CPU-hours of one app's single-table jobs reading ``t``
+* table ``t`` is not homed in ``r`` if the CPU-hours of one app's jobs decided by ``t``
   exceed that app's capacity in ``r`` less what is there whatever the homes (analytics jobs
   without bytes, in region 0) -- those jobs would all be in ``r``;
 * a multi-table ML job is not in ``r`` if its own CPU-hours exceed its app's capacity there, or if
   one of its tables may not be homed in ``r`` (it is in ``r`` only when all its tables are);
-* a multi-table analytics job is not in ``r`` if its own CPU-hours exceed its app's capacity there.
+* a multi-table analytics job is not in ``r`` if its own CPU-hours exceed its app's capacity there,
+  nor where the table deciding it may not be homed.
 
 Tables whose homes are thereby reduced to one region are *fixed*: their single-table jobs' CPU is
 then in that region whatever else happens, so it is taken off the capacity and the rule is
@@ -19,9 +21,9 @@ applied again, to a fixed point (each round fixes at least one more table or sto
 
 Why it matters (measured, Tetris page): these are the reductions HiGHS's MIP presolve finds from
 the integrality of the homes; the LP relaxation spreads a hot table over regions whose capacity
-its single readers' CPU would break if the table were there whole. At 100 x 200 x 5 (seed 7) the
-LP rises from 16,915 to 23,888 with them (HiGHS's presolved LP: 28,708), at 200 x 400 x 8 from
-9,656 to 21,226 (26,385). Every bound method of :mod:`placement.models.tetris_bound` applies them:
+the jobs it decides would break if the table were there whole. At 100 x 200 x 5 (seed 7) the LP
+rises from 16,915 to 26,404 with them (HiGHS's presolved LP: 28,708), at 200 x 400 x 8 from 9,656
+to 22,861 (26,385). Every bound method of :mod:`placement.models.tetris_bound` applies them:
 the LP as zero upper bounds on the forbidden columns, the Lagrangian decompositions as homes and
 job regions their blocks may not choose. Being true of every feasible placement, they keep every
 bound at most the optimum (tests: brute force on hypothesis instances, zero sizes included).
@@ -75,10 +77,23 @@ def cpu_fixings(inst: TetrisInstance) -> Fixings:
     capped = (app >= 0) & (cpu > 0)
     ml = A.job_ml.astype(bool)
     no_bytes = ~ml & (A.job_size == 0)                       # analytics without bytes: region 0
-    first = A.job_tab[np.minimum(A.job_ptr[:-1], max(0, len(A.job_tab) - 1))] if len(A.job_tab) else \
-        np.zeros(J, dtype=np.int64)
-    single = (lens == 1) & capped & ~no_bytes
-    multi = (lens > 1) & capped & ~no_bytes
+    # the table that decides a job's region alone: its only table, or (analytics) a table larger than
+    # all the job's others together (the majority region is then its home, no tie possible)
+    lead = np.full(J, -1, dtype=np.int64)
+    if len(A.job_tab):
+        ent_job = np.repeat(np.arange(J), lens)
+        tsz = A.size[A.job_tab].astype(float)
+        order = np.lexsort((-tsz, ent_job))                  # per job, its largest table first
+        top = np.full(J, -1, dtype=np.int64)
+        top_sz = np.zeros(J)
+        firsts = order[np.concatenate([[0], np.cumsum(lens)[:-1]])[lens > 0]]
+        top[lens > 0] = A.job_tab[firsts]
+        top_sz[lens > 0] = tsz[firsts]
+        lead[lens == 1] = top[lens == 1]
+        dom = ~ml & (lens > 1) & (2 * top_sz > A.job_size)
+        lead[dom] = top[dom]
+    decided = capped & ~no_bytes & (lead >= 0)
+    multi = (lens > 1) & capped & ~no_bytes & ~decided
     nA = cap.shape[0]
     base = np.where(np.isfinite(cap), cap, np.inf)           # [apps, R]
     const = np.zeros((nA, R))
@@ -87,9 +102,9 @@ def cpu_fixings(inst: TetrisInstance) -> Fixings:
     # each multi-table job's own CPU against its app's capacity (nothing else is certain)
     jm = np.flatnonzero(multi)
     job[jm] = cpu[jm, None] > base[app[jm]] - const[app[jm]] + 1e-9
-    # single-table jobs: the CPU per (table, app) that goes wherever the table is homed
-    js = np.flatnonzero(single)
-    key, inv = np.unique(first[js] * nA + app[js], return_inverse=True)
+    # jobs decided by one table: the CPU per (table, app) that goes wherever the table is homed
+    js = np.flatnonzero(decided)
+    key, inv = np.unique(lead[js] * nA + app[js], return_inverse=True)
     forced = np.bincount(inv.ravel(), weights=cpu[js], minlength=len(key))
     k_tab, k_app = key // nA, key % nA
     fixed = np.full(T, -1, dtype=np.int64)
@@ -115,11 +130,14 @@ def cpu_fixings(inst: TetrisInstance) -> Fixings:
             fixed[now] = np.argmax(~table[now], axis=1)
         if not grew.any() and not len(now):
             break
-    # a multi-table ML job is in r only if every table is
+    # a multi-table ML job is in r only if every table is; an analytics job decided by one table is
+    # where that table is
     mlm = np.flatnonzero(ml & (lens > 1))
     if len(mlm) and table.any():
         ent_job = np.repeat(np.arange(J), lens)
         hit = np.zeros((J, R), dtype=bool)
         np.logical_or.at(hit, ent_job, table[A.job_tab])
         job[mlm] |= hit[mlm]
+    dm = np.flatnonzero(~ml & (lens > 1) & (lead >= 0) & (A.job_size > 0))
+    job[dm] |= table[lead[dm]]
     return Fixings(table, job, rounds)

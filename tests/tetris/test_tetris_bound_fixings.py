@@ -68,7 +68,7 @@ def test_bounds_with_the_fixings_stay_below_the_brute_force_optimum(inst):
 
 
 def test_fixings_close_homes_and_lift_the_lp():
-    """At 100 x 200 x 5 (seed 7) (5) forbids 18 homes; the LP rises (16,915 -> 23,888) and stays a bound
+    """At 100 x 200 x 5 (seed 7) (5) forbids 25 homes; the LP rises (16,915 -> 26,404) and stays a bound
     of the placements hill climbing finds."""
     inst = generate_tetris(100, 200, 5, seed=7, n_gpu_types=4, n_priorities=7)
     fx = cpu_fixings(inst)
