@@ -34,6 +34,10 @@ One change makes it tighter than the exact model's LP: the analytics majority
 the exact model's big-M rows ``m_j <= L[j,r] + size_j (1 - b[j,r])`` at every
 fractional ``b``, under which a job split ``1/R`` over the regions reads its bytes
 nearly for free). ``analytics_hull=False`` keeps the big-M rows for comparison.
+A second (``fixings=True``, the default): the homes and job regions (5) forbids in every
+feasible placement (:mod:`placement.models.tetris_bound.fixings`) get zero upper bounds -- what
+HiGHS's MIP presolve finds from the homes' integrality; at 1,000 tables it takes the LP from
+103,344 to about 196,000 (Tetris page).
 
 Everything else -- one home per table, the AND rows of ML jobs, storage (4) (as
 column bounds), CPU (5), home GPU-hours (6), the move quota, the disaggregated (7) x (8)
