@@ -22,7 +22,7 @@ from placement.models import hived_vc as hv
 from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
 
-__all__ = ["held_gpu_seconds", "brute_force", "proven_tetris", "library_tetris", "tie_heavy", "large_magnitudes", "large_instance", "large",
+__all__ = ["held_gpu_seconds", "brute_force", "small_sizes", "proven_tetris", "library_tetris", "tie_heavy", "large_magnitudes", "large_instance", "large",
            "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT"]
 
 # --- Tetris ---------------------------------------------------------------------------------
@@ -41,8 +41,9 @@ def brute_force(inst):
     return best, best_home
 
 
-def _with_small_sizes(doc, sizes):
-    """Sizes in {0, 1, 2}: zero-size tables and argmax ties everywhere; capacities kept valid."""
+def small_sizes(doc, sizes):
+    """A copy of a Tetris document with these table sizes (e.g. in {0, 1, 2}: zero-size tables and
+    argmax ties everywhere), storage capacities kept valid and no move quota."""
     doc = copy.deepcopy(doc)
     for t, size in zip(doc["tables"], sizes, strict=False):
         t["size"] = size
@@ -50,7 +51,12 @@ def _with_small_sizes(doc, sizes):
     for r in doc["regions"]:
         r["storage_capacity"] = max(r["storage_capacity"], total)
     doc["move_quota"] = None
-    return load_instance(doc)
+    return doc
+
+
+def _with_small_sizes(doc, sizes):
+    """Sizes in {0, 1, 2}: zero-size tables and argmax ties everywhere; capacities kept valid."""
+    return load_instance(small_sizes(doc, sizes))
 
 
 tie_heavy = st.builds(

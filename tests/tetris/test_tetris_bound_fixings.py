@@ -13,6 +13,7 @@ from placement.solvers import hill_climb
 
 from placement.tetris import evaluate, load_instance, violations
 from placement.tetris.evaluation import job_regions
+from tests.support import small_sizes
 
 
 def _tight_cpu(T, J, R, seed, factor, sizes=None):
@@ -21,14 +22,7 @@ def _tight_cpu(T, J, R, seed, factor, sizes=None):
     doc = copy.deepcopy(tetris_document(T, J, R, seed=seed, ml_share=0.5))
     for app in doc["apps"]:
         app["cpu_capacity"] = {r: int(v * factor) for r, v in app["cpu_capacity"].items()}
-    if sizes is not None:
-        for t, size in zip(doc["tables"], sizes, strict=False):
-            t["size"] = size
-        total = sum(t["size"] for t in doc["tables"])
-        for r in doc["regions"]:
-            r["storage_capacity"] = max(r["storage_capacity"], total)
-        doc["move_quota"] = None
-    return load_instance(doc)
+    return load_instance(doc if sizes is None else small_sizes(doc, sizes))
 
 
 tight = st.builds(_tight_cpu, T=st.integers(2, 6), J=st.integers(2, 12), R=st.integers(2, 3),
