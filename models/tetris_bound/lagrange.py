@@ -141,13 +141,16 @@ class Decomposition:
         self.nA = A.cpu_cap.shape[0]
         app = A.job_app
         jcpu = A.job_cpu.astype(float)
-        one = (tmin == tmax) & (lens > 0) & (app >= 0)
+        # an analytics job without bytes is in region 0 whatever the homes: a constant use there
+        no_bytes = ~A.job_ml.astype(bool) & (A.job_size == 0) & (lens > 0) & (app >= 0) & (jcpu > 0)
+        self.z_app, self.z_cpu = app[no_bytes], jcpu[no_bytes]
+        one = (tmin == tmax) & (lens > 0) & (app >= 0) & ~no_bytes
         j1 = np.flatnonzero(one & (jcpu > 0))
         self.c1_tab, self.c1_app, self.c1_cpu = tmin[j1], app[j1], jcpu[j1]
         self.Cpu = sp.csr_matrix((self.c1_cpu, (self.c1_tab, self.c1_app)), shape=(T, max(1, self.nA)))
         self.m_app = app[jm]
         self.m_cpu = np.where(self.m_app >= 0, jcpu[jm], 0.0)
-        ja = np.flatnonzero(~A.job_ml.astype(bool) & ~one & (lens > 0) & (app >= 0) & (jcpu > 0))
+        ja = np.flatnonzero(~A.job_ml.astype(bool) & ~one & ~no_bytes & (lens > 0) & (app >= 0) & (jcpu > 0))
         self.a_app, self.a_cpu = app[ja], jcpu[ja]
         self.P = self._own_overload() if self.alpha > 0 else None
         # (5)'s fixings (.fixings): homes and job regions no feasible placement has are closed
@@ -191,8 +194,10 @@ class Decomposition:
         del place
         const = (-rho * self.quota if self.quota is not None else 0.0) + nu * self.threshold
         use = np.zeros((max(1, self.nA), self.R))
+        np.add.at(use[:, 0], self.z_app, self.z_cpu)          # analytics jobs without bytes: region 0
         if kap is not None:
             const -= float(kap[self.cap_a, self.cap_r] @ self.cap_v)
+            const += float(kap[self.z_app, 0] @ self.z_cpu)
             if len(self.a_app):   # multi-table analytics jobs: in some region, at least the cheapest
                 ca = kap[self.a_app] * self.a_cpu[:, None]
                 ra = np.argmin(ca, axis=1)

@@ -14,6 +14,7 @@ from placement.models import tetris_bound
 from placement.models.tetris_bound import hot, lagrange
 
 from placement.errors import InstanceError
+from placement.tetris import load_instance
 from tests.support import brute_force, library_tetris, proven_tetris, tie_heavy
 
 tiny = st.builds(
@@ -126,3 +127,29 @@ def test_auto_reports_its_method_and_never_less_than_hot():
     quick = tetris_bound.solve(inst, time_limit=0.2, method="auto")
     assert quick.stats["auto"]["choice"] == "forest" and quick.stats["method"] in ("forest", "hot")
     assert quick.bound >= quick.stats["auto"]["hot_bound"] - 1e-9
+
+
+def test_analytics_job_without_bytes_counts_its_cpu_in_region_zero():
+    """(5) with an analytics job whose table has size 0: it is in region 0 whatever the table's home.
+    Charging its CPU at the table's home (the earlier accounting) made the dualized value 50 here, above
+    the optimum 0 (the table goes where the ML job's GPUs are, region 1, where the app has no CPU)."""
+    doc = {"problem": "tetris", "version": 1, "name": "zero-bytes-cpu",
+           "regions": [{"name": "r0", "storage_capacity": 10, "gpu_supply": {"H100": 0}},
+                       {"name": "r1", "storage_capacity": 10, "gpu_supply": {"H100": 100}}],
+           "apps": [{"name": "a", "cpu_capacity": {"r0": 5, "r1": 0}}],
+           "tables": [{"name": "t0", "size": 0, "home": "r1"}],
+           "jobs": [{"name": "ml", "kind": "ml", "tables": ["t0"], "gpu_type": "H100", "gpu_hours": 100,
+                     "cpu_hours": 0, "priority": 0},
+                    {"name": "an", "kind": "analytics", "tables": ["t0"], "cpu_hours": 5, "app": "a"}],
+           "priority_weights": [1.0], "high_priorities": [], "weights": {"w1": 1.0, "w2": 100.0, "w3": 1.0},
+           "home_threshold": 0, "move_quota": None}
+    inst = load_instance(doc)
+    best, _ = brute_force(inst)
+    dec = lagrange.Decomposition(inst, alpha=0.5, cpu=True)
+    n = dec.R * dec.GK + dec.R + 2 + len(dec.cap_v)
+    lam0, mu0 = dec.start(inst.arrays.home0)
+    k = list(zip(dec.cap_a.tolist(), dec.cap_r.tolist(), strict=True)).index((0, 1))
+    for kappa in (0.0, 10.0, 1000.0):
+        v = np.concatenate([lam0.ravel(), mu0, np.zeros(n - lam0.size - dec.R)])
+        v[n - len(dec.cap_v) + k] = kappa
+        assert dec.value(v)[0] <= best + _tol(best)
