@@ -80,8 +80,8 @@ def cpu_fixings(inst: TetrisInstance) -> Fixings:
     # the table that decides a job's region alone: its only table, or (analytics) a table larger than
     # all the job's others together (the majority region is then its home, no tie possible)
     lead = np.full(J, -1, dtype=np.int64)
+    ent_job = np.repeat(np.arange(J), lens)                  # the job of each (job, table) entry
     if len(A.job_tab):
-        ent_job = np.repeat(np.arange(J), lens)
         tsz = A.size[A.job_tab].astype(float)
         order = np.lexsort((-tsz, ent_job))                  # per job, its largest table first
         top = np.full(J, -1, dtype=np.int64)
@@ -134,7 +134,6 @@ def cpu_fixings(inst: TetrisInstance) -> Fixings:
     # where that table is
     mlm = np.flatnonzero(ml & (lens > 1))
     if len(mlm) and table.any():
-        ent_job = np.repeat(np.arange(J), lens)
         hit = np.zeros((J, R), dtype=bool)
         np.logical_or.at(hit, ent_job, table[A.job_tab])
         job[mlm] |= hit[mlm]

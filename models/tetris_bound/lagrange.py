@@ -155,10 +155,11 @@ class Decomposition:
         self.P = self._own_overload() if self.alpha > 0 else None
         # (5)'s fixings (.fixings): homes and job regions no feasible placement has are closed
         fx = cpu_fixings(inst)
+        m_forbid = fx.job[jm]
         self.forbid = fx.table if fx.table.any() else None
-        self.m_forbid = fx.job[jm] if fx.job[jm].any() else None
+        self.m_forbid = m_forbid if m_forbid.any() else None
         self.fixings = {"homes_closed": fx.n_table, "tables_fixed": fx.fixed_tables,
-                        "job_regions_closed": int(fx.job[jm].sum()), "rounds": fx.rounds}
+                        "job_regions_closed": int(m_forbid.sum()), "rounds": fx.rounds}
         self._cells()
 
     # -- the tables' block ------------------------------------------------------------------
