@@ -577,7 +577,7 @@ def recorded_links(cluster, run: dict):
     """The link model a recorded run (:func:`provenance`) shared links with: its ``agent`` rule,
     or ``None`` (the default model) when it recorded none or the cluster has no network."""
     agent = run.get("agent", False)
-    if agent not in (False, True, "all"):
+    if not (isinstance(agent, bool) or agent == "all"):    # 1 == True: a number is not a rule
         raise InstanceError("run.agent", f"must be true or \"all\" when recorded, not {agent!r}")
     if not agent or cluster.network is None:
         return None
