@@ -84,7 +84,7 @@ from .relaxation import (
     run_until,
 )
 
-__all__ = ["solve", "choose_method", "AUTO_BRANCH_MAX_TABLES", "build", "dual_bound", "farkas_value", "BoundModel", "run_until", "add_tangents",
+__all__ = ["solve", "choose_method", "AUTO_BRANCH_MAX_TABLES", "AUTO_LP_MAX_TABLES", "build", "dual_bound", "farkas_value", "BoundModel", "run_until", "add_tangents",
            "highs_model", "peak_rss_mb", "SATURATION_LEVEL", "REL_SAFETY", "GRID_TANGENTS",
            "SIMPLEX_MAX_COLUMNS", "PDLP_MIN_COLUMNS", "DENSE_ROW", "MAX_CHORD_VALUES", "SUBSET_SUM_BITS"]
 
@@ -92,6 +92,9 @@ __all__ = ["solve", "choose_method", "AUTO_BRANCH_MAX_TABLES", "build", "dual_bo
 METHODS = ("auto", "lp", "branch", "hot", "lagrange", "forest", "reach", "mip")
 AUTO_BRANCH_MAX_TABLES = 2_000   # the LP's root finishes within minutes up to here (1,000 tables: 27 s CPU)
 AUTO_BRANCH_MIN_SECONDS = 0.03   # seconds per table the branching needs to pass its root LP (measured, Tetris page)
+AUTO_LP_MAX_TABLES = 12_000      # the LP's interior point converges here within 30 minutes (10,000 tables: 1,340 s)
+AUTO_LP_MIN_SECONDS = 0.16       # seconds per table the LP needs beside the forest's floor (measured, Tetris page)
+AUTO_FOREST_FLOOR_S = 240.0      # the forest first, as the floor under the LP (converged by 240 s at 10,000 tables)
 
 
 def choose_method(inst: TetrisInstance, time_limit: float) -> tuple[str, str]:
@@ -100,20 +103,29 @@ def choose_method(inst: TetrisInstance, time_limit: float) -> tuple[str, str]:
     Measured (Tetris page, "A lower bound at scale"): branching on hot tables' homes over the LP
     is the tightest certified bound wherever its root LP finishes (69-98% of the optimum on 13 proven
     instances; 164,258 at 1,000 tables against the LP's 103,790), which HiGHS does within minutes up
-    to ``AUTO_BRANCH_MAX_TABLES`` tables given about ``AUTO_BRANCH_MIN_SECONDS`` per table; beyond,
-    neither its interior point nor PDLP certifies anything in 10 minutes at 10,000 tables, and the
-    Lagrangian decomposition with multi-table ML jobs kept whole along a spanning forest ("forest",
-    linear in tables; at the same multipliers never below "lagrange", and above it on the proven
-    library instances and at 1,000 and 10,000 tables, Tetris page) is the strongest that runs, then
-    "lagrange" if only its smaller memory estimate fits. "mip" is tighter still but its bound is
-    HiGHS's number, so "auto" never picks it.
+    to ``AUTO_BRANCH_MAX_TABLES`` tables given about ``AUTO_BRANCH_MIN_SECONDS`` per table. With (5)'s
+    fixings the LP alone is above the forest (1,000 tables: 225,131 against 207,291 in 120 s; 10,000
+    tables, seed 52203: 1,675,261 against 1,354,268), and HiGHS's interior point solves it at 10,000
+    tables in 1,340 s on one thread: so up to ``AUTO_LP_MAX_TABLES`` tables, given
+    ``AUTO_LP_MIN_SECONDS`` per table, "lp" -- after the forest, run first for at most
+    ``AUTO_FOREST_FLOOR_S`` seconds as its floor (an interior point stopped by the time limit
+    certifies little). Beyond, the Lagrangian decomposition with multi-table ML jobs kept whole along
+    a spanning forest ("forest", linear in tables; at the same multipliers never below "lagrange") is
+    the strongest that runs, then "lagrange" if only its smaller memory estimate fits. "mip" is
+    tighter still but its bound is HiGHS's number, so "auto" never picks it.
     """
     T = inst.n_tables
     if T <= AUTO_BRANCH_MAX_TABLES and time_limit >= AUTO_BRANCH_MIN_SECONDS * T:
         return "branch", f"{T} tables <= {AUTO_BRANCH_MAX_TABLES} and {time_limit:g} s for the root LP"
+    need_f = forest.memory_estimate_mb(inst)
+    if (AUTO_BRANCH_MAX_TABLES < T <= AUTO_LP_MAX_TABLES and time_limit >= AUTO_LP_MIN_SECONDS * T
+            and need_f <= lagrange.MAX_MEMORY_MB):
+        return "lp", (f"{AUTO_BRANCH_MAX_TABLES} < {T} tables <= {AUTO_LP_MAX_TABLES} and {time_limit:g} s for the "
+                      f"LP's interior point, the forest first as its floor")
     why = (f"{T} tables > {AUTO_BRANCH_MAX_TABLES}" if T > AUTO_BRANCH_MAX_TABLES
            else f"{time_limit:g} s < {AUTO_BRANCH_MIN_SECONDS} s per table for the LP's root")
-    need_f = forest.memory_estimate_mb(inst)
+    if T > AUTO_BRANCH_MAX_TABLES and T <= AUTO_LP_MAX_TABLES:
+        why += f" and {time_limit:g} s < {AUTO_LP_MIN_SECONDS} s per table for the LP"
     if need_f <= lagrange.MAX_MEMORY_MB:
         return "forest", why + f"; memory estimate {need_f:.0f} MB"
     need = lagrange.memory_estimate_mb(inst)
@@ -131,15 +143,26 @@ def _auto(inst: TetrisInstance, *, time_limit: float, alpha: float, **branch_opt
     choice, reason = choose_method(inst, time_limit)
     h = hot.solve(inst)
     left = time_limit - (time.perf_counter() - t0)
-    res = h
+    res, ran = h, choice
     if choice != "hot" and left > 0:
         if choice == "branch":
             res = branch.solve(inst, time_limit=left, **branch_options)
+        elif choice == "lp":
+            floor = forest.solve(inst, time_limit=min(AUTO_FOREST_FLOOR_S, 0.15 * left), alpha=alpha)
+            left = time_limit - (time.perf_counter() - t0)
+            res = lp.solve(inst, time_limit=left, tangents=branch_options["tangents"],
+                           max_rounds=branch_options["max_rounds"], tol=branch_options["tol"],
+                           dense_row=branch_options["dense_row"]) if left > 0 else floor
+            if res is not floor and (res.bound is None or (floor.bound is not None and floor.bound > res.bound)):
+                floor.stats["bound_lp"] = res.bound
+                res, ran = floor, "forest"
+            else:
+                res.stats["bound_forest"] = floor.bound
         else:
             res = (forest if choice == "forest" else lagrange).solve(inst, time_limit=left, alpha=alpha)
-    used = choice if res is not h else "hot"
+    used = ran if res is not h else "hot"
     if res is not h and (res.bound is None or (h.bound is not None and h.bound > res.bound)):
-        res.stats["bound_" + choice] = res.bound
+        res.stats["bound_" + ran] = res.bound
         res.bound, used = h.bound, "hot"
     res.stats["method"] = used
     res.stats["auto"] = {"choice": choice, "reason": reason, "hot_bound": h.bound}

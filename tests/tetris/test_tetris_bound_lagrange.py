@@ -115,7 +115,25 @@ def test_auto_picks_branch_when_it_fits_and_the_forest_beyond():
     assert tetris_bound.choose_method(small, 60)[0] == "branch"
     assert tetris_bound.choose_method(small, 0.1)[0] == "forest"   # too little time for the root LP
     big = generate_tetris(tetris_bound.AUTO_BRANCH_MAX_TABLES + 1, 10, 3, seed=7)
-    assert tetris_bound.choose_method(big, 3600)[0] == "forest"
+    assert tetris_bound.choose_method(big, 3600)[0] == "lp"
+    assert tetris_bound.choose_method(big, 100)[0] == "forest"     # too little time for the LP's interior point
+    huge = generate_tetris(tetris_bound.AUTO_LP_MAX_TABLES + 1, 10, 3, seed=7)
+    assert tetris_bound.choose_method(huge, 36_000)[0] == "forest"
+
+
+def test_auto_lp_route_keeps_the_forest_as_its_floor(monkeypatch):
+    # beyond the branching's size the LP runs after the forest; the larger valid bound is reported
+    import placement.models.tetris_bound as tb
+
+    inst = generate_tetris(6, 12, 3, seed=3817)
+    best, _ = brute_force(inst)
+    monkeypatch.setattr(tb, "AUTO_BRANCH_MAX_TABLES", 2)
+    res = tetris_bound.solve(inst, time_limit=20)
+    assert res.stats["auto"]["choice"] == "lp"
+    assert res.stats["method"] in ("lp", "forest", "hot")
+    forest_b = res.stats.get("bound_forest", res.bound)
+    assert forest_b is not None and res.bound >= forest_b - 1e-9
+    assert res.bound <= best + 1e-7 * max(1.0, best)
 
 
 def test_auto_reports_its_method_and_never_less_than_hot():
