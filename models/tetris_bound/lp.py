@@ -10,7 +10,9 @@ round's, floored at 0.
 
 Statuses: ``optimal`` (the relaxation solved: ``bound`` is valid; ``objective``
 is the relaxation's value, not a placement's), ``time_limit`` (``bound`` is the best
-round's dual bound, a time-limited round's included; no dual at all: no bound), ``infeasible`` (the
+round's dual bound, a time-limited round's included; no dual at all: no bound), ``feasible`` (the
+last round ended otherwise with multipliers -- IPX's "imprecise" end at 10,000 tables, HiGHS's model
+status Unknown: ``bound`` is their certificate, valid whatever the status), ``infeasible`` (the
 relaxation is infeasible, hence the instance too), ``error``.
 """
 
@@ -120,8 +122,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
                     values.append(dual)
             break
         sol = h.getSolution()
-        if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
-                      highspy.HighsModelStatus.kIterationLimit) and sol.dual_valid:
+        # any multipliers certify (dual_bound), whatever the status: at 10,000 tables IPX ends
+        # "imprecise" (model status Unknown) with multipliers worth 99.98% of the LP's value
+        if sol.dual_valid and status != highspy.HighsModelStatus.kInfeasible:
             value, parts = relaxation.dual_bound(m, np.asarray(sol.row_dual))
             values.append(value)
             best = value if best is None else max(best, value)
@@ -156,5 +159,6 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     objective = (values[-1] if integer else lp_values[-1]) if (values if integer else lp_values) else None
     msg = "" if ok else (f"the last round ended with HiGHS status {stats['last_round_status']!r}; "
                          f"the bound is the best round's dual bound")
-    return SolveResult(Status.OPTIMAL if ok else Status.TIME_LIMIT, name, objective=objective, bound=bound,
-                       wall_time_s=wall, stats=stats, message=msg)
+    st = (Status.OPTIMAL if ok else Status.TIME_LIMIT if status == highspy.HighsModelStatus.kTimeLimit
+          else Status.FEASIBLE)
+    return SolveResult(st, name, objective=objective, bound=bound, wall_time_s=wall, stats=stats, message=msg)
