@@ -586,9 +586,9 @@ def dual_bound(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None = 
 
 def _choice_rows(m: BoundModel, ri, rj, rv, lo, hi, lo_c, hi_c) -> tuple[np.ndarray, np.ndarray]:
     """Entries (row, column) of the *choice rows*: ``lo = hi = 1``, every coefficient 1, every
-    column's lower bound 0, and no column in two of them (those rows are dropped)."""
+    column's lower bound 0 and upper bound finite, and no column in two of them (those rows are dropped)."""
     one = (lo == 1.0) & (hi == 1.0)
-    bad = np.bincount(ri, weights=(rv != 1.0) | (lo_c[rj] != 0.0), minlength=len(lo)) > 0
+    bad = np.bincount(ri, weights=(rv != 1.0) | (lo_c[rj] != 0.0) | ~np.isfinite(hi_c[rj]), minlength=len(lo)) > 0
     cand = one & ~bad
     e = np.flatnonzero(cand[ri])
     uses = np.bincount(rj[e], minlength=m.n_cols)
