@@ -11,12 +11,7 @@ from placement.instances import generate_tetris
 from placement.models import tetris_bound
 from placement.models.tetris_bound.relaxation import _choice_rows
 
-from tests.support import brute_force
-
-tiny = st.builds(
-    lambda T, J, R, seed: generate_tetris(T, J, R, seed=seed, n_gpu_types=2, n_priorities=2),
-    T=st.integers(2, 5), J=st.integers(2, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
-).filter(lambda inst: inst.n_regions ** inst.n_tables <= 243)
+from tests.support import brute_force, tiny_tetris
 
 
 def _lp(m):
@@ -84,7 +79,7 @@ def test_polish_recovers_the_lp_value_from_wrecked_choice_row_multipliers():
 
 
 @settings(max_examples=6, deadline=None)
-@given(tiny, st.integers(0, 2**31 - 1))
+@given(tiny_tetris, st.integers(0, 2**31 - 1))
 def test_polish_never_lowers_the_certificate_and_stays_below_the_optimum(inst, seed):
     best, _ = brute_force(inst)
     m = tetris_bound.build(inst)
