@@ -22,7 +22,7 @@ from placement.models import hived_vc as hv
 from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
 
-__all__ = ["held_gpu_seconds", "brute_force", "small_sizes", "proven_tetris", "library_tetris", "tie_heavy", "large_magnitudes", "large_instance", "large",
+__all__ = ["held_gpu_seconds", "brute_force", "lp_value_and_duals", "small_sizes", "proven_tetris", "library_tetris", "tie_heavy", "large_magnitudes", "large_instance", "large",
            "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT"]
 
 # --- Tetris ---------------------------------------------------------------------------------
@@ -208,6 +208,16 @@ tiny_tetris = st.builds(
     T=st.integers(2, 6), J=st.integers(1, 8), R=st.integers(2, 3), seed=st.integers(0, 10_000),
     G=st.integers(1, 3), K=st.integers(1, 3),
 ).filter(lambda inst: inst.n_regions ** inst.n_tables <= 729)
+
+
+def lp_value_and_duals(m):
+    """The Tetris bound relaxation ``m``'s LP value and row duals by HiGHS's dual simplex (the tests' reference)."""
+    from placement.models import tetris_bound
+
+    h, _ = tetris_bound.highs_model(m, 30.0, 1e-6)
+    h.setOptionValue("solver", "simplex")
+    h.run()
+    return h.getInfo().objective_function_value, np.asarray(h.getSolution().row_dual)
 
 
 def proven_tetris() -> list[tuple[str, float]]:

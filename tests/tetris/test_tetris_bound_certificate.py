@@ -11,14 +11,7 @@ from placement.instances import generate_tetris
 from placement.models import tetris_bound
 from placement.models.tetris_bound.relaxation import _choice_rows
 
-from tests.support import brute_force, tiny_tetris
-
-
-def _lp(m):
-    h, _ = tetris_bound.highs_model(m, 30.0, 1e-6)
-    h.setOptionValue("solver", "simplex")
-    h.run()
-    return h.getInfo().objective_function_value, np.asarray(h.getSolution().row_dual)
+from tests.support import brute_force, lp_value_and_duals, tiny_tetris
 
 
 def _exact(m, y) -> Fraction:
@@ -47,7 +40,7 @@ def test_rounding_margin_covers_the_exact_value_and_stays_small(scale):
     # floating point, less its margin, must stay below the exact value, and the margin must not eat the bound
     inst = generate_tetris(6, 10, 3, seed=3815)
     m = tetris_bound.build(inst)
-    value, y = _lp(m)
+    value, y = lp_value_and_duals(m)
     rng = np.random.default_rng(11)
     y = y.copy()
     y[: inst.n_tables] += scale * rng.random(inst.n_tables)
@@ -63,7 +56,7 @@ def test_polish_recovers_the_lp_value_from_wrecked_choice_row_multipliers():
     # the exact per-row maximization gives the LP's value back (the other rows held at their optimum)
     inst = generate_tetris(12, 24, 4, seed=3816)
     m = tetris_bound.build(inst)
-    value, y = _lp(m)
+    value, y = lp_value_and_duals(m)
     ri, rj, rv = np.concatenate(m.rows.i), np.concatenate(m.rows.j), np.concatenate(m.rows.v)
     lo, hi = np.concatenate(m.rows.lo), np.concatenate(m.rows.hi)
     ci, _ = _choice_rows(m, ri, rj, rv, lo, hi, m.col_lo, m.col_hi)
@@ -83,7 +76,7 @@ def test_polish_recovers_the_lp_value_from_wrecked_choice_row_multipliers():
 def test_polish_never_lowers_the_certificate_and_stays_below_the_optimum(inst, seed):
     best, _ = brute_force(inst)
     m = tetris_bound.build(inst)
-    _, y = _lp(m)
+    _, y = lp_value_and_duals(m)
     rng = np.random.default_rng(seed)
     for y2 in (y + rng.normal(0, 1 + np.abs(y)), rng.normal(0, 10, len(y))):
         plain, _ = tetris_bound.dual_bound(m, y2, polish=False)

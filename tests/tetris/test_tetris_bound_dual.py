@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from placement.instances import generate_tetris
 from placement.models import tetris_bound
 
-from tests.support import brute_force
+from tests.support import brute_force, lp_value_and_duals
 
 tiny = st.builds(
     lambda T, J, R, seed: generate_tetris(T, J, R, seed=seed, n_gpu_types=2, n_priorities=2),
@@ -15,19 +15,12 @@ tiny = st.builds(
 ).filter(lambda inst: inst.n_regions ** inst.n_tables <= 243)
 
 
-def _lp_duals(m):
-    h, _ = tetris_bound.highs_model(m, 30.0, 1e-6)
-    h.setOptionValue("solver", "simplex")
-    h.run()
-    return h.getInfo().objective_function_value, np.asarray(h.getSolution().row_dual)
-
-
 @settings(max_examples=6, deadline=None)
 @given(tiny, st.integers(0, 2**31 - 1))
 def test_dual_bound_is_valid_at_any_multipliers_and_tight_at_the_lp_duals(inst, seed):
     best, _ = brute_force(inst)
     m = tetris_bound.build(inst)
-    value, y = _lp_duals(m)
+    value, y = lp_value_and_duals(m)
     at_opt, _ = tetris_bound.dual_bound(m, y)
     # the LP's own duals reproduce its value (to the margin), and no LP value is above the optimum
     assert at_opt == pytest.approx(value, rel=1e-6, abs=1e-6)
