@@ -77,8 +77,10 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         is non-negative). ``objective``: the solver's value of the last round that
         finished (the relaxation's value, not a placement's); ``solution`` is None.
         ``stats``: columns, rows, nonzeros, rounds, tangents, build / transfer / solve
-        seconds, per-round dual bounds (``round_values``) and solver values
-        (``round_lp_values``), the process's peak resident memory.
+        seconds, per-round dual bounds (``round_values``) and solver values of the rounds solved
+        to optimality (``round_lp_values``), HiGHS's own value of the last round that gave
+        multipliers (``last_round_solver_value``: an "imprecise" interior point's, beside its
+        certificate), the process's peak resident memory.
     """
     import highspy
 
@@ -129,6 +131,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
             values.append(value)
             best = value if best is None else max(best, value)
             stats["dual_clipped_rows"] = parts["dual_clipped_rows"]
+            stats["last_round_solver_value"] = float(info.objective_function_value)   # HiGHS's, beside the certificate
         if status != highspy.HighsModelStatus.kOptimal:
             break
         lp_values.append(float(info.objective_function_value))
