@@ -117,7 +117,7 @@ class _Search:
             if st in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
                       highspy.HighsModelStatus.kIterationLimit) and sol.dual_valid:
                 value, _ = relaxation.dual_bound(self.m, np.asarray(sol.row_dual), col_lo=lo, col_hi=hi,
-                                                 polish=False)   # node LPs end optimal: nothing to polish
+                                                 polish=False, exact=False)   # node LPs end optimal; many nodes
                 best = value if best is None else max(best, value)
             if st == highspy.HighsModelStatus.kInfeasible:
                 _, has_ray, ray = self.h.getDualRay()
