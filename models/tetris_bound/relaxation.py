@@ -699,20 +699,20 @@ def _rounding_margin(cnt, mag, cost, r, lo_c, hi_c, row_terms, col_terms, offset
     far above this and cost the bound 1% at 1,000 tables, where an interior point leaves free row
     multipliers of 1e11 that cancel in the sum (Tetris page)."""
     u = 2.0 ** -53
-    n = cnt + 2.0
-    gamma = n * u / np.maximum(1.0 - n * u, 0.5)
+    gamma = _gamma(cnt + 2.0, u)
     width = np.maximum(np.abs(lo_c), np.where(np.isfinite(hi_c), np.abs(hi_c), 0.0))
     err_r = gamma * mag + u * (np.abs(cost) + np.abs(r))          # |computed r_j - exact r_j|
     a_row, a_col = float(np.abs(row_terms).sum()), float(np.abs(col_terms).sum())
     err = float((err_r * width).sum()) + 2.0 * u * (a_row + a_col)
     if not exact:   # the two parts summed in any order (Higham (4.4): gamma_{n-1} of the magnitudes)
-        err += _gamma(len(row_terms), u) * a_row + _gamma(len(col_terms), u) * a_col
+        err += float(_gamma(len(row_terms), u)) * a_row + float(_gamma(len(col_terms), u)) * a_col
     err += 4.0 * u * (abs(offset) + a_row + a_col)
     return 2.0 * err
 
 
-def _gamma(n: int, u: float) -> float:
-    return n * u / max(1.0 - n * u, 0.5)
+def _gamma(n, u: float):
+    """Higham's ``gamma_n = n u / (1 - n u)`` (scalar or per entry; the denominator floored at 1/2)."""
+    return n * u / np.maximum(1.0 - n * u, 0.5)
 
 
 def farkas_value(m: BoundModel, ray: np.ndarray, col_lo: np.ndarray | None = None,
