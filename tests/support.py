@@ -6,7 +6,8 @@ Test modules import shared pieces from here only (never from each other):
   heuristics: it only calls the reference evaluation, R**T placements; keep T*log(R) small),
   tie-heavy and large-magnitude instance strategies;
 - HiveD: generated feasibility instances (closed form, exact model and buddy allocator);
-- the simulator: small hand-built traces and the HiveD sharing scene.
+- the simulator: small hand-built traces and the HiveD sharing scene;
+- the command line: ``placement ARGS`` run as its console script, forked from a preloaded server.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from placement.sim.trace import Job, Trace
 from placement.tetris import evaluate, load_instance, violations
 
 __all__ = ["held_gpu_seconds", "brute_force", "lp_value_and_duals", "small_sizes", "proven_tetris", "library_tetris", "tie_heavy", "large_magnitudes", "large_instance", "large",
-           "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT"]
+           "hived_instances", "sim_trace", "SCENE", "SCENE_ASSIGNMENT", "run_placement"]
 
 # --- Tetris ---------------------------------------------------------------------------------
 
@@ -242,3 +243,62 @@ def library_tetris(name: str):
 def bound_tol(v: float) -> float:
     """The tolerance a lower bound may exceed the optimum by (float rounding): 1e-7 relative."""
     return 1e-7 * max(1.0, abs(v))
+
+
+# --- The command line -----------------------------------------------------------------------
+
+# What the server of run_placement imports once, so that each command's child starts with it loaded:
+# "__main__" is the script pytest runs from (multiprocessing would import it again in every child; under
+# pytest-xdist's workers there is none); matplotlib is left out: it reads MPLBACKEND when imported, and
+# the child sets the command's environment first.
+CLI_PRELOAD = ["__main__", "tests.support", "placement.app.cli", "placement.app.commands", "placement.registry", "numpy",
+               "networkx", "pyomo.environ", "highspy", "yaml"]
+_FORKSERVER = None
+
+
+def run_placement(args: list[str], cwd, env: dict, timeout: float) -> tuple[int, str, str]:
+    """``placement ARGS`` as its console script runs it (``sys.exit(main())``, ``sys.argv`` set), with
+    ``cwd`` and exactly ``env``, in its own process: a child of multiprocessing's fork server, which
+    imported ``CLI_PRELOAD`` once, so each command skips the interpreter's start and the package's
+    imports (~0.6 s a command; a single-threaded server, so the fork is safe). Returns (exit code,
+    stdout, stderr); a command still running after ``timeout`` seconds is killed and raises
+    ``subprocess.TimeoutExpired``."""
+    import multiprocessing
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    global _FORKSERVER
+    if _FORKSERVER is None:
+        _FORKSERVER = multiprocessing.get_context("forkserver")
+        _FORKSERVER.set_forkserver_preload(CLI_PRELOAD)
+    with tempfile.TemporaryDirectory() as d:
+        out, err = Path(d) / "out", Path(d) / "err"
+        p = _FORKSERVER.Process(target=_console_script, args=(list(args), str(cwd), dict(env), str(out), str(err)))
+        p.start()
+        p.join(timeout)
+        if p.exitcode is None:
+            p.kill()
+            p.join()
+            raise subprocess.TimeoutExpired(["placement", *args], timeout)
+        return p.exitcode, *(f.read_text(errors="replace") if f.exists() else "" for f in (out, err))
+
+
+def _console_script(args: list[str], cwd: str, env: dict, out: str, err: str) -> None:
+    """The child of :func:`run_placement`: what ``.venv/bin/placement`` does, its output to files."""
+    import os
+    import sys
+
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, out), (2, err)):
+        f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdout = open(1, "w", closefd=False)   # noqa: SIM115 -- the process's own streams
+    sys.stderr = open(2, "w", closefd=False)   # noqa: SIM115
+    sys.argv = ["placement", *args]
+    from placement.app.cli import main
+
+    sys.exit(main())

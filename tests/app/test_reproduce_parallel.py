@@ -130,7 +130,8 @@ def test_outside_scheduler_gives_the_serial_outputs(registry, tmp_path):
 
 @pytest.mark.parametrize("argv, field", [(["--workers", "-1"], "--workers"),
                                          (["--scheduler", "tcp://127.0.0.1:9"], "--scheduler")])
-def test_bad_workers_or_scheduler_is_one_line(registry, tmp_path, capsys, argv, field):
+def test_bad_workers_or_scheduler_is_one_line(registry, tmp_path, capsys, monkeypatch, argv, field):
+    monkeypatch.setattr("placement.app.sweep.run.CONNECT_TIMEOUT_S", 0.5)   # a refused port is retried until then
     rc = main(["reproduce", "chain", "--out", str(tmp_path / "o"), *argv])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and field in err, err

@@ -156,7 +156,8 @@ def test_bad_simulation_specs(tmp_path, capsys):
         assert not (tmp_path / "o" / "cells").exists() or not list((tmp_path / "o" / "cells").iterdir())
 
 
-def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
+def test_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("placement.app.sweep.run.CONNECT_TIMEOUT_S", 0.5)   # a refused port is retried until then
     rc = main(["sweep", str(_spec(tmp_path)), "-o", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9"])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error: --scheduler: cannot reach"), err

@@ -80,13 +80,17 @@ def _run_simulate(cell: dict[str, Any], row: dict[str, Any]) -> None:
     _numbers("", summ, row)
 
 
+CONNECT_TIMEOUT_S = 5.0   # how long a --scheduler address is tried before the one-line error
+
+
 def _connect(scheduler: str | None, workers: int):
-    """A Dask client: a LocalCluster of ``workers`` processes, or the scheduler at ``scheduler``."""
+    """A Dask client: a LocalCluster of ``workers`` processes, or the scheduler at ``scheduler``
+    (tried for ``CONNECT_TIMEOUT_S`` seconds: Dask retries a refused connection until then)."""
     from dask.distributed import Client, LocalCluster
 
     if scheduler:
         try:
-            return Client(scheduler, timeout="5s"), None
+            return Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise InstanceError("--scheduler", f"cannot reach {scheduler!r} ({exc.__class__.__name__})") from None
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
