@@ -12,13 +12,27 @@ branched tables have one home. This solver turns each such ``X`` into placements
    (table ``t`` to region ``r`` with probability ``X[t, r]``, seeded by ``seed`` and the
    node's number); each is the start of :func:`placement.solvers.hill_climb.solve`, whose repair
    phase restores (4)-(6) and the move quota where it can (a start it cannot repair is
-   counted and dropped);
+   counted and dropped). Before the climb, (5) is restored against the incumbent
+   (``_Rounding.restore``): the relaxation lets an analytics job count its CPU in a region of
+   its choosing, so a rounding can put several of an app's jobs where the app's CPU cap is
+   met; the tables of every job of an over-cap (app, region) pair go back to the incumbent's
+   homes, until no pair is over or ``RESTORE_ROUNDS`` passes. Hill climbing's own repair
+   (single-table moves, then a local minimum of the violation) left one (5) pair over at
+   10,000 tables (seed 52203, the LP's argmax: 77 pairs over); the restoration took it to a
+   feasible start in 4 passes (Tetris page);
 3. the final ``polish_share`` of the time: iterated local search (hill climbing's seeded
    kicks, :func:`placement.solvers.hill_climb.solve` with ``kicks``) from the incumbent;
 4. the best placement by the reference evaluation (:func:`placement.tetris.evaluation.evaluate`,
    checked by :func:`~placement.tetris.evaluation.violations`) is the incumbent; its value
    is handed back to the branching as its ``upper``, which stops the search once the
    bound meets it (a proof of optimality within 1e-6).
+
+**Beyond the branching's size** (``root="auto"``: more than
+:data:`~placement.models.tetris_bound.AUTO_BRANCH_MAX_TABLES` tables, where one node's LP
+takes minutes by simplex) the bound is the LP relaxation's (:func:`placement.models.tetris_bound.lp.solve`,
+HiGHS's interior point, certified in numpy) and its rounds' ``X`` are rounded as above
+(``root="lp"``; ``stats["bound_method"]`` says which ran). At 10,000 x 20,000 x 16 the LP's one
+round takes 20-30 minutes on one thread and the rounding seconds (Tetris page).
 
 The result carries both numbers: ``objective`` (the incumbent) and ``bound`` (the
 branching's certified minimum over the open leaves), so ``stats["certified_gap"]`` is a
@@ -34,10 +48,13 @@ import numpy as np
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status, relative_gap
 from placement.tetris import TetrisInstance, TetrisSolution
+from placement.tetris.evaluation import evaluate
 
 from . import hill_climb
 
-__all__ = ["solve"]
+__all__ = ["solve", "RESTORE_ROUNDS"]
+
+RESTORE_ROUNDS = 10   # passes of the (5) restoration (_Rounding.restore); 4 sufficed at 10,000 tables
 
 
 class _Rounding:
@@ -47,9 +64,33 @@ class _Rounding:
         self.inst, self.samples, self.seed, self.t0 = inst, samples, seed, t0
         self.home: np.ndarray | None = None
         self.value = np.inf
-        self.nodes = self.starts = self.unrepaired = self.improved = 0
+        self.nodes = self.starts = self.unrepaired = self.improved = self.restore_passes = 0
         self.found_at: list[tuple[float, int, float]] = []   # (seconds, node number, value)
         self.climb_s = 0.0
+
+    def restore(self, start: np.ndarray) -> np.ndarray:
+        """(5) restored against the incumbent: the tables of every job whose (app, R(job)) pair is over
+        the app's CPU cap go back to the incumbent's homes, pass after pass (a job's region moves
+        with them, which can push another pair over), until no pair is over or ``RESTORE_ROUNDS``
+        passes; the other constraints are left to hill climbing's repair. No incumbent: ``start``."""
+        if self.home is None:
+            return start
+        A = self.inst.arrays
+        home = start.copy()
+        for _ in range(RESTORE_ROUNDS):
+            ev = evaluate(self.inst, home)
+            over = ev.cpu_used > A.cpu_cap
+            if not over.any():
+                break
+            jobs = np.flatnonzero((A.job_app >= 0) & (ev.job_region >= 0))
+            jobs = jobs[over[A.job_app[jobs], ev.job_region[jobs]]]
+            n = A.job_ptr[jobs + 1] - A.job_ptr[jobs]
+            tables = A.job_tab[np.repeat(A.job_ptr[jobs] - np.cumsum(n) + n, n) + np.arange(n.sum())]
+            if (home[tables] == self.home[tables]).all():
+                break   # the incumbent's homes already: nothing left to restore
+            home[tables] = self.home[tables]
+            self.restore_passes += 1
+        return home
 
     def offer(self, start: np.ndarray | None, deadline: float, kicks: int = 0) -> dict:
         """Climb from ``start`` (None: the current homes; with ``kicks``, iterated local search) and keep
@@ -58,6 +99,8 @@ class _Rounding:
         if left <= 0:
             return {}
         c0 = time.perf_counter()
+        if start is not None and not kicks:
+            start = self.restore(start)
         res = hill_climb.solve(self.inst, home=start, seed=self.seed, time_limit=left, kicks=kicks)
         self.climb_s += time.perf_counter() - c0
         self.starts += 1
@@ -95,7 +138,7 @@ class _Rounding:
 
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, samples: int = 2,
           polish_share: float = 0.1, polish_kicks: int = 1000, max_nodes: int | None = None, node_rounds: int | None = None,
-          ) -> SolveResult:
+          root: str = "auto") -> SolveResult:
     """Hill climbing from LP-guided roundings at the nodes of the certified branching (module docstring).
 
     Parameters
@@ -117,7 +160,12 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         At most this many kicks in the polish (the time share bounds it too; at 1,000 tables a
         kick and its climb take about 0.1 s).
     max_nodes, node_rounds
-        As :func:`placement.models.tetris_bound.branch.solve`.
+        As :func:`placement.models.tetris_bound.branch.solve` ("branch" only).
+    root : {"auto", "branch", "lp"}
+        Where the ``X`` to round come from: the branching's nodes ("branch"), or the LP relaxation's
+        rounds with its certified bound ("lp", HiGHS's interior point beyond
+        ``SIMPLEX_MAX_COLUMNS`` columns); "auto": "branch" up to
+        :data:`~placement.models.tetris_bound.AUTO_BRANCH_MAX_TABLES` tables, "lp" beyond.
 
     Returns
     -------
@@ -130,8 +178,10 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         ((seconds, expanded node, value); the polish's entry has node = nodes rounded), seconds in
         the climbs (the polish included), the polish's seconds, kicks and gain.
     """
-    from placement.models.tetris_bound import branch
+    from placement.models.tetris_bound import AUTO_BRANCH_MAX_TABLES, branch, lp
 
+    if root not in ("auto", "branch", "lp"):
+        raise InstanceError("root", f"must be 'auto', 'branch' or 'lp', got {root!r}")
     if not time_limit > 0:
         raise InstanceError("time_limit", "must be a positive number of seconds")
     if samples < 0:
@@ -151,7 +201,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
     rounding.offer(None, end)
     start = rounding.value
     left = end - polish_share * time_limit - time.perf_counter()
-    if left > 0:
+    if root == "auto":
+        root = "branch" if inst.n_tables <= AUTO_BRANCH_MAX_TABLES else "lp"
+    if left > 0 and root == "lp":
+        b = lp.solve(inst, time_limit=left, on_round=lambda X, deadline: rounding(X, {}, deadline))
+    elif left > 0:
         b = branch.solve(inst, time_limit=left, max_nodes=max_nodes, node_rounds=node_rounds,
                          upper=None if rounding.home is None else rounding.value, on_node=rounding)
     else:
@@ -164,12 +218,14 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, seed: int = 0, sam
         polish = {"polish_s": time.perf_counter() - c0, "polish_kicks": polish.get("kicks"),
                   "polish_gain": before - rounding.value}
     wall = time.perf_counter() - t0
-    stats = {f"branch_{k}": v for k, v in b.stats.items() if k in ("nodes", "root_bound", "n_branched",
-                                                                    "open_leaves", "bound_trace", "columns",
-                                                                    "rows", "peak_rss_mb")}
-    stats.update(branch_status=str(b.status), start_objective=None if np.isinf(start) else start,
+    keep = (("nodes", "root_bound", "n_branched", "open_leaves", "bound_trace") if root == "branch" else
+            ("rounds", "round_values", "round_lp_values", "last_round_status", "ipm_iterations"))
+    stats = {f"{root}_{k}": v for k, v in b.stats.items() if k in (*keep, "columns", "rows", "peak_rss_mb")}
+    stats.update(bound_method=root, **{f"{root}_status": str(b.status)},
+                 start_objective=None if np.isinf(start) else start,
                  rounded_nodes=rounding.nodes, rounding_starts=rounding.starts,
                  rounding_unrepaired=rounding.unrepaired, rounding_improved=rounding.improved,
+                 restore_passes=rounding.restore_passes,
                  incumbent_trace=rounding.found_at, climb_s=rounding.climb_s, **polish)
     name = "branch-round"
     if b.status == Status.INFEASIBLE:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
 
@@ -35,7 +36,8 @@ __all__ = ["solve"]
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False,
           tangents: int = relaxation.GRID_TANGENTS, max_rounds: int = 30, tol: float = 1e-6,
           mip_gap: float = 1e-6, track_memory: bool = False, lp_solver: str = "choose",
-          analytics_hull: bool = True, dense_row: int = relaxation.DENSE_ROW) -> SolveResult:
+          analytics_hull: bool = True, dense_row: int = relaxation.DENSE_ROW,
+          on_round: Callable[[np.ndarray, float], object] | None = None) -> SolveResult:
     """The LP relaxation's certified bound (module docstring), as a ``SolveResult``.
 
     Parameters
@@ -67,6 +69,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
     track_memory : bool
         Record Python's peak traced allocation of the build (``stats["build_peak_mb"]``;
         slows the build).
+    on_round : callable, optional
+        ``on_round(X, deadline)`` after every round that gives a primal point: ``X`` the round's
+        values of ``x`` (tables x regions), ``deadline`` the solve's (``time.perf_counter()``
+        clock). :mod:`placement.solvers.branch_round` rounds ``X`` into placements there; its time
+        counts against ``time_limit``.
 
     Returns
     -------
@@ -132,6 +139,8 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
             best = value if best is None else max(best, value)
             stats["dual_clipped_rows"] = parts["dual_clipped_rows"]
             stats["last_round_solver_value"] = float(info.objective_function_value)   # HiGHS's, beside the certificate
+        if on_round is not None and sol.value_valid and not integer:
+            on_round(np.asarray(sol.col_value)[m.ox:m.ox + m.T * m.R].reshape(m.T, m.R), deadline)
         if status != highspy.HighsModelStatus.kOptimal:
             break
         lp_values.append(float(info.objective_function_value))

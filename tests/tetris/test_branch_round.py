@@ -117,3 +117,46 @@ def test_cli_writes_the_placement_and_its_certified_bound(tmp_path):
     home = np.asarray([inst.region_index[doc["solution"]["home"][t.name]] for t in inst.tables])
     assert doc["status"] == "feasible" and doc["objective"] == pytest.approx(evaluate(inst, home).objective)
     assert doc["bound"] <= best + _tol(best) <= doc["objective"] + 2 * _tol(best)
+
+
+@settings(max_examples=10, deadline=None)
+@given(tiny)
+def test_lp_root_bound_is_the_lps_and_at_most_the_optimum(inst):
+    from placement.models.tetris_bound import lp
+
+    best, _ = brute_force(inst)
+    assume(best is not None)
+    res = branch_round.solve(inst, time_limit=30, seed=1, polish_kicks=20, root="lp")
+    assert res.stats["bound_method"] == "lp" and res.status == "feasible"
+    assert not violations(inst, res.solution)
+    assert res.bound - _tol(best) <= best <= res.objective + _tol(best)
+    assert res.bound == pytest.approx(min(lp.solve(inst, time_limit=30).bound, res.objective), rel=1e-9, abs=1e-9)
+    assert res.objective <= hill_climb.solve(inst, seed=1).objective + _tol(best)
+
+
+@pytest.mark.parametrize("seed", [5401, 5402, 5403])
+def test_restore_brings_every_app_under_its_cpu_cap_moving_only_to_the_incumbents_homes(seed):
+    """An app's every table piled into one capped region breaks (5) there; the restoration returns
+    exactly the tables of over-cap jobs, and only to the incumbent's homes, until (5) holds."""
+    inst = generate_tetris(40, 80, 5, seed=seed)
+    A = inst.arrays
+    inc = hill_climb.solve(inst, seed=0)
+    assert inc.status == "feasible"
+    rounding = branch_round._Rounding(inst, 0, 0, 0.0)
+    rounding.home, rounding.value = inc.solution.home.copy(), inc.objective
+    broken = 0
+    for app, region in zip(*np.nonzero(np.isfinite(A.cpu_cap)), strict=True):
+        jobs = np.flatnonzero(A.job_app == app)
+        if A.job_cpu[jobs].sum() <= A.cpu_cap[app, region]:
+            continue
+        start = inc.solution.home.copy()
+        tables = np.unique(np.concatenate([A.job_tab[A.job_ptr[j]:A.job_ptr[j + 1]] for j in jobs]))
+        start[tables] = region
+        if not (evaluate(inst, start).cpu_used > A.cpu_cap).any():
+            continue   # ties of the analytics majority kept the jobs elsewhere
+        broken += 1
+        restored = rounding.restore(start)
+        assert (evaluate(inst, restored).cpu_used <= A.cpu_cap).all()
+        moved = restored != start
+        assert (restored[moved] == rounding.home[moved]).all() and set(np.flatnonzero(moved)) <= set(tables)
+    assert broken >= 2

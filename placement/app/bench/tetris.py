@@ -698,7 +698,7 @@ def _certified(seed: int, progress, task, sizes=None, seeds: int = CERTIFIED_SEE
         method = "branch" if T <= BRANCH_MAX_TABLES else "forest"
         c0 = time.process_time()
         if method == "branch":
-            b = branch_round.solve(inst, time_limit=limit, seed=0)
+            b = branch_round.solve(inst, time_limit=limit, seed=0, root="branch")
             bst = {k.removeprefix("branch_"): v for k, v in b.stats.items()}
             bst["status"] = b.stats["branch_status"]
         else:
