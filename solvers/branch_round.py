@@ -35,7 +35,7 @@ HiGHS's interior point, certified in numpy) and its rounds' ``X`` are rounded as
 round takes 20-30 minutes on one thread and the rounding seconds (Tetris page).
 
 The result carries both numbers: ``objective`` (the incumbent) and ``bound`` (the
-branching's certified minimum over the open leaves), so ``stats["certified_gap"]`` is a
+branching's certified minimum over the open leaves, or the LP's certified bound), so ``stats["certified_gap"]`` is a
 gap no solver's own number decides. Everything shares one ``time_limit``.
 """
 
