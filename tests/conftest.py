@@ -23,8 +23,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# ci: 15 examples a property test (20 until the suite, at 20, took 376-380 s of the README's 6 minutes on
+# this 2-core machine on 2026-11-27, when the same commit had taken 347 s three hours before: the machine's
+# speed drifts by ~20%; a test's own @settings(max_examples=...) still applies)
 settings.register_profile(
-    "ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
+    "ci", max_examples=15, deadline=None, derandomize=True, database=None, print_blob=True,
     stateful_step_count=20, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "dev", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
