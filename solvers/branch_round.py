@@ -84,8 +84,7 @@ class _Rounding:
                 break
             jobs = np.flatnonzero((A.job_app >= 0) & (ev.job_region >= 0))
             jobs = jobs[over[A.job_app[jobs], ev.job_region[jobs]]]
-            n = A.job_ptr[jobs + 1] - A.job_ptr[jobs]
-            tables = A.job_tab[np.repeat(A.job_ptr[jobs] - np.cumsum(n) + n, n) + np.arange(n.sum())]
+            _, tables = A.job_entries(jobs)
             if (home[tables] == self.home[tables]).all():
                 break   # the incumbent's homes already: nothing left to restore
             home[tables] = self.home[tables]

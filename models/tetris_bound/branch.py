@@ -138,7 +138,7 @@ class _Search:
         may take) while some table is fractional, else an overload level (``y = 1`` / ``y = 0``), else
         an analytics job's region ``b`` (one child per region)."""
         m, T, R = self.m, self.inst.n_tables, self.m.R
-        X = x[m.ox:m.ox + T * R].reshape(T, R)
+        X = m.x_matrix(x)
         score = weight * (1.0 - X.max(axis=1))
         fixed_t = {(c - m.ox) // R for c in fixes if m.ox <= c < m.ox + T * R}
         if fixed_t:
@@ -264,8 +264,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, max_nodes: int | N
             break
         bound, _, fixes, x = heapq.heappop(heap)
         if on_node is not None:
-            found = on_node(x[m.ox:m.ox + inst.n_tables * m.R].reshape(inst.n_tables, m.R), _homes(m, fixes),
-                            search.deadline)
+            found = on_node(m.x_matrix(x), _homes(m, fixes), search.deadline)
             if found is not None and (upper is None or found < upper):
                 upper = found
                 if bound >= upper - 1e-6 * max(1.0, abs(upper)):

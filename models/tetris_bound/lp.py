@@ -140,7 +140,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
             stats["dual_clipped_rows"] = parts["dual_clipped_rows"]
             stats["last_round_solver_value"] = float(info.objective_function_value)   # HiGHS's, beside the certificate
         if on_round is not None and sol.value_valid and not integer:
-            on_round(np.asarray(sol.col_value)[m.ox:m.ox + m.T * m.R].reshape(m.T, m.R), deadline)
+            on_round(m.x_matrix(sol.col_value), deadline)
         if status != highspy.HighsModelStatus.kOptimal:
             break
         lp_values.append(float(info.objective_function_value))

@@ -125,7 +125,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, tangents: int = re
     bound = max(0.0, dual - relaxation.REL_SAFETY * max(1.0, abs(dual))) if np.isfinite(dual) else None
     home = None
     if x is not None:   # the solver holds an incumbent
-        X = x[m.ox:m.ox + m.T * m.R].reshape(m.T, m.R)
+        X = m.x_matrix(x)
         home = np.argmax(X, axis=1).astype(np.int64)
         stats["model_objective"] = float(out.objective)
         stats["integrality_error"] = float(np.abs(X - np.round(X)).max()) if X.size else 0.0

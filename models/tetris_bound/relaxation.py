@@ -101,14 +101,6 @@ class _Rows:
         return first
 
 
-def _entries(A, jobs: np.ndarray, n_j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One entry per (job, table) pair of ``jobs`` (CSR ``A.job_ptr`` / ``A.job_tab``, ``n_j``
-    tables each): the job's position in ``jobs`` and the table's index."""
-    ent_job = np.repeat(np.arange(len(jobs)), n_j)
-    within = np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j)
-    return ent_job, A.job_tab[np.repeat(A.job_ptr[jobs], n_j) + within]
-
-
 class BoundModel:
     """The relaxation's matrix and the index maps of its columns (see the module docstring).
 
@@ -280,6 +272,10 @@ class BoundModel:
         self.col_hi[c] = 0.0
         return n
 
+    def x_matrix(self, col_value: np.ndarray) -> np.ndarray:
+        """The ``x`` block of a column vector as a [tables, regions] matrix (a view)."""
+        return np.asarray(col_value)[self.ox:self.ox + self.T * self.R].reshape(self.T, self.R)
+
     # -- columns of R(job) -----------------------------------------------------------------
     def region_cols(self, jobs: np.ndarray) -> np.ndarray:
         """[len(jobs), R] column of "R(job) = r" per job (x of the single table, a or b), -1 for a constant."""
@@ -306,7 +302,7 @@ class BoundModel:
         mm = self.multi_ml
         if len(mm):
             n_j = lens[mm]
-            ent_job, ent_tab = _entries(A, mm, n_j)
+            ent_job, ent_tab = A.job_entries(mm)
             E = len(ent_job)
             rid = np.repeat(np.arange(E * R), 2)
             cols = np.empty(2 * E * R, dtype=np.int64)
@@ -326,7 +322,7 @@ class BoundModel:
         ma = self.multi_an
         if len(ma):
             n_j = lens[ma]
-            ent_job, ent_tab = _entries(A, ma, n_j)
+            ent_job, ent_tab = A.job_entries(ma)
             nr = len(ma) * R
             sz = A.job_size[ma].astype(float)
             r_x = (ent_job[:, None] * R + rr).ravel()
@@ -427,7 +423,7 @@ class BoundModel:
         if not len(pos) or R < 2:
             return
         jobs = ma[pos]
-        ent_job, ent_tab = _entries(A, jobs, lens[jobs])
+        ent_job, ent_tab = A.job_entries(jobs)
         pr, pq = np.nonzero(~np.eye(R, dtype=bool))          # every ordered pair r != q
         P = len(pr)
         sz = A.job_size[jobs].astype(float) + 1.0

@@ -182,6 +182,14 @@ class TetrisArrays:
     total_size: int
     total_capacity: int
 
+    def job_entries(self, jobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One entry per (job, table) pair of ``jobs`` (the CSR ``job_ptr`` / ``job_tab`` gathered
+        without a Python loop): the job's position in ``jobs`` and the table's index."""
+        n_j = self.job_ptr[jobs + 1] - self.job_ptr[jobs]
+        ent_job = np.repeat(np.arange(len(jobs)), n_j)
+        within = np.arange(n_j.sum()) - np.repeat(np.cumsum(n_j) - n_j, n_j)
+        return ent_job, self.job_tab[np.repeat(self.job_ptr[jobs], n_j) + within]
+
     @staticmethod
     def build(inst: TetrisInstance) -> TetrisArrays:
         R, T, J = inst.n_regions, inst.n_tables, inst.n_jobs
