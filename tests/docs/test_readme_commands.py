@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "instances" / "README.md", *sorted((ROOT / "placement").rglob("README.md"))]
 # A word with one of these needs the shell (operators, redirections, globs, variables): such a command
 # runs through ``sh -c``; a plain ``placement ...`` runs as its console script in a child forked from a
-# preloaded server (tests.support.run_placement: the same ``main`` and exit code, ~0.6 s less a command).
+# preloaded server (tests.support.run_placement: the same ``main`` and exit code, ~0.45 s less a command).
 SHELL = re.compile(r"[|&;<>$`*?\[\]{}~]")
 SKIP = ("pip install", "--compare-serial", "--scheduler", "python -m placement.app.report",
         "python -m placement.app.reproduce.fidelity")
