@@ -616,9 +616,7 @@ def polish_duals(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None 
     ci, cj = _choice_rows(m, ri, rj, rv, lo, hi, lo_c, hi_c)
     if not len(ci):
         return y, 0
-    yc = y.copy()
-    yc[(yc > 0) & ~np.isfinite(lo)] = 0.0
-    yc[(yc < 0) & ~np.isfinite(hi)] = 0.0
+    yc, _ = _clip_multipliers(y, lo, hi)
     r = m.cost - np.bincount(rj, weights=rv * yc[ri], minlength=m.n_cols)
     cp = r[cj] + yc[ci]                                   # reduced cost without the choice row
     u = np.maximum(hi_c[cj], 0.0)
@@ -635,6 +633,17 @@ def polish_duals(m: BoundModel, row_dual: np.ndarray, col_lo: np.ndarray | None 
     return y, int(len(first))
 
 
+def _clip_multipliers(mult: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, int]:
+    """A copy of the multipliers with non-finite ones set to 0, and 0 wherever the row side a multiplier
+    prices is infinite (``y > 0`` needs a finite ``lo``, ``y < 0`` a finite ``hi``); with how many
+    finite multipliers were clipped that way."""
+    y = np.asarray(mult, dtype=float).copy()
+    y[~np.isfinite(y)] = 0.0
+    bad = ((y > 0) & ~np.isfinite(lo)) | ((y < 0) & ~np.isfinite(hi))
+    y[bad] = 0.0
+    return y, int(bad.sum())
+
+
 def _lagrangian(m: BoundModel, mult: np.ndarray, cost, offset: float, col_lo, col_hi,
                 what: str, exact: bool = True) -> tuple[float, int, float, float]:
     """``offset + sum_i y_i^+ lo_i - y_i^- hi_i + sum_j min(r_j l_j, r_j u_j)`` with ``r = cost - A'y``
@@ -643,14 +652,10 @@ def _lagrangian(m: BoundModel, mult: np.ndarray, cost, offset: float, col_lo, co
     both parts.
     :func:`dual_bound` (the model's cost) and :func:`farkas_value` (no cost) share it."""
     rows = m.rows
-    y = np.asarray(mult, dtype=float).copy()
     lo, hi = np.concatenate(rows.lo), np.concatenate(rows.hi)
-    if len(y) != len(lo):
-        raise RuntimeError(f"tetris_bound: {len(y)} {what} for {len(lo)} rows (a bug)")
-    y[~np.isfinite(y)] = 0.0
-    clipped = int(((y > 0) & ~np.isfinite(lo)).sum() + ((y < 0) & ~np.isfinite(hi)).sum())
-    y[(y > 0) & ~np.isfinite(lo)] = 0.0
-    y[(y < 0) & ~np.isfinite(hi)] = 0.0
+    if len(mult) != len(lo):
+        raise RuntimeError(f"tetris_bound: {len(mult)} {what} for {len(lo)} rows (a bug)")
+    y, clipped = _clip_multipliers(mult, lo, hi)
     lo_y, hi_y = np.where(y > 0, lo, 0.0), np.where(y < 0, hi, 0.0)
     aty = np.zeros(m.n_cols)
     mag = np.zeros(m.n_cols)

@@ -97,6 +97,7 @@ def test_certified_gaps_beyond_the_branching_size_use_the_forest(monkeypatch):
             pass
 
     monkeypatch.setattr(bench_tetris, "BRANCH_MAX_TABLES", 5)
+    monkeypatch.setattr(bench_tetris, "LP_MAX_TABLES", 6)
     monkeypatch.setattr(bench_tetris, "LNS_MIN_S", 1.0)   # two seeds at the cost of one
     rows = bench_tetris._certified(0, _Progress(), None, sizes=[(8, 12, 3, 1.0)], seeds=2).rows
     # fresh seeds per size: CERTIFIED_SEED + 500 + 10 * size index + seed index
@@ -105,3 +106,25 @@ def test_certified_gaps_beyond_the_branching_size_use_the_forest(monkeypatch):
         assert row["bound_method"] == "forest" and row["bound"] == max(row["lp_bound"], row["hot_bound"])
         for k in ("hill_climb", "job_moves", "lns"):
             assert 0 < row["bound"] <= row[k] + 1e-9 * row[k], k
+
+
+def test_certified_gaps_between_the_branching_and_the_forest_round_the_lp(monkeypatch):
+    """The --scale section's path at 10,000 tables (branch and round from the LP relaxation's solution),
+    taken here on a tiny instance: the bound is the LP's, equal to the LP method's own, and at most every
+    placement of the row; the rounding never worse than hill climbing (its start)."""
+    import placement.app.bench.tetris as bench_tetris
+
+    class _Progress:
+        def update(self, *args, **kwargs):
+            pass
+
+    monkeypatch.setattr(bench_tetris, "BRANCH_MAX_TABLES", 5)
+    monkeypatch.setattr(bench_tetris, "LNS_MIN_S", 1.0)
+    (row,) = bench_tetris._certified(0, _Progress(), None, sizes=[(8, 12, 3, 30.0)], seeds=1).rows
+    assert row["bound_method"] == "lp" and row["bound"] == max(row["lp_bound"], row["hot_bound"])
+    inst = generate_tetris(8, 12, 3, seed=row["seed"], n_gpu_types=4, n_priorities=7)
+    lp_alone = tetris_bound.solve(inst, time_limit=30, method="lp")
+    assert row["lp_bound"] == pytest.approx(min(lp_alone.bound, row["branch_round"]), rel=1e-7, abs=1e-7)
+    assert row["branch_round"] <= row["hill_climb"] + 1e-9 * row["hill_climb"]
+    for k in ("hill_climb", "job_moves", "lns", "branch_round"):
+        assert 0 < row["bound"] <= row[k] + 1e-9 * row[k], k
