@@ -27,8 +27,9 @@ Called by ``placement bench`` through ``SPEC.bench_extra``. Sections:
   with compound job moves and LNS at equal time on 1,000 x 2,000 x 10,
   10,000 x 20,000 x 16 and 100,000 x 200,000 x 20 (3 fresh seeds per size, 38511-38533), each
   against a certified lower bound (hot-table closed form, branching on hot tables' homes
-  over the LP up to 5,000 tables -- run by branch and round, whose placement is a column
-  too -- the forest decomposition beyond, 600 / 240 / 600 s), with the bound's time and memory; up to 5,000 tables also the MIP
+  over the LP up to 5,000 tables and the LP relaxation alone up to 12,000 -- both run by
+  branch and round, whose placement is a column too -- the forest decomposition beyond,
+  600 / 1,800 / 600 s), with the bound's time and memory; up to 5,000 tables also the MIP
   of the relaxation (its placement, and HiGHS's bound in a column of its own).
 * **Replicas** (§3.5) on the hill-climbing placement: collocation rate before and
   after, storage overhead, DR coverage.
