@@ -122,6 +122,7 @@ def test_certified_gaps_between_the_branching_and_the_forest_round_the_lp(monkey
     monkeypatch.setattr(bench_tetris, "LNS_MIN_S", 1.0)
     (row,) = bench_tetris._certified(0, _Progress(), None, sizes=[(8, 12, 3, 30.0)], seeds=1).rows
     assert row["bound_method"] == "lp" and row["bound"] == max(row["lp_bound"], row["hot_bound"])
+    assert row["lp_rounds"] >= 1 and row["lp_last_status"] == "Optimal"   # the LP's own rounds, reported
     inst = generate_tetris(8, 12, 3, seed=row["seed"], n_gpu_types=4, n_priorities=7)
     lp_alone = tetris_bound.solve(inst, time_limit=30, method="lp")
     assert row["lp_bound"] == pytest.approx(min(lp_alone.bound, row["branch_round"]), rel=1e-7, abs=1e-7)

@@ -718,7 +718,8 @@ def _certified(seed: int, progress, task, sizes=None, seeds: int = CERTIFIED_SEE
         row = {"size": f"{T}x{J}x{R}", "seed": s, "bound": max(lp_value, hot.bound),
                "bound_method": method, "bound_status": bst["status"], "lp_bound": lp_value,
                "lp_root": bst.get("root_bound") if method == "branch" else None,
-               "nodes": bst.get("nodes"), "hot_bound": hot.bound, "hot_cpu_s": hot_cpu,
+               "nodes": bst.get("nodes"), "lp_rounds": bst.get("rounds"), "lp_last_status": bst.get("last_round_status"),
+               "hot_bound": hot.bound, "hot_cpu_s": hot_cpu,
                "bound_wall_s": b.wall_time_s, "bound_cpu_s": cpu, "lp_solver": b.stats.get("lp_solver"),
                "columns": bst.get("columns"), "rows": bst.get("rows"),
                "peak_rss_mb": bst.get("peak_rss_mb"),   # the process's peak, read at the bound's end
@@ -739,7 +740,7 @@ def _certified(seed: int, progress, task, sizes=None, seeds: int = CERTIFIED_SEE
         rows.append(row)
     cols = ["size", "seed", "hill_climb", "hill_climb_gap", "job_moves", "job_moves_gap", "job_moves_status", "lns",
             "lns_gap", "branch_round", "branch_round_gap", "mip", "mip_gap", "bound", "bound_method", "lp_root",
-            "lp_bound", "nodes", "hot_bound", "bound_status",
+            "lp_bound", "nodes", "lp_rounds", "lp_last_status", "hot_bound", "bound_status",
             "bound_wall_s", "bound_cpu_s", "peak_rss_mb", "columns", "rows", "mip_bound", "mip_status", "mip_wall_s",
             "best", "best_gap_mip"]
     md = ["Certified gaps at scale: each heuristic's objective against the larger of two valid lower "
