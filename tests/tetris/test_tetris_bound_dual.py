@@ -56,12 +56,15 @@ def test_pdlp_round_stopped_early_still_gives_a_valid_bound():
     assert full.bound <= best + 1e-7 * max(1.0, best)
 
 
+class _Progress:
+    """A stand-in for rich's progress bar (the bench sections only call ``update``)."""
+
+    def update(self, *args, **kwargs):
+        pass
+
+
 def test_bench_certified_section_gaps_are_against_a_valid_bound():
     from placement.app.bench.tetris import _certified
-
-    class _Progress:
-        def update(self, *args, **kwargs):
-            pass
 
     sec = _certified(0, _Progress(), None, sizes=[(8, 12, 3, 30.0)], seeds=1)
     (row,) = sec.rows
@@ -92,10 +95,6 @@ def test_certified_gaps_beyond_the_branching_size_use_the_forest(monkeypatch):
     round), taken here on a tiny instance: its bound is valid for every placement of the row."""
     import placement.app.bench.tetris as bench_tetris
 
-    class _Progress:
-        def update(self, *args, **kwargs):
-            pass
-
     monkeypatch.setattr(bench_tetris, "BRANCH_MAX_TABLES", 5)
     monkeypatch.setattr(bench_tetris, "LP_MAX_TABLES", 6)
     monkeypatch.setattr(bench_tetris, "LNS_MIN_S", 1.0)   # two seeds at the cost of one
@@ -113,10 +112,6 @@ def test_certified_gaps_between_the_branching_and_the_forest_round_the_lp(monkey
     taken here on a tiny instance: the bound is the LP's, equal to the LP method's own, and at most every
     placement of the row; the rounding never worse than hill climbing (its start)."""
     import placement.app.bench.tetris as bench_tetris
-
-    class _Progress:
-        def update(self, *args, **kwargs):
-            pass
 
     monkeypatch.setattr(bench_tetris, "BRANCH_MAX_TABLES", 5)
     monkeypatch.setattr(bench_tetris, "LNS_MIN_S", 1.0)
