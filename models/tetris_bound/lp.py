@@ -73,7 +73,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         ``on_round(X, deadline)`` after every round that gives a primal point: ``X`` the round's
         values of ``x`` (tables x regions), ``deadline`` the solve's (``time.perf_counter()``
         clock). :mod:`placement.solvers.branch_round` rounds ``X`` into placements there; its time
-        counts against ``time_limit``.
+        counts against ``time_limit``, and a callback that returns after the deadline ends the rounds.
 
     Returns
     -------

@@ -707,8 +707,7 @@ def _certified(seed: int, progress, task, sizes=None, seeds: int = CERTIFIED_SEE
         c0 = time.process_time()
         if method in ("branch", "lp"):
             b = branch_round.solve(inst, time_limit=limit, seed=0, root=method)
-            bst = {k.removeprefix(f"{method}_"): v for k, v in b.stats.items()}
-            bst["status"] = b.stats[f"{method}_status"]
+            bst = {k.removeprefix(f"{method}_"): v for k, v in b.stats.items()}   # "{method}_status" -> "status"
         else:
             b = relaxation(inst, time_limit=limit, method=method)
             bst = dict(b.stats, status=str(b.status))
