@@ -33,7 +33,7 @@ takes minutes by simplex) the bound is the LP relaxation's (:func:`placement.mod
 HiGHS's interior point, certified in numpy) and its rounds' ``X`` are rounded as above
 (``root="lp"``; ``stats["bound_method"]`` says which ran), their climbs allowed into the polish's
 share of the time (the LP's one round at that size ends close to its own deadline). At 10,000 x 20,000 x 16 the LP's one
-round takes 20-30 minutes on one thread and the rounding seconds (Tetris page).
+round takes 17-30 minutes on one thread and the rounding seconds (Tetris page).
 
 The result carries both numbers: ``objective`` (the incumbent) and ``bound`` (the
 branching's certified minimum over the open leaves, or the LP's certified bound), so ``stats["certified_gap"]`` is a

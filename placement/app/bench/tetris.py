@@ -666,7 +666,7 @@ def _certified(seed: int, progress, task, sizes=None, seeds: int = CERTIFIED_SEE
     :mod:`placement.solvers.branch_round` (which also rounds each expanded node's LP into a placement
     and climbs from it: one run gives the ``branch_round`` heuristic and the bound), beyond it up to
     ``LP_MAX_TABLES`` the LP relaxation alone, rounded by the same
-    solver (``root="lp"``: its interior point takes 20-30 minutes at 10,000 tables, so that size gets
+    solver (``root="lp"``: its interior point takes 17-30 minutes at 10,000 tables, so that size gets
     1,800 s; ``bound_wall_s`` is then branch and round's whole run, the roundings' climbs and the polish
     included), and beyond that the Lagrangian decomposition with multi-table ML jobs kept whole along a
     spanning forest (:mod:`placement.models.tetris_bound.forest`, no ``branch_round``: the LP does not
