@@ -52,3 +52,11 @@ def test_both_blocks_regenerate_from_claims(tmp_path):
     assert "- **toy**: 2 of 3 judged claims hold (1 reported, not judged)" in text and "6 logs" in text
     assert text.endswith("tail\n") and "\nold\n" not in text and "README.md#fidelity-table" in text
     assert "| toy | c3 | 1x (Fig. 1) | 1x | yes |" in page.read_text()
+
+
+def test_front_door_table_cells_fit_a_screen():
+    """Every cell of the front door's tables is short: what is implemented, one headline number and
+    a link; the detail lives on the reference pages."""
+    long = [(n, len(cell)) for n, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
+            if line.startswith("|") for cell in line.strip("|").split(" | ") if len(cell.strip()) > 300]
+    assert long == []
