@@ -644,9 +644,9 @@ def _joint_vs_sequential(label: str, seed: int, progress, task) -> BenchSection:
 
 
 # Certified gaps at MAST's scale: tables x jobs x regions, the bound's time limit.
-# The limits are the Tetris page's: 600 s for the branching at 1,000 tables (issue 38's rows), 1,800 s for
-# the LP rounded by branch and round at 10,000 (issue 52's Done-when: a bound within 30 minutes) and 600 s
-# for the forest at 100,000 (issue 52's rows).
+# The limits are the Tetris bounds page's: 600 s for the branching at 1,000 tables, 1,800 s for the LP
+# rounded by branch and round at 10,000 (a certified bound within 30 minutes on one thread) and 600 s for
+# the forest at 100,000.
 CERTIFIED_SIZES = [(1_000, 2_000, 10, 600.0), (10_000, 20_000, 16, 1_800.0), (100_000, 200_000, 20, 600.0)]
 CERTIFIED_SEED = 38_000  # fresh seeds per size i (1, 2, 3) and j = 1..CERTIFIED_SEEDS:
 CERTIFIED_SEEDS = 3      # CERTIFIED_SEED + 1000 * --seed + 500 + 10 * i + j (38511-38513, 38521-38523, 38531-38533)
