@@ -43,7 +43,8 @@ from typing import Any, Literal
 from placement.errors import InstanceError
 
 __all__ = ["MIP_SOLVERS", "MipSolver", "FileSolve", "require", "available", "solve_file", "FileSolver",
-           "solver", "cbc_path", "write_pyomo", "check_mip_solver", "solve_highs_model", "MipOutcome", "outcome"]
+           "solver", "cbc_path", "write_pyomo", "check_mip_solver", "solve_highs_model", "MipOutcome", "outcome",
+           "rounded_integer_bounds", "round_pyomo_integer_bounds", "round_highs_integer_bounds", "INTEGER_BOUND_TOL"]
 
 MIP_SOLVERS = ("highs", "scip", "cbc")
 MipSolver = Literal["highs", "scip", "cbc"]
@@ -82,6 +83,66 @@ def available(name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+INTEGER_BOUND_TOL = 1e-9  # a bound within this of an integer is that integer (1 - 1e-12 -> 1, not 0)
+
+
+def rounded_integer_bounds(lower, upper, integer, tol: float = INTEGER_BOUND_TOL):
+    """Column bounds with every integer column's bounds rounded inward: ``ceil`` of the lower,
+    ``floor`` of the upper (``tol`` absorbs representation error). Numpy arrays in, new arrays out.
+
+    The integer points are the same, so the model is the same MIP; the rounding only keeps a
+    fractional bound of an integer column away from solvers that mishandle it (HiGHS 1.15.1 returns
+    a wrong "optimal" and a wrong "infeasible" on such columns; ``tests/core/highs_defect/``).
+    """
+    import numpy as np
+
+    lo, hi = np.array(lower, dtype=float), np.array(upper, dtype=float)
+    mask = np.asarray(integer, dtype=bool)
+    flo, fhi = mask & np.isfinite(lo), mask & np.isfinite(hi)
+    lo[flo] = np.ceil(lo[flo] - tol)
+    hi[fhi] = np.floor(hi[fhi] + tol)
+    return lo, hi
+
+
+def round_pyomo_integer_bounds(m) -> int:
+    """Round the bounds of every integer variable of Pyomo model ``m`` inward (as
+    :func:`rounded_integer_bounds`); returns how many bounds changed."""
+    import pyomo.environ as pyo
+
+    changed = 0
+    for v in m.component_data_objects(pyo.Var, descend_into=True):
+        if not v.is_integer() or v.fixed:
+            continue
+        lb, ub = v.lb, v.ub
+        if lb is not None and math.isfinite(lb) and math.ceil(lb - INTEGER_BOUND_TOL) != lb:
+            v.setlb(math.ceil(lb - INTEGER_BOUND_TOL))
+            changed += 1
+        if ub is not None and math.isfinite(ub) and math.floor(ub + INTEGER_BOUND_TOL) != ub:
+            v.setub(math.floor(ub + INTEGER_BOUND_TOL))
+            changed += 1
+    return changed
+
+
+def round_highs_integer_bounds(h) -> int:
+    """Round the bounds of every integer column of the model a ``highspy.Highs`` holds inward (as
+    :func:`rounded_integer_bounds`); returns how many columns changed."""
+    import highspy
+    import numpy as np
+
+    lp = h.getLp()
+    if not len(lp.integrality_):
+        return 0
+    integer = np.array([t != highspy.HighsVarType.kContinuous for t in lp.integrality_])
+    lo0, hi0 = np.asarray(lp.col_lower_, dtype=float), np.asarray(lp.col_upper_, dtype=float)
+    inf = highspy.kHighsInf
+    lo, hi = rounded_integer_bounds(np.where(lo0 <= -inf, -np.inf, lo0), np.where(hi0 >= inf, np.inf, hi0), integer)
+    lo, hi = np.where(np.isinf(lo), -inf, lo), np.where(np.isinf(hi), inf, hi)
+    cols = np.flatnonzero((lo != lo0) | (hi != hi0)).astype(np.int32)
+    if len(cols):
+        h.changeColsBounds(len(cols), cols, lo[cols], hi[cols])
+    return int(len(cols))
 
 
 def require(name: str) -> str:
@@ -284,13 +345,16 @@ def write_pyomo(m, path: str | os.PathLike) -> dict[str, Any]:
     """Write Pyomo model ``m`` with its own writer (MPS or LP by the suffix), names kept readable.
 
     Returns column name -> Pyomo variable (the writer's symbol map), to load a file solver's
-    values back.
+    values back. Integer variables' bounds are rounded inward first
+    (:func:`round_pyomo_integer_bounds`: the same integer points), so no written file carries a
+    fractional bound on an integer column.
     """
     import pyomo.environ as pyo
 
     path = Path(path)
     if path.suffix.lower() not in (".mps", ".lp"):
         raise InstanceError("-o", f"must end in .mps or .lp, got {path.name!r}")
+    round_pyomo_integer_bounds(m)
     _, sid = m.write(str(path), io_options={"symbolic_solver_labels": True})  # the format from the suffix
     smap = m.solutions.symbol_map.pop(sid)
     out = {}

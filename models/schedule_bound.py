@@ -103,7 +103,10 @@ The same rows with integer :math:`x`, :math:`z`, :math:`s` (whole buckets) give
 the *integer time-indexed model*; with integer release times, :math:`\Delta =
 1` and integer run times :math:`D_j/\rho_{j\tau}`, every non-preemptive schedule
 with integer start times is one of its points, and its LP relaxation is the LP
-above, so LP ≤ IP ≤ any such schedule (``tests/dally/test_schedule_bound.py`` checks
+above with the buckets a release cuts closed (an integer :math:`x` there can only
+be 0, so its bound ``avail < 1`` is floored to 0: the same integer points, and no
+fractional bound on an integer column, which HiGHS 1.15.1 mishandles), so
+LP ≤ IP ≤ any such schedule (``tests/dally/test_schedule_bound.py`` checks
 the chain against brute force).
 
 Numerics. HiGHS solves the LP to a primal/dual feasibility tolerance of
@@ -131,7 +134,14 @@ import numpy as np
 from placement.errors import InstanceError
 from placement.result import SolveResult, Status
 
-from .backends import MipSolver, check_mip_solver, require, solve_highs_model
+from .backends import (
+    INTEGER_BOUND_TOL,
+    MipSolver,
+    check_mip_solver,
+    require,
+    rounded_integer_bounds,
+    solve_highs_model,
+)
 
 __all__ = ["BoundInstance", "TIERS", "solve", "instance_from_trace", "bucket_grid", "simple_terms", "highs_model"]
 
@@ -371,6 +381,9 @@ def _build(inst: BoundInstance, objective: str, t0: float, width: float, K: int,
         ks = []
         for k in range(K + 1):
             hi = inf if k == K else float(avail[k, j])
+            if integer and k < K:
+                # whole buckets: a bucket the release cuts holds no integer x (floor of the bound)
+                hi = math.floor(hi + INTEGER_BOUND_TOL)
             ks.append(new_col(0.0, hi, 0.0, integer) if hi > 0 else -1)
         x[(j, tau)] = ks
     by_job: dict[int, list[int]] = {}
@@ -457,8 +470,9 @@ def _highs_model(m: dict, time_limit: float, mip_gap: float):
     ncol, nrow = len(m["lo"]), len(m["rlo"])
     lp.num_col_, lp.num_row_ = ncol, nrow
     lp.col_cost_ = m["cost"]
-    lp.col_lower_ = m["lo"]
-    lp.col_upper_ = np.where(np.isinf(m["hi"]), inf, m["hi"])
+    lo, hi = rounded_integer_bounds(m["lo"], m["hi"], m["integ"])  # no fractional bound on an integer column
+    lp.col_lower_ = np.where(np.isinf(lo), -inf, lo)
+    lp.col_upper_ = np.where(np.isinf(hi), inf, hi)
     lp.row_lower_ = np.where(np.isinf(m["rlo"]), -inf, m["rlo"])
     lp.row_upper_ = np.where(np.isinf(m["rhi"]), inf, m["rhi"])
     lp.offset_ = m["offset"]

@@ -8,6 +8,8 @@ extra (pyscipopt); a test that needs it skips only when it is really absent.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import highspy
 import numpy as np
 import pytest
@@ -105,9 +107,9 @@ def _feasible_value(h, x) -> float:
     return float(np.dot(lp.col_cost_, x) + lp.offset_)
 
 
-# The optima SCIP and CBC agree on for the integer model of _sched() (8 buckets); HiGHS 1.15.1
-# reports 24.5625 "optimal" (28.5625 with presolve off) for the makespan and "infeasible" for the
-# mean JCT.
+# The optima SCIP and CBC agree on for the integer model of _sched() (8 buckets). Built with its
+# integer columns' fractional bounds kept, HiGHS 1.15.1 reported 24.5625 "optimal" for the makespan
+# and "infeasible" for the mean JCT (the defect of highs_defect/).
 INTEGER_OPTIMA = {"makespan": 23.640625, "mean_jct": 15.726948242187497}
 
 
@@ -124,16 +126,93 @@ def test_schedule_bound_integer_scip_and_cbc_agree_on_a_feasible_point(objective
         assert _close(_feasible_value(h, x), INTEGER_OPTIMA[objective]) and _close(out.objective, INTEGER_OPTIMA[objective])
 
 
-@pytest.mark.xfail(strict=True, reason="HiGHS 1.15.1: a wrong 'optimal' (makespan) and a wrong 'infeasible' "
-                                       "(mean JCT) on the tiny integer schedule-bound model of _sched()")
 @pytest.mark.parametrize("objective", sorted(INTEGER_OPTIMA))
-def test_schedule_bound_integer_highs_regression(objective):
-    """Found by the cross-solver property. Handed SCIP's point as a start, HiGHS accepts it
-    (23.640625 for the makespan). Strict: when a HiGHS release fixes it, this test fails and
-    the pin can move; until then ``schedule_bound.solve(integer=True)`` (the tests' exact
-    reference on tiny instances) is safer with ``mip_solver="scip"``."""
+def test_schedule_bound_integer_highs_on_the_rounded_build(objective):
+    """The model rounds its integer bounds when it is built, so HiGHS proves SCIP's and CBC's
+    optimum, and the model HiGHS holds has no fractional bound on an integer column."""
     r = schedule_bound.solve(_sched(), objective, buckets=8, integer=True, max_doublings=0)  # releases from 0
     assert r.status == "optimal" and _close(r.objective, INTEGER_OPTIMA[objective])
+    h = schedule_bound.highs_model(_sched(), objective, buckets=8, integer=True)
+    assert backends.round_highs_integer_bounds(h) == 0
+
+
+DEFECT = Path(__file__).parent / "highs_defect"
+REPRODUCERS = sorted(p.name for p in DEFECT.glob("*.mps"))
+
+
+def _highs_raw(name: str):
+    """HiGHS on the reproducer file as written, bounds untouched."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(DEFECT / name))
+    h.run()
+    return h.getModelStatus(), h.getInfo().objective_function_value
+
+
+@pytest.mark.xfail(strict=True, reason="HiGHS 1.15.1: integer columns with a fractional upper bound give a wrong "
+                                       "'infeasible' and a wrong 'optimal' (tests/core/highs_defect/reproduce.py)")
+@pytest.mark.parametrize("name", REPRODUCERS)
+def test_highs_raw_fractional_integer_bound_regression(name):
+    """Strict: when a HiGHS release fixes the defect this test fails, and the xfail goes."""
+    status, value = _highs_raw(name)
+    assert status == highspy.HighsModelStatus.kOptimal and _close(value, 0.0)
+
+
+@pytest.mark.parametrize("name", REPRODUCERS)
+def test_reproducers_true_optimum_and_rounded_highs(name):
+    """Each reproducer's optimum is 0 by SCIP and CBC on the raw file, and HiGHS gives 0 once the
+    bounds are rounded (by the package's helper and by the shipped script's own rounding)."""
+    from tests.core.highs_defect.reproduce import TRUE_OPTIMUM, run
+
+    assert set(REPRODUCERS) == set(TRUE_OPTIMUM)
+    for s in SOLVERS:
+        if s != "highs":
+            out = backends.solve_file(DEFECT / name, s, time_limit=10, mip_gap=0)
+            assert out.termination == "optimal" and _close(out.objective, TRUE_OPTIMUM[name]), (s, out)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(DEFECT / name))
+    assert backends.round_highs_integer_bounds(h) >= 1
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    assert _close(h.getInfo().objective_function_value, TRUE_OPTIMUM[name])
+    status, value = run(DEFECT / name, round_bounds=True)
+    assert status == "Optimal" and _close(value, TRUE_OPTIMUM[name])
+
+
+@settings(max_examples=30)
+@given(st.lists(st.tuples(st.floats(-5, 5, allow_nan=False), st.floats(0, 5, allow_nan=False), st.booleans()),
+                min_size=1, max_size=6))
+def test_rounded_integer_bounds_keep_every_integer_point(cols):
+    """Rounding inward keeps exactly the integer points of an integer column's bounds and leaves a
+    continuous column's bounds alone."""
+    lo = np.array([c[0] for c in cols])
+    hi = lo + np.array([c[1] for c in cols])
+    integer = np.array([c[2] for c in cols])
+    rlo, rhi = backends.rounded_integer_bounds(lo, hi, integer)
+    for j in range(len(cols)):
+        if not integer[j]:
+            assert rlo[j] == lo[j] and rhi[j] == hi[j]
+            continue
+        assert rlo[j] == int(rlo[j]) and rhi[j] == int(rhi[j])
+        before = {k for k in range(-6, 12) if lo[j] - 1e-9 <= k <= hi[j] + 1e-9}
+        after = {k for k in range(-6, 12) if rlo[j] <= k <= rhi[j]}
+        assert before == after
+
+
+def test_models_build_no_fractional_integer_bound():
+    """Every Pyomo model the package builds leaves integer bounds integral (the in-memory HiGHS path
+    never sees the defect), and a file written by write_pyomo has none either."""
+    import pyomo.environ as pyo
+
+    t = generate_tetris(6, 10, 3, seed=1)
+    c = generate_cassini(4, 2, seed=1)
+    h = generate_hived(1, 4, 2, 3, seed=1)
+    for m in (tetris.build(t), cassini.build_cluster(c, c.candidates[0].name), hived.build(h, "max")):
+        assert backends.round_pyomo_integer_bounds(m) == 0
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0.2, 2.7))
+    assert backends.round_pyomo_integer_bounds(m) == 2 and (m.x.lb, m.x.ub) == (1, 2)
 
 
 @needs_scip
