@@ -38,7 +38,8 @@ from .report import agg_backend, save_figure
 __all__ = ["Run", "simulate", "check_policy_name", "network_note", "NETWORK_AWARE", "run_simulation",
            "write_outputs", "sim_instance", "load_inputs", "provenance",
            "resolved_options", "option_json", "policy_checks", "folder_checks", "summary_document",
-           "run_figures", "plot_run", "command_line", "package_version", "DEFAULT_CLUSTERS", "OUTPUT_FILES"]
+           "run_figures", "plot_run", "command_line", "package_version", "DEFAULT_CLUSTERS", "OUTPUT_FILES",
+           "perf_note"]
 
 
 @dataclass(eq=False)
@@ -192,7 +193,7 @@ def _interrupts_deferred():
 def simulate(trace, cluster=None, policy="fifo", options: dict[str, Any] | None = None, seed: int = 0,
              perf: str | None = None, start: float = 0.0, hours: float | None = None,
              sample: int | None = None, checkpoint: float | None = None, scan: float | None = None,
-             bin_s: float | None = None, progress=None, announce=None) -> Run:
+             bin_s: float | None = None, progress=None, announce=None, warn=None) -> Run:
     """Run a scheduling policy on a trace: ``placement simulate`` without writing.
 
     Parameters
@@ -214,6 +215,9 @@ def simulate(trace, cluster=None, policy="fifo", options: dict[str, Any] | None 
         ``perf`` one of ``"ideal"`` (a trace file's default), ``"dally"``, ``"dally-machine"``.
     progress : callable(done, total, now), optional
         Called now and then during the run.
+    warn : callable(str), optional
+        Receives the performance model's warning before the run (:func:`perf_note`); default a
+        :class:`UserWarning`.
 
     Returns
     -------
@@ -232,6 +236,14 @@ def simulate(trace, cluster=None, policy="fifo", options: dict[str, Any] | None 
         raise InstanceError("options", f"must be a mapping of option names to values, got {type(options).__name__}")
     inst, fmt_ = sim_instance(trace, cluster, perf=perf, start=start, hours=hours, sample=sample, seed=seed,
                               checkpoint=checkpoint, scan=scan, bin_s=bin_s)
+    note = perf_note(inst)
+    if note:
+        if warn is None:
+            import warnings
+
+            warnings.warn(note, UserWarning, stacklevel=3)
+        else:
+            warn(note)
     if announce is not None:
         announce(f"{inst.trace.name}: {len(inst.trace)} jobs ({fmt_}) on {inst.cluster.name} "
                  f"({inst.cluster.n_gpus} GPUs), policy {policy if isinstance(policy, str) else type(policy).__name__}, "
@@ -287,10 +299,13 @@ OUTPUT_FILES = ("instance.json", "log.json", "log.csv", "jobs.csv", "timeseries.
 
 
 def load_inputs(args: argparse.Namespace):
-    """(SimInstance, trace format) from the command-line arguments (:func:`sim_instance`)."""
-    return sim_instance(args.trace, args.cluster, perf=args.perf, start=args.start or 0.0, hours=args.hours,
-                        sample=args.sample, seed=args.seed or 0, checkpoint=args.checkpoint, scan=args.scan,
-                        bin_s=getattr(args, "bin", None))
+    """(SimInstance, trace format) from the command-line arguments (:func:`sim_instance`), the
+    performance model's data checked against them (:func:`perf_note`)."""
+    inst, fmt_ = sim_instance(args.trace, args.cluster, perf=args.perf, start=args.start or 0.0, hours=args.hours,
+                              sample=args.sample, seed=args.seed or 0, checkpoint=args.checkpoint, scan=args.scan,
+                              bin_s=getattr(args, "bin", None))
+    perf_note(inst)
+    return inst, fmt_
 
 
 def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float = 0.0,
@@ -376,6 +391,16 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         inst = SimInstance(tr, cl, perf or ("goodput" if fmt_ == "pollux" else "ideal"), checkpoint, scan)
     _readable_back(inst.cluster)
     return inst, fmt_
+
+
+def perf_note(inst) -> str | None:
+    """The performance model's data checked against the run's jobs and cluster before the run
+    (:func:`placement.sim.instance.check_perf`: an unknown model name, a cluster or job outside
+    the goodput measurements is an :class:`InstanceError`); returns its warning (multi-GPU jobs
+    that name no model run at full speed under ``dally``), else None."""
+    from ..sim.instance import check_perf
+
+    return check_perf(inst.trace, inst.cluster, inst.perf)
 
 
 def _checked_instance(inst, perf_models, cluster_type, check_trace):

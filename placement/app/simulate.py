@@ -150,7 +150,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         t0 = time.perf_counter()
         run = simulate(**kw, progress=progress,
-                       announce=lambda text: console.print(text, markup=False, highlight=False))
+                       announce=lambda text: console.print(text, markup=False, highlight=False),
+                       warn=lambda text: print(f"note: {text}", file=sys.stderr))
         elapsed = time.perf_counter() - t0
     note = network_note(run)
     if note:

@@ -58,7 +58,7 @@ from .perf import PerfModel
 
 __all__ = ["PerfParams", "GoodputFunction", "fit_perf_params", "Application", "load_applications",
            "APP_SETTINGS", "Agent", "Segment", "GoodputPerf", "goodput_check", "SpeedupTable",
-           "use_applications", "default_perf"]
+           "use_applications", "default_perf", "check_measured"]
 
 # Per-application settings as the authors' simulator sets them (applications.py APPLICATIONS):
 # max_epochs, and yolov3's max local batch 8; the rest are read from the traces.
@@ -291,6 +291,10 @@ class Application:
         self.pl_id = pl["placement"].astype(int)
         self.pl_bsz, self.pl_step, self.pl_sync = pl["local_bsz"], pl["step_time"], pl["sync_time"]
         sc = _read_csv(trace_dir / "scalability.csv")
+        # the measured range: GPUs per node (a placement id's digits) and replicas per job
+        self.max_per_node = max(max(int(c) for c in str(i)) for i in self.pl_id)
+        self.max_replicas = int(max(max(sum(int(c) for c in str(i)) for i in self.pl_id),
+                                    sc["num_replicas"].max()))
         self.init_batch_size = int(self.bszs[0])
         self.max_batch_size = int(self.bszs[-1])
         self.min_local_bsz = int(self.pl_bsz.min())
@@ -403,6 +407,31 @@ def default_perf() -> GoodputPerf:
         raise InstanceError("perf", "'goodput' needs the Pollux applications: call "
                             "placement.sim.goodput.use_applications(folder) first (the command line does)")
     return GoodputPerf(load_applications(_FOLDER[0]))
+
+
+def check_measured(jobs, cluster, apps: Mapping[str, Application] | None = None) -> None:
+    """Refuse, before a run, what the Pollux measurements do not cover (their throughput is
+    interpolated only inside them, ``Application.throughput``): a job whose ``model`` is none of
+    the applications, a job of more GPUs than any application was measured on, and a cluster
+    with machines of more GPUs than the measured nodes had. One :class:`InstanceError` naming the
+    job or the cluster and what is measured. ``apps``: default the ones :func:`default_perf` uses."""
+    from .perf import check_models
+
+    if apps is None:
+        apps = default_perf().apps
+    check_models(jobs, sorted(apps), "goodput", allow_none=False)
+    per_node = min(a.max_per_node for a in apps.values())
+    replicas = min(a.max_replicas for a in apps.values())
+    machine_gpus = getattr(cluster, "machine_gpus", None)
+    if machine_gpus is not None and len(machine_gpus) and int(max(machine_gpus)) > per_node:
+        raise InstanceError("--cluster", f"{cluster.name[:60]!r} has machines of {int(max(machine_gpus))} GPUs; "
+                            f"perf 'goodput' is measured on nodes of at most {per_node} GPUs (the Pollux "
+                            f"applications {', '.join(sorted(apps))}, at most {replicas} GPUs per job): use "
+                            f"machines of {per_node} GPUs or fewer, e.g. --cluster 1x1x1x16x{per_node}")
+    for j in jobs:
+        if j.gpus > replicas:
+            raise InstanceError(f"job {j.id[:60]!r} gpus", f"is {j.gpus}; perf 'goodput' is measured on at most "
+                                f"{replicas} GPUs per job (nodes of at most {per_node} GPUs)")
 
 
 def batch_layout(app: Application, replicas: int, batch: float) -> tuple[int, int]:

@@ -21,7 +21,7 @@ from .perf import DallyPerf, IdealPerf, PerfModel
 from .trace import CSV_V1_COLUMNS, MAX_PROVENANCE, Job, Trace, trace_name
 
 __all__ = ["SimInstance", "load_instance", "instance_to_json", "load_solution", "solution_to_json",
-           "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS", "table_regions_of"]
+           "evaluate_report", "make_perf", "PERF_MODELS", "LOG_KEYS", "MAX_JOBS", "table_regions_of", "check_perf"]
 
 PERF_MODELS = ("dally", "dally-machine", "ideal", "goodput")
 MAX_JOBS = 2_000_000
@@ -42,6 +42,25 @@ def make_perf(name: str) -> PerfModel:
     if name == "ideal":
         return IdealPerf()
     raise InstanceError("perf", f"must be one of {', '.join(PERF_MODELS)}, not {name!r}")
+
+
+def check_perf(trace: Trace, cluster: Cluster, perf: str) -> str | None:
+    """The trace and cluster checked against what the performance model ``perf`` has data for,
+    before a run. ``dally``/``dally-machine``: every named model is a Dally Table 1 row
+    (:func:`placement.sim.perf.check_models`); returns the warning for multi-GPU jobs without a
+    model (:func:`placement.sim.perf.model_note`), else None. ``goodput``: every job names a
+    measured Pollux application, and jobs and machines stay inside the measurements
+    (:func:`placement.sim.goodput.check_measured`). ``ideal``: nothing to check."""
+    from .perf import DALLY_MODELS, check_models, model_note
+
+    if perf in ("dally", "dally-machine"):
+        check_models(trace.jobs, DALLY_MODELS, perf)
+        return model_note(trace.jobs, perf)
+    if perf == "goodput":
+        from .goodput import check_measured
+
+        check_measured(trace.jobs, cluster)
+    return None
 
 
 @dataclass(frozen=True)
