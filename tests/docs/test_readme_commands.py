@@ -1,7 +1,7 @@
 """Every command in the README and the reference pages runs as written.
 
-The ```bash blocks of ``README.md``, ``instances/README.md`` and every ``README.md`` under
-``placement/`` are read line by line; each page's commands run in order (later ones read what
+The ```bash blocks of ``README.md``, ``instances/README.md`` and every page under ``placement/``
+(its ``README.md`` files and the pages beside them, such as ``placement/tetris/BOUNDS.md``) are read line by line; each page's commands run in order (later ones read what
 earlier ones wrote) in a fresh folder where ``instances/`` is the repository's, with the
 installed ``placement`` on the path. A command must exit 0, or the code a trailing ``# exit N``
 states (a plain ``placement ...`` runs as its console script in a child of a preloaded fork server,
@@ -31,7 +31,9 @@ import pytest
 from tests.support import run_placement
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", ROOT / "instances" / "README.md", *sorted((ROOT / "placement").rglob("README.md"))]
+# every page under placement/ (README.md and the second pages beside one), not the measured fragments
+PAGES = [ROOT / "README.md", ROOT / "instances" / "README.md",
+         *sorted(p for p in (ROOT / "placement").rglob("*.md") if p.parent.name != "measured")]
 # A word with one of these needs the shell (operators, redirections, globs, variables): such a command
 # runs through ``sh -c``; a plain ``placement ...`` runs as its console script in a child forked from a
 # preloaded server (tests.support.run_placement: the same ``main`` and exit code, ~0.45 s less a command).
