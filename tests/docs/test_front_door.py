@@ -30,18 +30,24 @@ def test_summary_on_the_front_door_full_table_on_the_reproductions_page():
     assert len(summary) == len(papers) >= 1  # one line per paper of the table
     for line in summary:
         paper = line.split("**")[1]
-        rows = [r for r in table.splitlines() if r.startswith(f"| {paper} |")]
-        held = sum(r.rstrip().endswith("| yes |") for r in rows)
-        judged = sum(not r.rstrip().endswith("| not judged |") for r in rows)
-        assert f"{held} of {judged} judged claims hold" in line  # the summary counts the table's rows
+        verdicts = [r.rstrip().rstrip("|").rsplit(" | ", 1)[1].strip() for r in table.splitlines()
+                    if r.startswith(f"| {paper} |")]
+        counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(sorted(verdicts, key=_order)))
+        assert f"{len(verdicts)} claims: {counts};" in line  # the summary counts the table's rows
+
+
+def _order(v: str) -> tuple[int, str]:
+    from placement.app.reproduce.claims import VERDICTS
+
+    return (VERDICTS.index(v), v) if v in VERDICTS else (len(VERDICTS), v)
 
 
 def test_both_blocks_regenerate_from_claims(tmp_path):
     doc = {"paper": "toy", "title": "Toy", "command": "placement reproduce toy", "quick": False, "seeds": 3,
            "elapsed_s": 12.0, "replay_ok": True, "logs": 6,
            "claims": [{"claim": f"c{i}", "source": "Fig. 1", "paper": "1x", "ours": [1.0], "ours_text": "1x",
-                       "holds": h, "rule": "", "difference": "", "decided_by": ""}
-                      for i, h in enumerate([True, False, None, True])]}
+                       "verdict": v, "rule": "", "difference": "", "decided_by": ""}
+                      for i, v in enumerate(["holds", "off-regime", "direction only", "holds"])]}
     (tmp_path / "claims.json").write_text(json.dumps(doc))
     front = tmp_path / "README.md"
     front.write_text(f"# x\n{fidelity.SUMMARY_BEGIN}\nold\n{fidelity.SUMMARY_END}\ntail\n")
@@ -49,9 +55,10 @@ def test_both_blocks_regenerate_from_claims(tmp_path):
     page.write_text(f"{fidelity.BEGIN}\nold\n{fidelity.END}\n")
     assert fidelity.main([str(page), str(front), str(tmp_path / "claims.json")]) == 0
     text = front.read_text()
-    assert "- **toy**: 2 of 3 judged claims hold (1 reported, not judged)" in text and "6 logs" in text
+    assert "- **toy**: 4 claims: 2 holds, 1 direction only, 1 off-regime;" in text and "6 logs" in text
     assert text.endswith("tail\n") and "\nold\n" not in text and "README.md#fidelity-table" in text
-    assert "| toy | c3 | 1x (Fig. 1) | 1x | yes |" in page.read_text()
+    assert "| toy | c3 | 1x (Fig. 1) | 1x | holds |" in page.read_text()
+    assert "(full run): 3 seeds" in page.read_text()
 
 
 def test_front_door_table_cells_fit_a_screen():

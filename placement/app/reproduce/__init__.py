@@ -36,6 +36,7 @@ from importlib.metadata import entry_points
 
 from ...errors import InstanceError
 from ..options import nonnegative_int
+from .claims import PaperSpec
 from .context import Claim, Context, spread
 
 __all__ = ["Reproduction", "Claim", "Context", "spread", "reproductions", "get_reproduction", "configured",
@@ -59,7 +60,11 @@ class Reproduction:
     run : callable(Context) -> None
         Runs the experiments and records claims, rows, figures and notes on the context.
     seeds, quick_seeds : int
-        Default number of seeds in a full and a ``--quick`` run.
+        Default number of seeds in a full and a ``--quick`` run (a full run judges every claim on
+        at least 5).
+    spec : PaperSpec or None
+        The paper's numbers, claims, knobs and choices (:mod:`.claims`): every claim the run
+        records is judged by the one verdict function against it.
     """
 
     name: str
@@ -68,12 +73,22 @@ class Reproduction:
     run: Callable[[Context], None]
     seeds: int = 5
     quick_seeds: int = 3
+    spec: PaperSpec | None = None
+
+    def __post_init__(self) -> None:
+        if self.spec is not None and not isinstance(self.spec, PaperSpec):
+            raise InstanceError(f"reproduction {self.name}: spec", "must be a PaperSpec")
+        if self.spec is not None and self.seeds < 5:
+            raise InstanceError(f"reproduction {self.name}: seeds", f"a full run judges on at least 5 seeds, got {self.seeds}")
 
 
 def configured(rep: Reproduction, seeds: int, **run_options) -> Reproduction:
     """The same reproduction with ``run_options`` passed to its ``run`` (for instance a smaller
     ``config``) and ``seeds`` seeds in full and quick runs alike (tests use a tiny one)."""
-    return dataclasses.replace(rep, run=partial(rep.run, **run_options), seeds=seeds, quick_seeds=seeds)
+    new = dataclasses.replace(rep, run=partial(rep.run, **run_options))
+    object.__setattr__(new, "seeds", seeds)          # below the full run's 5: a test's tiny run
+    object.__setattr__(new, "quick_seeds", seeds)
+    return new
 
 
 @cache
@@ -141,10 +156,11 @@ def run_reproduction(name: str, out: str | None = None, quick: bool = False, see
             from .parallel import run_passes
 
             ctx = run_passes(rep.run, lambda runner, say: Context(rep.name, rep.title, stage, quick=quick,
-                                                                  seeds=list(range(n)), echo=say, runner=runner),
+                                                                  seeds=list(range(n)), echo=say, runner=runner,
+                                                                  spec=rep.spec),
                              stage, workers=workers, scheduler=scheduler, echo=echo)
         else:
-            ctx = Context(rep.name, rep.title, stage, quick=quick, seeds=list(range(n)), echo=echo)
+            ctx = Context(rep.name, rep.title, stage, quick=quick, seeds=list(range(n)), echo=echo, spec=rep.spec)
             rep.run(ctx)
         ctx.finish(time.perf_counter() - t0, command=_command(rep.name, quick, seeds, out))
     ctx.out = folder
@@ -166,10 +182,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     ctx = run_reproduction(args.paper, args.out, quick=args.quick, seeds=args.seeds,
                            echo=lambda s: console.print(s, markup=False), workers=args.workers,
                            scheduler=args.scheduler)
-    held = sum(c.holds is True for c in ctx.claims)
-    console.print(f"{len(ctx.claims)} claims ({held} hold, "
-                  f"{sum(c.holds is False for c in ctx.claims)} do not, "
-                  f"{sum(c.holds is None for c in ctx.claims)} not judged); "
+    console.print(f"{len(ctx.claims)} claims ({ctx.counts_line()}); "
                   f"{ctx.logs} logs, {len(ctx.broken)} failing replay_check; wrote {ctx.out}/report.md",
                   markup=False)
     return 0 if not ctx.broken else 1

@@ -7,20 +7,26 @@ A paper's module calls, on the :class:`Context` it receives:
   ``logs/<name>/`` and the log is checked with ``replay_check`` at once;
 - :meth:`Context.row` for every number a claim is computed from (one row per run and seed;
   they become ``results.parquet`` / ``results.csv``);
-- :meth:`Context.claim` once per claim of the paper, with ours as one value per seed;
+- :meth:`Context.judge` once per claim of the paper's :class:`~.claims.PaperSpec`, with ours as one
+  value per seed and each of the claim's preconditions measured per seed: the verdict is
+  :func:`~.claims.verdict`'s, one of seven categories (see :mod:`.claims`), never the module's own;
+  :meth:`Context.report_measure` for a number the paper does not report (shown, not judged);
 - :meth:`Context.regime` for each point of a regime map (one claim, knob, value and seed; see
   :mod:`.regimes`), which becomes ``regimes.csv``, one figure per knob and the report's
   "Regime map" section; :meth:`Context.crossover` says where a claim flips along a knob;
-- :meth:`Context.calibrate` for each parameter fitted to the paper's *baseline* numbers (one row of
-  ``calibration.csv``: parameter, value, target, paper, ours, error; the report's "Calibration"
-  section; :func:`write_calibration` writes the file);
+- :meth:`Context.calibrate` for each knob fitted to the paper's *baseline* or *set-up* numbers (one
+  row of ``calibration.csv``: parameter, value, target, paper, ours, the relative error ours/paper - 1,
+  the absolute difference, the knob's tolerance and the row's status: ``converged``, ``not
+  converged`` or ``at the grid's edge``; the report's "Calibration" section);
+- the spec's choices become ``choices.csv`` (choice, value, how chosen, the claims it affects), and
+  the report lists, per claim, the ``ours, not fitted`` choices it depends on;
 - :meth:`Context.figure` for a matplotlib figure, :meth:`Context.section` for a free-form
   markdown section (a table of the set-up, a sensitivity), :meth:`Context.note` for a
   set-up line shown at the top.
 
-A claim *holds* when the reproduction's own rule, stated in the claim's ``rule`` text, says
-so (for instance "ours' median is at least half the paper's reduction"); ``None`` means the
-claim is reported, not judged (no comparable number exists).
+``claims.json`` carries, per claim, its verdict, the paper's range, source, role, the
+preconditions with their measured values and what it depends on; ``placement reproduce`` prints
+the counts per category.
 """
 
 from __future__ import annotations
@@ -36,17 +42,21 @@ from typing import Any
 
 from ...io import write_bytes, write_text
 from ..report import markdown_table
+from .claims import PaperSpec, calibration_status, count_verdicts, judge_preconditions, verdict
 from .regimes import RegimeRow, check_row, crossover, regime_figures, regime_section, regimes_csv
 
-__all__ = ["Claim", "Context", "spread", "fmt_spread", "write_calibration", "CALIBRATION_COLUMNS"]
+__all__ = ["Claim", "Context", "spread", "fmt_spread", "write_calibration", "CALIBRATION_COLUMNS",
+           "CHOICE_COLUMNS", "choices_csv"]
 
-CALIBRATION_COLUMNS = ("parameter", "value", "target", "paper", "ours", "error")
+CALIBRATION_COLUMNS = ("parameter", "value", "target", "paper", "ours", "error", "abs_error", "tolerance",
+                       "status")
+CHOICE_COLUMNS = ("choice", "value", "how", "affects", "derived_from")
 
 
 def write_calibration(out: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Write ``out/calibration.csv`` (:data:`CALIBRATION_COLUMNS`, one row per fitted parameter
-    and seed: the value chosen, the baseline number it was fitted to, the paper's and ours, and
-    ours minus the paper's); atomic."""
+    """Write ``out/calibration.csv`` (:data:`CALIBRATION_COLUMNS`, one row per fitted knob, target
+    and seed: the value chosen, the baseline number it was fitted to, the paper's and ours, the
+    relative error ours/paper - 1, the absolute difference, the tolerance and the status); atomic."""
     import csv
 
     buf = io.StringIO()
@@ -87,9 +97,22 @@ def fmt_spread(values: Sequence[float | None], unit: str = "", scale: float = 1.
     return f"{_num(med)}{unit} ({_num(lo)} to {_num(hi)}, {n} seeds)"
 
 
+def choices_csv(spec: PaperSpec | None) -> str:
+    """The text of ``choices.csv``: one row per unpublished choice of the paper's spec."""
+    import csv
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CHOICE_COLUMNS)
+    for ch in spec.choices if spec is not None else ():
+        w.writerow([ch.name, json.dumps(ch.value) if not isinstance(ch.value, str) else ch.value, ch.how,
+                    " ".join(ch.affects), " ".join(ch.derived_from)])
+    return buf.getvalue()
+
+
 @dataclass
 class Claim:
-    """One claim of the paper and ours beside it."""
+    """One claim of the paper and ours beside it, with the contract's verdict."""
 
     claim: str                     # what the paper says, in its words where possible
     source: str                    # figure / table / section
@@ -97,13 +120,46 @@ class Claim:
     ours: list[float | None]       # one value per seed (None: not measured on that seed)
     unit: str = ""                 # printed after the number ("%", " h", "x")
     scale: float = 1.0             # multiply before printing (0.01 -> %: 100)
-    holds: bool | None = None      # the rule's verdict; None: reported, not judged
-    rule: str = ""                 # how `holds` is decided
+    verdict: str | None = None     # one of claims.VERDICTS; None only for a row recorded without a spec
+    detail: str = ""               # why: the range it was judged against, the failed precondition...
+    key: str = ""                  # the ClaimSpec's key
+    range: tuple[float, float] | None = None   # the paper's range
+    role: str = "claim"
+    metric: str = ""
+    baseline: str = ""
+    regime: str = ""
+    window: str = ""
+    reading: str = ""              # which reading of a two-reading choice this row runs
+    preconditions: list[dict[str, Any]] = field(default_factory=list)
+    depends_on: list[dict[str, Any]] = field(default_factory=list)
+    rule: str = ""                 # how the verdict is decided (the verdict function's terms)
     difference: str = ""           # the set-up difference that explains a gap
     decided_by: str = ""           # a single job or seed that decides the figure, when one does
+    legacy_holds: bool | None = None   # a module's own rule, for rows recorded with Context.claim
+
+    @property
+    def holds(self) -> bool | None:
+        """``True`` for ``holds``, ``False`` for ``no`` and ``direction only``, else ``None``."""
+        if self.verdict is None:
+            return self.legacy_holds
+        return {"holds": True, "no": False, "direction only": False}.get(self.verdict)
 
     def ours_text(self) -> str:
         return fmt_spread(self.ours, self.unit, self.scale)
+
+    def document(self) -> dict[str, Any]:
+        """This claim's ``claims.json`` row."""
+        return {"key": self.key, "claim": self.claim, "source": self.source, "paper": self.paper,
+                "range": None if self.range is None else [_json_num(x) for x in self.range], "role": self.role,
+                "metric": self.metric, "baseline": self.baseline, "regime": self.regime, "window": self.window,
+                "reading": self.reading, "ours": self.ours, "ours_text": self.ours_text(), "verdict": self.verdict,
+                "detail": self.detail, "holds": self.holds, "preconditions": self.preconditions,
+                "depends_on": self.depends_on, "rule": self.rule, "difference": self.difference,
+                "decided_by": self.decided_by}
+
+
+def _json_num(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
 @dataclass
@@ -128,6 +184,8 @@ class Context:
     regimes: list[RegimeRow] = field(default_factory=list)
     calibration: list[dict[str, Any]] = field(default_factory=list)
     runner: Callable[..., dict[str, Any]] | None = None   # computes simulate's outcome (.parallel)
+    spec: PaperSpec | None = None   # the paper's claims, numbers, knobs and choices (.claims)
+    measures: list[Claim] = field(default_factory=list)   # numbers the paper does not report
 
     # -- recording ---------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -142,11 +200,71 @@ class Context:
         self.rows.append(values)
         return values
 
-    def claim(self, **kw: Any) -> Claim:
-        """Record a claim (the fields of :class:`Claim`; ``ours`` holds one value per seed)."""
-        c = Claim(**kw)
+    def claim(self, *, holds: bool | None = None, **kw: Any) -> Claim:
+        """Record a claim judged by a module's own rule (``holds``), outside the contract: its
+        verdict stays empty. Paper modules use :meth:`judge`; this serves throwaway reproductions."""
+        c = Claim(legacy_holds=holds, **kw)
         self.claims.append(c)
         return c
+
+    def _spec(self) -> PaperSpec:
+        if self.spec is None:
+            from ...errors import InstanceError
+
+            raise InstanceError(f"reproduction {self.paper}", "declares no PaperSpec (Reproduction.spec)")
+        return self.spec
+
+    def knob_status(self, name: str) -> str:
+        """A knob's calibration status over the rows recorded so far (:func:`.claims.calibration_status`)."""
+        return calibration_status(r for r in self.calibration if r.get("knob") == name)
+
+    def judge(self, key: str, ours: list[float | None], *, measured: dict[str, list[float | None]] | None = None,
+              comparable: bool = True, not_comparable: str = "", reading: str = "", claim: str | None = None,
+              difference: str = "", decided_by: str = "") -> Claim:
+        """Judge the spec's claim ``key`` on ours (one value per seed) with :func:`.claims.verdict`:
+        ``measured`` holds each of its preconditions' values per seed; ``comparable=False`` when
+        the compared policies coincide (``not_comparable`` says how); ``reading`` labels a row of a
+        two-reading choice (``claim`` overrides the text, e.g. to name the reading)."""
+        spec = self._spec()
+        c = spec.claim(key)
+        num = spec.by_key[c.number]
+        ok, pre = judge_preconditions(c.preconditions, measured or {}, len(ours))
+        failed = "; ".join(f"{p['name']} {p['rule']} measured "
+                           + ", ".join("-" if v is None else f"{v:.3g}" for v in p["measured"])
+                           for p in pre if p["held"] < p["of"])
+        deps = []
+        bad = []
+        for d in c.depends_on:
+            if any(k.name == d for k in spec.knobs):
+                st = self.knob_status(d)
+                deps.append({"name": d, "kind": "knob", "status": st})
+                if st != "converged":
+                    bad.append(f"{d} ({st})")
+        for ch in spec.choices_for(key):
+            deps.append({"name": ch.name, "kind": "choice", "how": ch.how})
+        v = verdict(ours, num.lo, num.hi, tolerance=spec.tolerance, null=c.null, kind=c.kind,
+                    precondition_ok=ok if c.preconditions else None, failed=failed, comparable=comparable,
+                    not_comparable=not_comparable, uncalibrated=bad)
+        rule = (f"{c.kind} against {num.as_text()} ({num.source})"
+                + (f", no effect at {c.null:g}" if c.kind == "effect" else "")
+                + f", tolerance {spec.tolerance:g}")
+        row = Claim(claim=claim or c.claim, source=num.source, paper=num.as_text(), ours=list(ours), unit=c.unit,
+                    scale=c.scale, verdict=v.category, detail=v.detail, key=key, range=(num.lo, num.hi),
+                    role=num.role, metric=c.metric, baseline=c.baseline, regime=c.regime, window=c.window,
+                    reading=reading, preconditions=pre, depends_on=deps, rule=rule, difference=difference,
+                    decided_by=decided_by)
+        self.claims.append(row)
+        return row
+
+    def report_measure(self, key: str, ours: list[float | None], *, unit: str = "", scale: float = 1.0,
+                       text: str | None = None, difference: str = "") -> Claim:
+        """Record a number the paper does not report (the spec's :class:`~.claims.Measure` ``key``):
+        shown in the report's "Reported measures", never judged."""
+        m = self._spec().measure(key)
+        row = Claim(claim=text or m.text, source="ours", paper="-", ours=list(ours), unit=unit, scale=scale,
+                    key=key, role="measure", detail=m.why, difference=difference)
+        self.measures.append(row)
+        return row
 
     def regime(self, *, claim: str, knob: str, value: float | int | str, seed: int,
                ours: float | None, paper: float | str | None = None, holds: bool | None = None) -> RegimeRow:
@@ -156,11 +274,46 @@ class Context:
         self.regimes.append(r)
         return r
 
-    def calibrate(self, *, parameter: str, value: Any, target: str, paper: float | None,
-                  ours: float | None) -> dict[str, Any]:
-        """Record a parameter fitted to a baseline number (``calibration.csv``; error = ours - paper)."""
-        err = None if paper is None or ours is None else ours - paper
-        r = {"parameter": parameter, "value": value, "target": target, "paper": paper, "ours": ours, "error": err}
+    def calibrate(self, *, knob: str | None = None, value: Any, target: str, ours: float | None, edge: bool = False,
+                  label: str = "", paper: float | None = None, parameter: str | None = None) -> dict[str, Any]:
+        """Record one target of the spec's knob ``knob`` (``calibration.csv``): ``target`` is the key
+        of a baseline or set-up number (its middle is the paper's value unless ``paper`` gives the
+        value the fit aimed at inside its range), ``ours`` what the fitted set-up gives, ``edge``
+        that the value sits on the search grid's edge. The status is ``converged`` when
+        ``|ours/paper - 1|`` is within the knob's tolerance, else ``at the grid's edge`` (``edge``)
+        or ``not converged``; a target whose role is ``claim`` is an error (a leak).
+
+        ``parameter=`` instead of ``knob=`` records a row outside the contract (a module not yet
+        declaring its knobs): free-text ``target`` and ``paper``, no tolerance, no status."""
+        from ...errors import InstanceError
+
+        if knob is None:
+            if parameter is None:
+                raise InstanceError("calibrate", "needs knob= (a knob of the paper's spec)")
+            err = None if paper is None or ours is None or paper == 0 else ours / paper - 1
+            r = {"parameter": parameter, "knob": None, "value": value, "target": target, "paper": paper,
+                 "ours": ours, "error": err, "abs_error": None if paper is None or ours is None else ours - paper,
+                 "tolerance": None, "status": None}
+            self.calibration.append(r)
+            return r
+        spec = self._spec()
+        k = spec.knob(knob)
+        if target not in k.targets:
+            raise InstanceError(f"knob {knob}: target", f"{target!r} is not one of its targets {list(k.targets)}")
+        num = spec.by_key[target]
+        if num.role == "claim":
+            raise InstanceError(f"knob {knob}: target", f"{target!r} is a claim number: a knob is fitted to baselines")
+        p = num.mid if paper is None else float(paper)
+        rel = None if ours is None or p == 0 else ours / p - 1
+        absd = None if ours is None else ours - p
+        if ours is not None and p == 0:
+            ok = abs(ours) <= k.tolerance
+        else:
+            ok = rel is not None and abs(rel) <= k.tolerance
+        status = "converged" if ok else ("at the grid's edge" if edge else "not converged")
+        r = {"parameter": knob + (f" ({label})" if label else ""), "knob": knob, "value": value,
+             "target": f"{num.as_text()} ({num.source}; {target})", "paper": p, "ours": ours, "error": rel,
+             "abs_error": absd, "tolerance": k.tolerance, "status": status}
         self.calibration.append(r)
         return r
 
@@ -228,30 +381,46 @@ class Context:
         from), ``results.csv``, ``results.parquet``, ``regimes.csv`` and the regime figures."""
         self._results()
         write_text(self.out / "regimes.csv", regimes_csv(self.regimes))
-        if self.calibration:
+        if self.calibration or self.spec is not None:
             write_calibration(self.out, self.calibration)
+        if self.spec is not None:
+            write_text(self.out / "choices.csv", choices_csv(self.spec))
         for fig, name, caption in regime_figures(self.regimes):
             self.figure(fig, name, caption)
         write_text(self.out / "report.md", self.report_markdown(elapsed_s, command))
         write_text(self.out / "claims.json", json.dumps(self.claims_document(elapsed_s, command), indent=1) + "\n")
 
+    def verdict_counts(self) -> dict[str, int]:
+        """Claims per verdict category (rows recorded outside the contract count as ``unjudged``)."""
+        counts = count_verdicts(c.verdict for c in self.claims if c.verdict is not None)
+        legacy = sum(c.verdict is None for c in self.claims)
+        return counts | ({"unjudged": legacy} if legacy else {})
+
+    def knob_statuses(self) -> dict[str, str]:
+        names = [k.name for k in self.spec.knobs] if self.spec is not None else []
+        return {n: self.knob_status(n) for n in names}
+
     def claims_document(self, elapsed_s: float, command: str) -> dict[str, Any]:
         return {"paper": self.paper, "title": self.title, "command": command, "quick": self.quick,
                 "seeds": len(self.seeds), "elapsed_s": round(elapsed_s, 1),
                 "replay_ok": not self.broken, "logs": self.logs,
-                "claims": [{"claim": c.claim, "source": c.source, "paper": c.paper, "ours": c.ours,
-                            "ours_text": c.ours_text(), "holds": c.holds, "rule": c.rule,
-                            "difference": c.difference, "decided_by": c.decided_by}
-                           for c in self.claims],
+                "tolerance": None if self.spec is None else self.spec.tolerance,
+                "counts": self.verdict_counts(), "knobs": self.knob_statuses(),
+                "claims": [c.document() for c in self.claims],
+                "measures": [c.document() for c in self.measures],
                 "regimes": [{"claim": c, "knob": k, "crossover": crossover(self.regimes, c, k)}
                             for c, k in dict.fromkeys((r.claim, r.knob) for r in self.regimes)]}
 
     def claims_table(self) -> str:
-        rows = [{"claim": c.claim, "paper": f"{c.paper} ({c.source})", "ours": c.ours_text(),
-                 "holds": {True: "yes", False: "no", None: "not judged"}[c.holds],
-                 "set-up difference": "; ".join(x for x in (c.difference, c.decided_by) if x) or "-"}
+        rows = [{"claim": c.claim + (f" [{c.reading}]" if c.reading else ""), "paper": f"{c.paper} ({c.source})",
+                 "ours": c.ours_text(), "verdict": _verdict_text(c),
+                 "why": "; ".join(x for x in (c.detail, c.difference, c.decided_by) if x) or "-"}
                 for c in self.claims]
-        return markdown_table(rows, ["claim", "paper", "ours", "holds", "set-up difference"]) if rows else ""
+        return markdown_table(rows, ["claim", "paper", "ours", "verdict", "why"]) if rows else ""
+
+    def counts_line(self) -> str:
+        """``3 holds, 1 direction only, 2 off-regime`` (every category with a claim)."""
+        return ", ".join(f"{n} {k}" for k, n in self.verdict_counts().items()) or "no claims"
 
     def report_markdown(self, elapsed_s: float, command: str) -> str:
         lines = [f"# {self.title}: the paper's claims, on its own terms", "",
@@ -260,16 +429,31 @@ class Context:
                  "with min-max; every number below is recomputed from `results.csv` and the logs "
                  "under `logs/`.", ""]
         lines += [f"- {n}" for n in self.notes]
-        lines += ["", "## Claims", "", self.claims_table(), ""]
+        lines += ["", "## Claims", "", f"Verdicts: {self.counts_line()}"
+                  + (f" (one verdict function, tolerance {self.spec.tolerance:g}: see "
+                     "`placement/app/reproduce/claims.py`)." if self.spec is not None else "."), "",
+                  self.claims_table(), ""]
         rules = [(i + 1, c) for i, c in enumerate(self.claims) if c.rule]
         if rules:
             lines += ["How each verdict is decided:", ""]
-            lines += [f"{i}. {c.claim}: {c.rule}" for i, c in rules] + [""]
+            lines += [f"{i}. {c.claim}: {c.rule}" + _depends_text(c) for i, c in rules] + [""]
+        if self.measures:
+            rows = [{"measure": m.claim, "ours": m.ours_text(), "why reported": m.detail or "-"} for m in self.measures]
+            lines += ["## Reported measures", "", "Numbers the paper does not report as claims: shown, not judged.",
+                      "", markdown_table(rows, ["measure", "ours", "why reported"]), ""]
         if self.calibration:
             rows = [{c: ("-" if r.get(c) is None else _num(r[c]) if isinstance(r.get(c), float) else str(r[c]))
                      for c in CALIBRATION_COLUMNS} for r in self.calibration]
-            lines += ["## Calibration", "", "Fitted to the paper's baseline numbers (`calibration.csv`):", "",
+            knobs = self.knob_statuses()
+            lines += ["## Calibration", "", "Fitted to the paper's baseline and set-up numbers (`calibration.csv`; "
+                      "error = ours/paper - 1)" + (": " + "; ".join(f"{k}: {v}" for k, v in knobs.items())
+                                                   if knobs else "") + ".", "",
                       markdown_table(rows, list(CALIBRATION_COLUMNS)), ""]
+        if self.spec is not None and self.spec.choices:
+            rows = [{"choice": ch.name, "value": str(ch.value), "how chosen": ch.how,
+                     "claims": ", ".join(ch.affects) or "-"} for ch in self.spec.choices]
+            lines += ["## Choices", "", "Every unpublished choice and how it was chosen (`choices.csv`):", "",
+                      markdown_table(rows, ["choice", "value", "how chosen", "claims"]), ""]
         for title, md in self.sections:
             lines += [f"## {title}", "", md.rstrip(), ""]
         if self.regimes:
@@ -303,6 +487,20 @@ class Context:
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
         write_bytes(self.out / "results.parquet", sink.getvalue().to_pybytes())
+
+
+def _verdict_text(c: Claim) -> str:
+    if c.verdict is None:
+        return {True: "yes (own rule)", False: "no (own rule)", None: "not judged"}[c.legacy_holds]
+    return c.verdict
+
+
+def _depends_text(c: Claim) -> str:
+    unfitted = [d["name"] for d in c.depends_on if d.get("kind") == "choice" and str(d.get("how", "")).startswith("ours")]
+    knobs = [f"{d['name']} ({d['status']})" for d in c.depends_on if d.get("kind") == "knob"]
+    parts = ([f"knobs: {', '.join(knobs)}"] if knobs else []) + ([f"ours, not fitted: {', '.join(unfitted)}"]
+                                                               if unfitted else [])
+    return (" -- " + "; ".join(parts)) if parts else ""
 
 
 def _cell(v: Any) -> Any:

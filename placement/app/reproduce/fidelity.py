@@ -5,10 +5,10 @@ quote them, each between two HTML comment markers:
 
 - the full table, on the reproductions' reference page (``placement/app/reproduce/README.md``,
   markers :data:`BEGIN` / :data:`END`): one row per claim (paper, claim, the paper's number,
-  ours as median and min-max over seeds, whether it holds), and under the table the command
-  each paper's rows came from;
+  ours as median and min-max over seeds, the verdict of :func:`.claims.verdict`), and under the
+  table the command each paper's rows came from (full run or ``--quick``);
 - the front door's summary (``README.md``, markers :data:`SUMMARY_BEGIN` / :data:`SUMMARY_END`):
-  one line per paper, the claims that hold of those judged, with a link to the full table.
+  one line per paper, the count of claims per verdict category, with a link to the full table.
 
 Regenerated with::
 
@@ -40,7 +40,21 @@ SUMMARY_BEGIN = ("<!-- fidelity-summary:begin (generated from `placement reprodu
                  "`python -m placement.app.reproduce.fidelity`; do not edit by hand) -->")
 SUMMARY_END = "<!-- fidelity-summary:end -->"
 PAGE = Path(__file__).resolve().parent / "README.md"   # the reproductions' reference page
-_VERDICT = {True: "yes", False: "no", None: "not judged"}
+_LEGACY = {True: "yes (own rule)", False: "no (own rule)", None: "not judged"}
+
+
+def _verdict(c: dict[str, Any]) -> str:
+    """A row's verdict category; a ``claims.json`` written before the contract has only ``holds``."""
+    v = c.get("verdict")
+    return v if isinstance(v, str) else _LEGACY.get(c.get("holds"), "not judged")
+
+
+def _counts(d: dict[str, Any]) -> dict[str, int]:
+    from .claims import VERDICTS
+
+    got = [_verdict(c) for c in d["claims"]]
+    order = list(VERDICTS) + sorted({g for g in got if g not in VERDICTS})
+    return {v: got.count(v) for v in order if got.count(v)}
 
 
 def _cell(text: str) -> str:
@@ -54,25 +68,23 @@ def fidelity_block(docs: list[dict[str, Any]]) -> str:
         for c in d["claims"]:
             rows.append({"paper": d["paper"], "claim": _cell(c["claim"]),
                          "paper's number": _cell(f"{c['paper']} ({c['source']})"),
-                         "ours": _cell(c["ours_text"]), "holds": _VERDICT[c["holds"]]})
-    lines = [markdown_table(rows, ["paper", "claim", "paper's number", "ours", "holds"]) if rows
+                         "ours": _cell(c["ours_text"]), "verdict": _verdict(c)})
+    lines = [markdown_table(rows, ["paper", "claim", "paper's number", "ours", "verdict"]) if rows
              else "(no reproduction run yet)", ""]
     for d in docs:
-        runs = (f"`{d['command']}`: {d['seeds']} seeds, {d['elapsed_s']:.0f} s, {d['logs']} logs "
+        runs = (f"`{d['command']}` ({'--quick' if d.get('quick') else 'full run'}): {d['seeds']} seeds, "
+                f"{d['elapsed_s']:.0f} s, {d['logs']} logs "
                 + ("all passing replay_check" if d["replay_ok"] else "SOME FAILING replay_check"))
         lines.append(f"- {d['paper']}: {runs}.")
     return "\n".join(lines)
 
 
 def summary_block(docs: list[dict[str, Any]], link: str) -> str:
-    """One line per paper: the claims that hold of those judged, the run, a link to the table."""
+    """One line per paper: its claims per verdict category, the run, a link to the table."""
     lines = []
     for d in docs:
-        verdicts = [c["holds"] for c in d["claims"]]
-        judged = [v for v in verdicts if v is not None]
-        unjudged = len(verdicts) - len(judged)
-        lines.append(f"- **{d['paper']}**: {sum(v is True for v in judged)} of {len(judged)} judged claims hold"
-                     + (f" ({unjudged} reported, not judged)" if unjudged else "")
+        counts = ", ".join(f"{n} {v}" for v, n in _counts(d).items()) or "no claims"
+        lines.append(f"- **{d['paper']}**: {len(d['claims'])} claims: {counts}"
                      + f"; `{d['command']}`, {d['seeds']} seeds, {d['logs']} logs "
                      + ("all passing replay_check" if d["replay_ok"] else "SOME FAILING replay_check")
                      + f" ([claims]({link}))")
