@@ -338,7 +338,8 @@ def check_output_path(path: str | os.PathLike, option: str = "-o") -> None:
         raise InstanceError(option, "must name a file")
     try:
         if not p.parent.is_dir():
-            raise InstanceError(option, f"folder {str(p.parent)!r} does not exist")
+            raise InstanceError(option, f"folder {str(p.parent)!r} does not exist (it is a file)" if p.parent.exists()
+                                else f"folder {str(p.parent)!r} does not exist")
         if len(os.fsencode(p.name)) > _name_max(p.parent):
             raise InstanceError(option, f"file name is longer than {_name_max(p.parent)} bytes")
         if p.is_dir():
@@ -381,7 +382,8 @@ def check_output_folder(path: str | os.PathLike, option: str = "-o", files: tupl
             probe = p
         else:
             if not p.parent.is_dir():
-                raise InstanceError(option, f"folder {str(p.parent)!r} does not exist")
+                raise InstanceError(option, f"folder {str(p.parent)!r} does not exist (it is a file)" if p.parent.exists()
+                                    else f"folder {str(p.parent)!r} does not exist")
             probe = p.parent
         fd, tmp = tempfile.mkstemp(dir=probe, prefix=f".{p.name[:80]}.{os.getpid()}.", suffix=".tmp")
         os.close(fd)

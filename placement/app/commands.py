@@ -65,11 +65,11 @@ def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     spec = get_problem(args.problem)
-    if args.output:
+    if args.output is not None:   # "" is refused, not read as "no file"
         check_output_path(args.output)
     instance = spec.generate(args)
     doc = spec.instance_to_json(instance)
-    if args.output:
+    if args.output is not None:
         with commit():  # the file lands whole, and from then on the command has succeeded
             write_json(args.output, doc, rows=("jobs", "table_regions"))
         print(f"wrote {args.output}")
@@ -85,7 +85,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     """
     from .solving import solve_options
 
-    if args.output:
+    if args.output is not None:
         check_output_path(args.output)
     spec, instance = load_instance_file(args.instance)
     result = solve_options(instance, args.solver, args.time_limit, args.seed, dict(args.option or []))
@@ -93,7 +93,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     report, broken = ({}, [])
     if result.solution is not None:
         report, broken = spec.evaluate_report(instance, result.solution)
-    if args.output:
+    if args.output is not None:
         out = {"problem": spec.name, **result.to_dict(sol_json), "evaluation": report, "violations": broken}
         with commit():
             write_json(args.output, out)
@@ -111,7 +111,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if result.solution is not None:
         _print_mapping("evaluation (reference)", report)
         print(f"violations: {'; '.join(broken) if broken else 'none'}")
-    if args.output:
+    if args.output is not None:
         print(f"wrote {args.output}")
     return 0 if result.status != "error" else 1
 

@@ -158,10 +158,13 @@ class Run:
     def save(self, path: str | os.PathLike, *, checked: bool = False) -> list[str]:
         """Write what ``placement simulate -o PATH`` writes (``instance.json``, ``log.json``,
         ``log.csv``, ``jobs.csv``, ``timeseries.csv``, ``summary.json``, the plots), staged and
-        moved into place as one set; returns the plot file names."""
+        moved into place as one set; returns the plot file names. ``path`` is checked before
+        anything is written (:func:`placement.io.check_output_folder`; an error names ``path``)."""
+        if not isinstance(path, str | os.PathLike):
+            raise InstanceError("path", f"must be a folder path, got {type(path).__name__}")
         out = Path(path)
         if not checked:
-            out = check_output_folder(path, "-o", OUTPUT_FILES)
+            out = check_output_folder(path, "path", OUTPUT_FILES)
         with agg_backend(), staged_folder(out) as stage:
             with _interrupts_deferred():  # an interrupt while writing: the set is dropped whole
                 return write_outputs(stage, self.instance, self.result, self.rows, self.metrics, self.violations,

@@ -121,7 +121,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     if args.rerun is not None:
         kw = _rerun_args(args)
-        out = _check_out_dir(args.output or args.rerun)
+        out = _check_out_dir(args.rerun if args.output is None else args.output)
     else:
         if args.trace is None:
             raise InstanceError("trace", "is required (or --rerun DIR)")
