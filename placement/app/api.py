@@ -337,8 +337,11 @@ class Report:
         return self.markdown
 
     def __repr__(self) -> str:
-        held = int((self.claims["holds"] == True).sum()) if len(self.claims) else 0  # noqa: E712
-        return (f"Report({self.paper!r}: {len(self.claims)} claims, {held} hold; {self.logs} logs, "
+        from .reproduce.claims import count_verdicts
+
+        counts = count_verdicts(v for v in self.claims.get("verdict", []) if isinstance(v, str))
+        said = ", ".join(f"{n} {v}" for v, n in counts.items()) or "none judged"
+        return (f"Report({self.paper!r}: {len(self.claims)} claims ({said}); {self.logs} logs, "
                 f"{len(self.broken)} failing replay_check; {self.out})")
 
 
@@ -353,7 +356,9 @@ def _holds(v) -> bool | None:
 def reproduce(name: str, quick: bool = False, seeds: int | None = None, out: str | os.PathLike | None = None,
               echo=None, workers: int = 0, scheduler: str | None = None) -> Report:
     """Run a paper's evaluation on its own terms: ``placement reproduce NAME``; returns its
-    :class:`Report` (``.claims`` and ``.regimes`` DataFrames, ``.figures``).
+    :class:`Report` (``.claims`` and ``.regimes`` DataFrames, ``.figures``); ``.claims`` has one
+    row per claim with its ``verdict`` (one of the seven categories of
+    :mod:`placement.app.reproduce.claims`) and ``detail``.
 
     Parameters
     ----------
@@ -398,11 +403,9 @@ def reproduce(name: str, quick: bool = False, seeds: int | None = None, out: str
     with agg_backend():
         ctx = run_reproduction(name, None if out is None else str(out), quick=quick, seeds=seeds,
                                echo=echo or None, workers=workers, scheduler=scheduler)
-    claims = pd.DataFrame([{"claim": c.claim, "source": c.source, "paper": c.paper, "ours": c.ours,
-                            "ours_text": c.ours_text(), "holds": c.holds, "rule": c.rule,
-                            "difference": c.difference, "decided_by": c.decided_by} for c in ctx.claims],
-                          columns=["claim", "source", "paper", "ours", "ours_text", "holds", "rule", "difference",
-                                   "decided_by"])
+    cols = ["key", "claim", "source", "paper", "ours", "ours_text", "verdict", "detail", "reading", "holds", "rule",
+            "difference", "decided_by"]
+    claims = pd.DataFrame([{k: v for k, v in c.document().items() if k in cols} for c in ctx.claims], columns=cols)
     claims["holds"] = pd.Series([_holds(v) for v in claims["holds"]], dtype=object)
     regimes = pd.read_csv(ctx.out / "regimes.csv", keep_default_na=False) \
         if (ctx.out / "regimes.csv").is_file() and (ctx.out / "regimes.csv").stat().st_size else pd.DataFrame(
