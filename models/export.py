@@ -7,12 +7,19 @@ without this package. :mod:`placement.models.backends` reads them back with HiGH
 Models (``model=`` of :func:`write`, by family)
 -----------------------------------------------
 tetris
-    ``exact`` (default): Figure 4's MIP (:mod:`placement.models.tetris`). Its squares (7) and (9)
-    are cut lazily, so the file is the model *after* the in-memory solve's cut rounds: every
-    secant the solve added is in it, and when that solve converged the file's optimum is the
-    in-memory optimum (within ``mip_gap``; the record's ``in_memory`` says so). Cut short by
-    ``time_limit``, the file is an outer approximation (its optimum a lower bound).
-    ``joint``: homes and replicas (:mod:`placement.models.tetris_joint`), the same way.
+    ``exact`` (default): Figure 4's MIP (:mod:`placement.models.tetris`) in a form that does not
+    depend on any solve (:func:`frozen_tetris_model`): each square term (7), (9) ``z >= f(n)``
+    gets an argument column ``n`` (one equality row) and the chords of ``f`` between consecutive
+    values ``n`` can take (the subset sums of its integer coefficients), all up front. ``n`` only
+    takes those values, and the chords are the lower convex hull of ``f`` on them, so the
+    file's optimum is the instance's optimum, and the same instance gives the same bytes
+    whatever the options. ``solve=True`` (default) also solves the instance in memory
+    (``time_limit``, ``mip_gap``) for the record's ``in_memory`` comparison; the file never
+    depends on it.
+    ``joint``: homes and replicas (:mod:`placement.models.tetris_joint`). Its squares are cut
+    lazily, so that file is the model *after* the in-memory solve's cut rounds (exact at the
+    answer when the solve converged; cut short by ``time_limit``, an outer approximation whose
+    optimum is a lower bound).
     ``bound-lp`` / ``bound-mip``: the scaling relaxation of :mod:`placement.models.tetris_bound`
     (continuous, or with ``x, b, y`` integer and the argmax rows: the ``mip`` method's matrix),
     written by highspy (``Highs.writeModel``), the layer that holds it.
@@ -42,9 +49,9 @@ from typing import Any
 
 from placement.errors import InstanceError
 
-from .backends import write_pyomo
+from .backends import round_highs_integer_bounds, write_pyomo
 
-__all__ = ["MODELS", "write", "write_tetris", "write_cassini", "write_hived", "write_schedule_bound",
+__all__ = ["MODELS", "write", "write_tetris", "frozen_tetris_model", "write_cassini", "write_hived", "write_schedule_bound",
            "file_stats"]
 
 MODELS: dict[str, tuple[str, ...]] = {
@@ -86,16 +93,88 @@ def _record(path: Path, family: str, model: str, **extra) -> dict[str, Any]:
     return {"path": str(path), "family": family, "model": model, **file_stats(path), **extra}
 
 
+MAX_FROZEN_CHORDS = 2_000_000  # the frozen Tetris model's chord rows, bounded before they are built
+
+
+def _support(values: list[int], base: int) -> list[int]:
+    """``base`` plus every subset sum of the non-negative integers ``values``, sorted (a bitset)."""
+    total = sum(values)
+    if total > 8 * MAX_FROZEN_CHORDS:
+        raise InstanceError("instance", f"a square term's domain spans {total} integers: too large for the "
+                                        f"frozen model (at most {8 * MAX_FROZEN_CHORDS})")
+    bits = 1
+    for v in values:
+        bits |= bits << v
+    digits = bin(bits)[:1:-1]
+    return [base + k for k, d in enumerate(digits) if d == "1"]
+
+
+def frozen_tetris_model(inst):
+    """Figure 4's MIP with every square term's chords up front (module docstring, ``exact``).
+
+    Built by :func:`placement.models.tetris.build`; its lazily grown cuts are replaced by, for each
+    square term ``z >= f(n) = (n/den - s)**2``, a column ``nv = n`` and the chords of ``f``
+    between consecutive points of ``n``'s support. ``n`` is ``lo + sum c_i v_i`` with integer
+    ``c_i >= 0`` and each ``v_i`` 0 or 1 at every integer point of the model (``x``, or ``a`` =
+    AND of ``x``), so its values are the subset sums of the ``c_i``; the chord through
+    consecutive support points ``p < q`` lies below ``f`` at every support point (convexity), and
+    the chords meet ``f`` at every support point: ``z = f(n)`` at the optimum. Deterministic:
+    the same instance gives the same model, row for row.
+    """
+    import pyomo.environ as pyo
+    from pyomo.repn import generate_standard_repn
+
+    from . import tetris
+
+    m = tetris.build(inst)
+    squares = m._squares
+    supports = []
+    for sq in squares:
+        repn = generate_standard_repn(sq.n, compute_values=True)
+        coefs = [float(c) for c in repn.linear_coefs]
+        if any(c < 0 or c != int(c) for c in coefs) or float(repn.constant) != int(repn.constant):
+            raise InstanceError("instance", "a square term's argument is not a non-negative integer combination")
+        supports.append(_support([int(c) for c in coefs], int(repn.constant)))
+    if sum(len(p) for p in supports) > MAX_FROZEN_CHORDS:
+        raise InstanceError("instance", f"the frozen model would need more than {MAX_FROZEN_CHORDS} chord rows")
+    m.del_component(m.cuts)
+    m.nv = pyo.Var(range(len(squares)))
+    m.nv_def = pyo.Constraint(range(len(squares)), rule=lambda m, i: m.nv[i] == squares[i].n)
+    m.cuts = pyo.ConstraintList()
+    for i, (sq, pts) in enumerate(zip(squares, supports, strict=True)):
+        m.nv[i].setlb(pts[0])
+        m.nv[i].setub(pts[-1])
+        if len(pts) == 1:
+            m.cuts.add(sq.z >= sq.f(pts[0]))
+            continue
+        for p, q in zip(pts, pts[1:], strict=False):
+            slope = (sq.f(q) - sq.f(p)) / (q - p)
+            m.cuts.add(sq.z >= sq.f(p) + slope * (m.nv[i] - p))
+    return m
+
+
 def write_tetris(inst, path: str | os.PathLike, model: str = "exact", *, time_limit: float = 60.0,
-                 mip_gap: float = 1e-6, tangents: int | None = None) -> list[dict[str, Any]]:
+                 mip_gap: float = 1e-6, tangents: int | None = None, solve: bool = True) -> list[dict[str, Any]]:
     """Write a Tetris model (module docstring); ``time_limit`` and ``mip_gap`` are the in-memory
-    solve's (``exact``, ``joint``), ``tangents`` the relaxation's grid (``bound-*``)."""
+    solve's (``exact`` with ``solve``: only the record's comparison; ``joint``: its cut rounds),
+    ``tangents`` the relaxation's grid (``bound-*``)."""
     path = Path(path)
     suf = _suffix(path)
-    if model in ("exact", "joint"):
-        from . import tetris, tetris_joint
+    if model == "exact":
+        from . import tetris
 
-        fn = tetris.solve if model == "exact" else tetris_joint.solve
+        write_pyomo(frozen_tetris_model(inst), path)
+        if not _parse_bool(solve, "solve"):
+            return [_record(path, "tetris", model, frozen=True)]
+        r = tetris.solve(inst, time_limit=float(time_limit), mip_gap=float(mip_gap))
+        return [_record(path, "tetris", model, frozen=True,
+                        in_memory={"status": str(r.status), "objective": r.objective, "bound": r.bound,
+                                   "rounds": r.stats.get("rounds"), "mip_gap": mip_gap,
+                                   "exact_at_answer": True})]
+    if model == "joint":
+        from . import tetris_joint
+
+        fn = tetris_joint.solve
         r = fn(inst, time_limit=time_limit, mip_gap=mip_gap, on_model=lambda m: write_pyomo(m, path))
         if not path.exists():
             raise InstanceError("instance", f"the {model} model has nothing to write ({r.status}: {r.message})")
@@ -114,9 +193,22 @@ def write_tetris(inst, path: str | os.PathLike, model: str = "exact", *, time_li
     raise InstanceError("model", f"must be one of {', '.join(MODELS['tetris'])} for tetris, got {model!r}")
 
 
+def _parse_bool(v, name: str) -> bool:
+    """A keyword given as a bool or as CLI text (``true``/``false``, ``1``/``0``, ``yes``/``no``)."""
+    if isinstance(v, bool):
+        return v
+    text = str(v).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise InstanceError("--option", f"{name} must be true or false, got {v!r}")
+
+
 def _write_highs(h, path: Path, suf: str) -> None:
     import highspy
 
+    round_highs_integer_bounds(h)  # no fractional bound on an integer column in any file
     if h.writeModel(str(path)) == highspy.HighsStatus.kError:
         raise InstanceError("-o", f"HiGHS could not write {str(path)!r}")
 

@@ -1,0 +1,191 @@
+"""Library model files: frozen Tetris MPS, the independent checker, solutions read back into the
+reference evaluation, and .solu files (placement/app/bench/mps_check.py, model_files.py)."""
+
+from __future__ import annotations
+
+import math
+
+import highspy
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from placement.instances import generate_cassini, generate_hived, generate_tetris
+from placement.models import backends, cassini, export, hived, tetris
+
+from placement.app.bench import mps_check
+from placement.app.bench.model_files import family_solution, gzip_bytes, model_files, sha256
+from placement.errors import InstanceError
+
+REL = 1e-6
+SOLVERS = [s for s in backends.MIP_SOLVERS if backends.available(s)]
+
+
+def _close(a, b, rel=REL):
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+def test_tetris_export_is_the_same_bytes_whatever_the_time_limit(tmp_path):
+    """The file does not depend on the in-memory solve: two limits, one file, and its optimum is the
+    instance's (HiGHS on the file against the package's exact model)."""
+    inst = generate_tetris(6, 10, 3, seed=4)
+    a, = export.write_tetris(inst, tmp_path / "a.mps", time_limit=0.05)
+    b, = export.write_tetris(inst, tmp_path / "b.mps", time_limit=30)
+    assert (tmp_path / "a.mps").read_bytes() == (tmp_path / "b.mps").read_bytes()
+    assert b["in_memory"]["status"] == "optimal"
+    out = backends.solve_file(tmp_path / "a.mps", "highs", time_limit=30, mip_gap=1e-9)
+    assert out.termination == "optimal" and _close(out.objective, b["in_memory"]["objective"])
+    c, = export.write_tetris(inst, tmp_path / "c.mps", solve=False)
+    assert "in_memory" not in c and (tmp_path / "c.mps").read_bytes() == (tmp_path / "a.mps").read_bytes()
+
+
+def test_gzip_is_deterministic():
+    data = b"NAME x\nENDATA\n"
+    assert gzip_bytes(data) == gzip_bytes(data) and sha256(gzip_bytes(data)) == sha256(gzip_bytes(data))
+
+
+@pytest.mark.parametrize("family", ["tetris", "hived", "cassini"])
+def test_every_backend_answer_checks_and_maps_to_the_reference(tmp_path, family):
+    """Each backend's answer on the file: the checker finds it feasible with the objective the solver
+    claims, and the family's reference evaluation of the mapped solution gives the same value,
+    equal to the package's in-memory optimum (the best candidate's for CASSINI)."""
+    inst = {"tetris": generate_tetris(5, 8, 3, seed=2), "hived": generate_hived(1, 4, 2, 3, seed=1),
+            "cassini": generate_cassini(4, 2, seed=1)}[family]
+    memory = {"tetris": tetris, "hived": hived, "cassini": cassini}[family].solve(inst)
+    best = -math.inf
+    for f in model_files(family, inst, "x"):
+        path = tmp_path / f["file"]
+        path.write_bytes(f["data"])
+        model = mps_check.read_mps(path)
+        for s in SOLVERS:
+            out = backends.solve_file(path, s, time_limit=20, mip_gap=1e-9)
+            assert out.termination == "optimal", (s, out.message)
+            values = {k: v for k, v in out.values.items() if k in model.cost}
+            chk = mps_check.check_solution(model, values, out.objective)
+            assert chk.ok, chk.message
+            ref = family_solution(family, inst, values, f["candidate"] or None)
+            assert ref["violations"] == [] and _close(ref["objective"], chk.objective, 1e-5)
+            best = max(best, ref["objective"]) if family == "cassini" else ref["objective"]
+    assert _close(best, memory.objective, 1e-5)
+
+
+def test_checker_flags_rows_bounds_integrality_and_the_objective(tmp_path):
+    inst = generate_hived(1, 4, 2, 3, seed=1)
+    f, = model_files("hived", inst, "h")
+    path = tmp_path / f["file"]
+    path.write_bytes(f["data"])
+    out = backends.solve_file(path, "highs", time_limit=20, mip_gap=0)
+    model = mps_check.read_mps(path)
+    values = {k: v for k, v in out.values.items() if k in model.cost}
+    sol = tmp_path / "h.sol"
+    mps_check.write_sol(sol, values, out.objective)
+    assert mps_check.check_solution(path, sol).ok
+    # every column at 1: disjointness rows break
+    bad = mps_check.check_solution(model, {c: 1.0 for c in model.columns})
+    assert not bad.feasible and bad.worst_row and bad.max_row_violation >= 1.0 - 1e-9
+    one = model.columns[0]
+    assert mps_check.check_solution(model, {**values, one: 2.0}).max_bound_violation >= 1.0 - 1e-9
+    assert mps_check.check_solution(model, {**values, one: 0.5}).max_integrality_violation == 0.5
+    wrong = mps_check.check_solution(model, values, claimed=out.objective + 1.0)
+    assert wrong.feasible and not wrong.objective_agrees and "claimed objective" in wrong.message
+    with pytest.raises(InstanceError, match="not a column"):
+        mps_check.check_solution(model, {"nope": 1.0})
+
+
+MPS = """NAME t
+OBJSENSE
+    MAX
+ROWS
+ N obj
+ L c1
+ G c2
+ E c3
+ E c4
+COLUMNS
+    MARKER 'MARKER' 'INTORG'
+    x obj 2 c1 1
+    x c3 1
+    MARKER 'MARKER' 'INTEND'
+    y obj -1 c1 1
+    y c2 1 c4 1
+    w obj 0.5 c3 1
+    v obj 1 c4 1
+RHS
+    RHS obj -3 c1 4.5
+    RHS c2 -2 c3 1
+    RHS c4 0
+RANGES
+    RNG c1 2 c3 -1.5
+    RNG c4 2
+BOUNDS
+ UP BND y -1
+ LO BND y -4
+ UI BND x 3
+ FR BND w
+ UP BND v 5
+ENDATA
+"""
+
+
+@settings(max_examples=25)
+@given(st.lists(st.floats(-6, 6, allow_nan=False), min_size=4, max_size=4))
+def test_checker_reads_mps_as_highs_does(tmp_path_factory, point):
+    """Ranges, free / negative / integer bounds and the objective's constant: the checker's rows,
+    bounds and objective at a random point equal those of the model HiGHS reads from the same file."""
+    path = tmp_path_factory.mktemp("m") / "t.mps"
+    path.write_text(MPS)
+    model = mps_check.read_mps(path)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    lp = h.getLp()
+    names = list(lp.col_names_)
+    assert model.sense == "max" and names == model.columns
+    x = np.array(point)
+    for j, c in enumerate(names):
+        assert (model.lower[c], model.upper[c]) == (max(lp.col_lower_[j], -math.inf), min(lp.col_upper_[j], math.inf))
+    assert (lp.integrality_[0] == highspy.HighsVarType.kInteger) and model.integer == {"x"}
+    a = lp.a_matrix_
+    act = np.zeros(lp.num_row_)
+    for j in range(lp.num_col_):
+        for p in range(a.start_[j], a.start_[j + 1]):
+            act[a.index_[p]] += a.value_[p] * x[j]
+    for i, r in enumerate(lp.row_names_):
+        assert (model.row_lower[r], model.row_upper[r]) == (lp.row_lower_[i], lp.row_upper_[i])
+    chk = mps_check.check_solution(model, dict(zip(names, point, strict=True)))
+    assert _close(chk.objective, float(np.dot(lp.col_cost_, x) + lp.offset_), 1e-12)
+    rows_ok = bool(np.all(act >= np.asarray(lp.row_lower_) - 1e-9) and np.all(act <= np.asarray(lp.row_upper_) + 1e-9))
+    if rows_ok:
+        assert chk.max_row_violation <= 1e-9
+    else:
+        assert chk.max_row_violation > 0
+
+
+def test_solu_round_trip_and_bad_rows(tmp_path):
+    rows = [("a", "optimal", 3.5, 3.5), ("b", "best-known", 10.0, 7.25), ("c", "infeasible", None, None),
+            ("d", "open", None, 2.0)]
+    text = mps_check.write_solu(rows)
+    assert text.splitlines() == ["=opt= a 3.5", "=best= b 10.0", "=bestdual= b 7.25", "=inf= c", "=unkn= d"]
+    p = tmp_path / "x.solu"
+    p.write_text(text)
+    got = mps_check.read_solu(p)
+    assert got["a"] == {"status": "optimal", "objective": 3.5, "bound": 3.5}
+    assert got["b"] == {"status": "best-known", "objective": 10.0, "bound": 7.25}
+    assert got["c"]["status"] == "infeasible" and got["d"]["status"] == "open"
+    with pytest.raises(InstanceError, match="objective"):
+        mps_check.write_solu([("e", "optimal", None, None)])
+    p.write_text("=opt= a\n")
+    with pytest.raises(InstanceError, match="solu file"):
+        mps_check.read_solu(p)
+
+
+def test_bad_mps_and_sol_are_one_line_errors(tmp_path):
+    p = tmp_path / "bad.mps"
+    p.write_text("NAME x\nROWS\n N obj\nCOLUMNS\n    x c9 1\nENDATA\n")
+    with pytest.raises(InstanceError, match="line 5") as exc:
+        mps_check.read_mps(p)
+    assert "\n" not in str(exc.value)
+    s = tmp_path / "bad.sol"
+    s.write_text("x abc\n")
+    with pytest.raises(InstanceError, match="not a number"):
+        mps_check.read_sol(s)
