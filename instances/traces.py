@@ -5,9 +5,12 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["pollux_dir", "pollux_workload_path", "POLLUX_LOADS", "trace_path", "TRACES", "SHIPPED_TRACES", "SHIPPED_CLUSTERS", "SHIPPED_SPECS", "cluster_spec_path"]
+__all__ = ["FORMAT_SAMPLES", "pollux_dir", "pollux_workload_path", "POLLUX_LOADS", "trace_path", "TRACES", "SHIPPED_TRACES", "SHIPPED_CLUSTERS", "SHIPPED_SPECS", "cluster_spec_path"]
 
 TRACES = ("philly.csv", "openb_pod_list_default.csv", "openb_node_list_gpu_node.csv")
+# A sample of each other simulator's trace format (``placement.sim.trace_formats``; traces README).
+FORMAT_SAMPLES = {"tiresias": "tiresias_60_job_head.csv", "gavel": "gavel_artifact_evaluation.trace",
+                  "blox": "blox_sample.csv", "pollux": "pollux_workload6_head.csv"}
 # Names the command line accepts for shipped files.
 SHIPPED_TRACES = {"philly": "philly.csv", "openb": "openb_pod_list_default.csv"}
 SHIPPED_CLUSTERS = {"openb": "openb_node_list_gpu_node.csv"}

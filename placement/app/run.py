@@ -293,8 +293,12 @@ def network_note(run) -> str | None:
 
 # Default cluster per trace format when --cluster is not given. Philly: 512 GPUs (the trace's
 # mean demand is 374 GPUs: sum of duration x GPUs over its 109 days, measured), 8 per machine.
-# The Pollux authors' workloads (pollux-workload-N): their simulator's 16 nodes of 4 GPUs.
-DEFAULT_CLUSTERS = {"philly": "1x1x8x8x8", "openb": "openb", "v1": "1x1x4x8x8", "pollux": "1x1x1x16x4"}
+# The Pollux authors' workloads (pollux-workload-N): their simulator's 16 nodes of 4 GPUs. The
+# other simulators' traces (placement.sim.trace_formats) on their simulators' example clusters:
+# Tiresias's n32g4.csv (32 nodes of 4 GPUs), Gavel's default cluster_spec 25:0:0 (25 V100s,
+# placed one by one), Blox's none (ours, as our CSV's).
+DEFAULT_CLUSTERS = {"philly": "1x1x8x8x8", "openb": "openb", "v1": "1x1x4x8x8", "pollux": "1x1x1x16x4",
+                    "tiresias": "1x1x1x32x4", "gavel": "1x1x1x25x1:V100", "blox": "1x1x4x8x8"}
 
 
 OUTPUT_FILES = ("instance.json", "log.json", "log.csv", "jobs.csv", "timeseries.csv", "summary.json",
@@ -392,6 +396,8 @@ def sim_instance(trace, cluster=None, *, perf: str | None = None, start: float =
         # a real trace's durations are what the jobs took: no slowdown model unless asked for;
         # the Pollux workloads' jobs run on their goodput (placement.sim.goodput)
         inst = SimInstance(tr, cl, perf or ("goodput" if fmt_ == "pollux" else "ideal"), checkpoint, scan)
+    if not len(inst.trace):
+        raise InstanceError("trace", f"{inst.trace.name[:60]!r} has no jobs: a simulation needs at least one")
     _readable_back(inst.cluster)
     return inst, fmt_
 

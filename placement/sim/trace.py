@@ -166,6 +166,35 @@ class Trace:
             jobs.append(check_job(job, f"df row {i} column ", quote=True))
         return cls(name, tuple(jobs), provenance)
 
+    def to_dataframe(self):
+        """The jobs as a pandas DataFrame with the CSV v1 columns (:data:`CSV_V1_COLUMNS`), one
+        row per job in submit order; ``tables`` and ``synthetic`` as sorted lists, a missing
+        ``gpu_type``/``model`` as None. ``Trace.from_dataframe(t.to_dataframe(), t.name,
+        t.provenance) == t``."""
+        import pandas as pd
+
+        cols = {"id": [j.id for j in self.jobs], "submit": [j.submit for j in self.jobs],
+                "gpus": [j.gpus for j in self.jobs], "duration": [j.duration for j in self.jobs],
+                "tenant": [j.tenant for j in self.jobs], "priority": [j.priority for j in self.jobs],
+                "gpu_type": [j.gpu_type for j in self.jobs], "model": [j.model for j in self.jobs],
+                "tables": [list(j.tables) for j in self.jobs], "synthetic": [sorted(j.synthetic) for j in self.jobs]}
+        return pd.DataFrame({c: pd.Series(v, dtype=object if c in ("id", "tenant", "gpu_type", "model", "tables",
+                                                                  "synthetic") else
+                                          "float64" if c in ("submit", "duration") else "int64")
+                             for c, v in cols.items()}, columns=list(CSV_V1_COLUMNS))
+
+    def to_csv(self, path: str | os.PathLike | None = None) -> str | None:
+        """The trace as CSV v1 (:func:`trace_to_csv`: the version line, name and provenance,
+        then one row per job): returned as text when ``path`` is None, else written there
+        atomically (the folder checked first). :func:`load_trace_csv` reads it back equal."""
+        if path is None:
+            return trace_to_csv(self)
+        from ..io import check_output_path
+
+        check_output_path(path, "path")
+        write_trace_csv(self, path)
+        return None
+
 
 # ----------------------------------------------------------------------------- in-memory checks
 
@@ -268,7 +297,7 @@ def _open_rows(path: str | os.PathLike, what: str) -> tuple[str, str]:
     if size > MAX_TRACE_BYTES:
         raise InstanceError(str(p), f"is {size} bytes; a trace may have at most {MAX_TRACE_BYTES}")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")   # a UTF-8 byte-order mark (Excel's) is dropped
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(str(p), f"cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     return str(p), text
@@ -488,16 +517,19 @@ def load_trace_csv(path: str | os.PathLike, *, start: float = 0.0, hours: float 
     """Our trace CSV, version 1 (README, "Simulator").
 
     Line 1 is ``# placement-trace v1``; further ``# key: value`` lines before the header carry
-    ``name`` and ``provenance``. The header names the columns; ``id, submit, gpus, duration`` are
-    required, ``tenant, priority, gpu_type, model, tables, synthetic`` optional (``tables`` and
-    ``synthetic`` are ``;``-separated lists; an empty ``gpu_type``/``model`` is None).
+    ``name`` and ``provenance``. The version line is optional: a plain CSV whose header has the
+    columns (what ``DataFrame.to_csv(index=False)`` writes) is read the same, without metadata; a
+    UTF-8 byte-order mark is dropped. The header names the columns; ``id, submit, gpus,
+    duration`` are required, ``tenant, priority, gpu_type, model, tables, synthetic`` optional
+    (``tables`` and ``synthetic`` are ``;``-separated lists; an empty ``gpu_type``/``model`` is
+    None). A file without job rows is an empty trace (a simulation refuses it).
     """
     name, text = _open_rows(path, "CSV")
     lines = text.splitlines()
-    if not lines or lines[0].strip() != CSV_V1_MAGIC:
-        raise InstanceError(f"{name} row 1", f"must be {CSV_V1_MAGIC!r} (trace CSV version 1)")
-    meta, skip = {}, 1
-    while skip < len(lines) and lines[skip].startswith("#"):
+    meta, skip = {}, 0
+    if lines and lines[0].strip() == CSV_V1_MAGIC:
+        skip = 1
+    while skip and skip < len(lines) and lines[skip].startswith("#"):
         key, _, value = lines[skip][1:].partition(":")
         meta[key.strip()] = value.strip()
         skip += 1
@@ -621,10 +653,15 @@ def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
 
 
 def trace_format(path: str | os.PathLike) -> str:
-    """``"v1"``, ``"philly"`` or ``"openb"`` from a CSV file's first line."""
+    """The format of a trace file from its first line: ``"v1"`` (the version line, or a header
+    with our columns), ``"philly"``, ``"openb"``, or another simulator's
+    (:func:`placement.sim.trace_formats.detect_format`: ``tiresias``, ``gavel``, ``blox``,
+    ``pollux``)."""
+    from .trace_formats import detect_format
+
     p = Path(path)
     try:
-        with open(p, encoding="utf-8", errors="replace") as f:
+        with open(p, encoding="utf-8-sig", errors="replace") as f:
             first = f.readline(4096).strip()
     except FileNotFoundError:
         raise InstanceError(str(p), "file not found") from None
@@ -637,16 +674,24 @@ def trace_format(path: str | os.PathLike) -> str:
         return "philly"
     if set(OPENB_POD_COLUMNS) <= cols:
         return "openb"
-    raise InstanceError(f"{p} row 1", f"is not a known trace header (our CSV v1 starts with "
-                        f"{CSV_V1_MAGIC!r}; Philly: {','.join(PHILLY_COLUMNS)}; openb pods: "
-                        f"{','.join(OPENB_POD_COLUMNS)})")
+    other = detect_format(first)
+    if other is not None:
+        return other
+    if set(CSV_V1_COLUMNS[:4]) <= cols:
+        return "v1"
+    raise InstanceError(f"{p} row 1", f"is not a known trace header (our CSV: a header with "
+                        f"{','.join(CSV_V1_COLUMNS[:4])}, optionally after {CSV_V1_MAGIC!r}; Philly: "
+                        f"{','.join(PHILLY_COLUMNS)}; openb pods: {','.join(OPENB_POD_COLUMNS)}; Tiresias, "
+                        "Gavel, Blox and Pollux traces: placement/sim/trace_formats.py)")
 
 
 def load_trace(source: str | os.PathLike, **window_args) -> tuple[Trace, str]:
     """A trace from a file of any supported format; returns (trace, format). ``window_args``:
     ``start``, ``hours``, ``sample``, ``seed``. (Shipped names such as ``philly`` are the app's:
     :func:`placement.app.shipped.load_trace_arg`.)"""
+    from .trace_formats import FORMATS
+
     path = Path(source)
     fmt = trace_format(path)
-    loader = {"v1": load_trace_csv, "philly": load_philly, "openb": load_openb}[fmt]
+    loader = {"v1": load_trace_csv, "philly": load_philly, "openb": load_openb, **FORMATS}[fmt]
     return loader(path, **window_args), fmt
