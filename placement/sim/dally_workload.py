@@ -9,34 +9,21 @@ What is public and what we draw
     1,170 h, Dally's Poisson ">P95" / median ratio 6.3. It publishes no job duration, GPU count
     or arrival rate.
 
-    - :func:`fitted_trace` (the reproduction's workload since issue 48): GPU counts 1 to 64
+    - :func:`fitted_trace` (the reproduction's workload): GPU counts 1 to 64
       (:func:`gpu_mix`: a share at 16/32/64, a share at 1, the rest at 2/4/8), log-normal
       ideal durations, models uniform over Table 1, Poisson arrivals at an offered load. The
       shares, the duration median and sigma and the load (:data:`FIT`) are fitted to the
       paper's *baseline* JCTs, Tiresias's and Gandiva's medians and means of Tables 2-3, never
       to Dally's (``placement.app.reproduce.dally_calibrate`` holds the fit and its grid).
-    - :func:`paper_trace` (the earlier regime, kept for the bench and the tests) draws ideal
-      durations log-normal with median :data:`PAPER_MEDIAN_H` and log-sd :data:`PAPER_SIGMA`.
-      The log-sd is fitted to Table 3's Dally ratio ">P95" / median JCT = 6.3 (sigma =
-      ln 6.3 / 1.645 = 1.12, reading Poisson JCTs as run times, i.e. short waits). The median,
-      130 h, is ours, calibrated: at least 100 h (the issue's reading of the paper's regime),
-      and with it Dally's batch mean JCT on 8 racks is 701 h (611 to 754 over seeds 0-4) against
-      Table 2's 786 h (``placement reproduce dally`` prints ours beside Tables 2 and 3). GPU counts are drawn
-      from Philly's multi-GPU rows (traces README; the paper says only that demands are
-      multiples of 2 of 5 to 10 kinds); models uniform over Table 1. Poisson arrivals at the
-      rate that gives the offered ``load`` (expected GPU-seconds submitted per second / GPUs of
-      the 8-rack cluster). Every drawn field is in each job's ``synthetic`` set.
-      Caveat, from the paper's own Table 2: Gandiva's batch median JCT is 183,717 s (51 h), so
-      at least half of the paper's batch jobs ran for under 51 h; its Poisson numbers
-      (Dally's median JCT 721 h) point to much longer jobs. We follow the issue's reading
-      (median job >= 100 h) and map the job-length scale from Philly's own upward, so a reader
-      can find both readings on the regime map.
+    - :func:`paper_trace`: the same fitted workload under the name the command line uses
+      (``placement generate trace --kind dally-paper-batch|poisson``). An earlier form drew
+      its log-sd from Dally's own Table 3 ratio and its median from Dally's mean JCT, both
+      claim numbers; it is gone.
     - :func:`philly_scaled`: the Philly rows of the Dally bench
       (:func:`placement.app.bench.dally.dally_trace`) with every duration multiplied by
-      ``scale`` (Philly's multi-GPU median is 1.27 h; :data:`PAPER_SCALE` = 102 brings it to
-      :data:`PAPER_MEDIAN_H`), optionally only rows of at least ``min_hours`` before scaling.
-      Poisson arrivals at the offered ``load`` as above, so the scale changes job length, not
-      load.
+      ``scale`` (default 1: Philly's own lengths), optionally only rows of at least
+      ``min_hours`` before scaling. Poisson arrivals at the offered ``load`` as above, so the
+      scale changes job length, not load.
 """
 
 from __future__ import annotations
@@ -49,8 +36,8 @@ from ..errors import InstanceError
 from .table1 import DALLY_MODELS
 from .trace import Job, Trace
 
-__all__ = ["FIT", "SMALL_SIZES", "LARGE_SIZES", "fitted_trace", "gpu_mix", "PAPER_JCT_S", "PAPER_MEDIAN_H", "PAPER_SIGMA", "PAPER_SCALE", "PHILLY_MULTI_GPU_MEDIAN_H",
-           "PAPER_GPUS", "paper_trace", "philly_scaled", "offered_load", "rate_for_load"]
+__all__ = ["FIT", "SMALL_SIZES", "LARGE_SIZES", "fitted_trace", "gpu_mix", "PAPER_JCT_S", "PHILLY_MULTI_GPU_MEDIAN_H",
+           "paper_trace", "philly_scaled", "offered_load", "rate_for_load"]
 
 H = 3600.0
 # Dally Tables 2 (batch) and 3 (Poisson), 8 racks, seconds: (mean, median, >P95, >P99) per policy.
@@ -62,12 +49,7 @@ PAPER_JCT_S = {
                 "dally-manual": (4960727, 2787855, 39298828, 39817762),
                 "dally": (2831880, 2595529, 16469069, 16681241)},
 }
-PAPER_SIGMA = round(float(np.log(16469069 / 2595529) / 1.6449), 2)   # 1.12: Table 3's Dally >P95 / median
-PAPER_MEDIAN_H = 130.0                   # ours, calibrated (module docstring): at least 100 h
 PHILLY_MULTI_GPU_MEDIAN_H = 1.2729       # philly.csv rows with 2+ GPUs (5,620), measured
-PAPER_SCALE = round(PAPER_MEDIAN_H / PHILLY_MULTI_GPU_MEDIAN_H)   # 102
-# GPUs per job of Philly's multi-GPU rows (philly.csv, measured): the generator's size distribution.
-PAPER_GPUS = {2: 1818, 4: 1870, 8: 1643, 12: 7, 16: 199, 24: 7, 32: 67, 64: 6, 128: 3}
 RACK_GPUS = 512                          # the paper's detail case: 8 racks x 8 machines x 8 GPUs
 
 
@@ -107,8 +89,8 @@ def fitted_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0,
     ``sigma``), models uniform over Table 1; 500 jobs at 0 (batch) or 400 Poisson arrivals at the
     offered ``load`` on ``gpus`` GPUs. Any parameter left None takes its fitted value.
 
-    Shapes the second fitting pass of issue 48 tried (``dally_calibrate.TRIED_MIXTURE`` and
-    ``PROBES``; off by default, and then the draws are the fitted workload's): a share
+    Other shapes (tried while fitting, none closer to the baselines; off by default, and then
+    the draws are the fitted workload's): a share
     ``short_share`` of jobs from a second log-normal (``short_median_h``, ``short_sigma``),
     and every median times ``(gpus / 8) ** size_exponent`` (lengths growing, or shrinking, with
     GPU count). Both use one standard normal per job from a second seeded stream."""
@@ -197,30 +179,15 @@ def _arrive(jobs: list[Job], kind: str, load: float, gpus: int, rng) -> tuple[li
 
 
 def paper_trace(kind: str = "batch", *, jobs: int | None = None, seed: int = 0, load: float = 1.0,
-                median_h: float = PAPER_MEDIAN_H, sigma: float = PAPER_SIGMA, gpus: int = RACK_GPUS) -> Trace:
-    """Jobs drawn from the Dally paper's published statistics (module docstring); seeded.
-
-    ``jobs`` defaults to 500 (batch) / 400 (Poisson); ``load`` is the Poisson offered load on
-    ``gpus`` GPUs (ignored for batch)."""
-    n = jobs if jobs is not None else (500 if kind == "batch" else 400)
-    _check(kind, n, load)
-    if not (median_h > 0 and sigma >= 0):
-        raise InstanceError("median_h", "must be positive (and sigma non-negative)")
-    rng = np.random.default_rng([seed, 33])
-    sizes = np.array(list(PAPER_GPUS))
-    p = np.array(list(PAPER_GPUS.values()), dtype=float)
-    out = _draw_jobs(rng, n, sizes, p / p.sum(), median_h, sigma, "paper")
-    out, rate = _arrive(out, kind, load, gpus, rng)
-    prov = (f"Dally paper regime (placement.sim.dally_workload.paper_trace): {n} jobs, ideal durations "
-            f"log-normal median {median_h:g} h sigma {sigma:g} (sigma from Dally Table 3), GPUs from Philly's "
-            "multi-GPU rows, models uniform over Table 1, seed "
-            f"{seed}; " + ("all submitted at 0" if rate is None else
-                           f"Poisson arrivals at {rate:.4g}/h (offered load {load:g} on {gpus} GPUs)"))
-    return Trace(name=f"dally-paper-{kind}-{n}-s{seed}", jobs=tuple(out), provenance=prov)
+                gpus: int = RACK_GPUS) -> Trace:
+    """The fitted workload (:func:`fitted_trace` with :data:`FIT`'s shapes) at the offered ``load``
+    on ``gpus`` GPUs (Poisson; ignored for batch); seeded. ``jobs`` defaults to 500 / 400."""
+    tr = fitted_trace(kind, jobs=jobs, seed=seed, load=load, gpus=gpus)
+    return Trace(name=tr.name.replace("dally-fit-", "dally-paper-"), jobs=tr.jobs, provenance=tr.provenance)
 
 
 def philly_scaled(rows: Trace, kind: str = "batch", *, jobs: int | None = None, seed: int = 0,
-                  scale: float = PAPER_SCALE, min_hours: float = 0.0, load: float = 1.0,
+                  scale: float = 1.0, min_hours: float = 0.0, load: float = 1.0,
                   gpus: int = RACK_GPUS) -> Trace:
     """The Dally bench's Philly rows (2+ GPUs) of ``rows`` (the whole Philly trace, loaded by the
     caller: :func:`placement.app.shipped.philly_rows`; the core reads no shipped file),
