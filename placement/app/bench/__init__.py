@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ...io import write_json, write_text
+from ...io import check_output_folder, write_json, write_text
 from ...registry import BenchSection, call_solver, get_problem, problems, resolve
 from ...result import SolveResult, Status, relative_gap
 from ..report import figures_section, fmt, markdown_table, save_figure
@@ -131,8 +131,9 @@ def _run_family(name: str, quick: bool, progress: Progress, rows: list[dict[str,
 def run_bench(problems_: list[str] | None = None, quick: bool = False, scale: bool = False,
               out_dir: str = "bench-results", seed: int = 0) -> int:
     """Run the benchmark suite and write its outputs; returns the process exit code."""
+    # The output folder is checked before any solve: a file in its place is one line, exit 2.
+    out = check_output_folder(out_dir, "--out", files=("results.csv", "results.json", "report.md", "figures.md"))
     console = Console(width=None if sys.stdout.isatty() else 160)  # pipes and CI logs get full columns
-    out = Path(out_dir)
     names = problems_ or list(problems())
     rows: list[dict[str, Any]] = []
     summary: list[str] = []

@@ -15,34 +15,16 @@ today; the tests check it) or a file shipped in ``instances/data/``. Tetris inst
 prove optimality the best of its incumbent and hill climbing (Tetris), with the best bound of
 the exact model and the scaling relaxation (:mod:`placement.models.tetris_bound`).
 
-``placement bench --library [--solvers ...] [--time-limit S] [--quick]`` runs every chosen
-solver on every library instance (:func:`run_library_bench`). Solver labels: ``highs``,
-``scip``, ``cbc`` -- the family's exact model with that ``mip_solver`` (every answer
-verified by the reference evaluation) -- and the heuristics by name (``hill-climb``, ``lns``
-for Tetris, ``affinity``, ``rotation`` for CASSINI, ``buddy`` for HiveD); a label that does not
-apply to a family is skipped there. Per solver (MIPLIB's measures; Achterberg & Wunderling
-2013, Berthold 2013, Dolan & More 2002):
+Every row records the sha256 of the instance's file and, for rows proved since the manifest
+gained these columns, the date, the commit and the environment (solver versions, CPU:
+:mod:`placement.app.bench.environment`).
 
-solved
-    Instances the solver *proved* optimal (status ``optimal``) within the time limit.
-reached
-    Instances where it stopped with the library's value (within 1e-6 relative) or better:
-    "time to target", the success criterion of the performance profile, so heuristics take part.
-sgm_time_s
-    Shifted geometric mean of the time, shift 10 s: ``exp(mean(log(t + 10))) - 10``, with
-    ``t`` the wall time on a reached instance and the time limit otherwise.
-mean_gap_to_bound
-    Mean of MIPLIB's primal gap ``|v - b| / max(|v|, |b|)`` (0 when equal, 1 without a value
-    or across signs) of the solver's value ``v`` to the library's bound ``b``.
-primal_integral_s
-    Mean over instances of ``int_0^T p(t) dt`` (Berthold), ``p`` the primal gap to the library's
-    value of the incumbent at time ``t`` (1 before the first), ``T`` the time limit. Incumbent
-    times are known where a solver reports them (the Tetris model's cut rounds); elsewhere the
-    answer counts from the moment the solver returns.
-
-Outputs in ``--out``: ``library_results.csv`` (+ ``.parquet``), ``library_summary.csv``,
-``library_report.md`` and ``performance_profile.png`` (the fraction of instances reached within
-``tau`` times the fastest solver's time).
+The model files of the instances (frozen MPS, one per CASSINI candidate), their checksums and
+their verified values: :mod:`placement.app.bench.library_files`. ``placement bench --library``
+(the benchmark run, failures scored as MIPLIB does): :mod:`placement.app.bench.library_run`.
+This module keeps the measures both use (Achterberg & Wunderling 2013, Berthold 2013, Dolan &
+More 2002): :func:`shifted_geometric_mean`, :func:`primal_gap`, :func:`primal_integral`,
+:func:`performance_profile`.
 """
 
 from __future__ import annotations
@@ -59,11 +41,11 @@ from typing import Any
 from ...errors import InstanceError
 from ...io import commit, dumps_json, read_document, write_bytes, write_text
 from ...registry import call_solver, get_problem
-from ...result import SolveResult, Status
-from ..report import markdown_table, save_figure
+from ...result import Status
+from .environment import commit_id, environment_line, today
 
 __all__ = ["LIBRARY", "Entry", "library_dir", "load_manifest", "entry_document", "entry_instance",
-           "build_library", "run_library_bench", "shifted_geometric_mean", "primal_gap", "primal_integral",
+           "build_library", "shifted_geometric_mean", "primal_gap", "primal_integral",
            "performance_profile", "readme_table", "MANIFEST_FIELDS", "STORE_MAX_TABLES", "QUICK", "DEFAULT_SOLVERS"]
 
 SHIFT_S = 10.0  # MIPLIB 2017's shift of the geometric mean of times
@@ -73,8 +55,8 @@ MIP_BOUND_MAX_TABLES = 200  # tetris_bound's "mip" method is tried up to this si
 MIP_LABELS = ("highs", "scip", "cbc")
 HEURISTICS = {"tetris": ("hill-climb", "lns"), "cassini": ("affinity", "rotation"), "hived": ("buddy",)}
 DEFAULT_SOLVERS = ("highs", "scip", "cbc", "hill-climb", "affinity", "buddy")
-MANIFEST_FIELDS = ["name", "family", "sizes", "command", "seed", "source", "stored", "status", "objective",
-                   "bound", "solver", "time_s", "time_limit_s"]
+MANIFEST_FIELDS = ["name", "family", "sizes", "command", "seed", "source", "stored", "sha256", "status", "objective",
+                   "bound", "solver", "time_s", "time_limit_s", "date", "commit", "environment"]
 
 
 @dataclass(frozen=True)
@@ -193,6 +175,14 @@ def entry_text(entry: Entry) -> str:
     return dumps_json(entry_document(entry), rows=("jobs", "table_regions")) + "\n"
 
 
+def entry_sha256(entry: Entry) -> str:
+    """The sha256 of the instance's file: the stored JSON (what its command writes) or the shipped file."""
+    import hashlib
+
+    data = (_instances_dir() / entry.source).read_bytes() if entry.source else entry_text(entry).encode()
+    return hashlib.sha256(data).hexdigest()
+
+
 def entry_instance(entry: Entry):
     """The loaded instance: the stored file when there is one, else the generator's document."""
     spec = get_problem(entry.family)
@@ -284,7 +274,8 @@ def build_library(time_limit: float = 120.0, only: list[str] | None = None, out:
                  f"{time.perf_counter() - t0:.1f} s)")
         rows[e.name] = {"name": e.name, "family": e.family, "sizes": e.sizes, "command": e.command,
                         "seed": e.seed, "source": e.source, "stored": "yes" if e.stored else "no",
-                        **info, "time_limit_s": time_limit}
+                        "sha256": entry_sha256(e), **info, "time_limit_s": time_limit, "date": today(),
+                        "commit": commit_id(), "environment": environment_line()}
     table = []
     for e in LIBRARY:
         if e.name in rows:
@@ -292,6 +283,7 @@ def build_library(time_limit: float = 120.0, only: list[str] | None = None, out:
         elif e.name in old:
             r = dict(old[e.name])
             r["stored"] = "yes" if r["stored"] else "no"
+            r["sha256"] = entry_sha256(e)
             table.append(r)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=MANIFEST_FIELDS, lineterminator="\n")
@@ -308,6 +300,22 @@ def build_library(time_limit: float = 120.0, only: list[str] | None = None, out:
         with commit():
             write_text(readme, _with_table(readme.read_text(), load_manifest(out / "manifest.csv")))
     return table
+
+
+def refresh_checksums(out: Path | None = None) -> list[dict[str, Any]]:
+    """Rewrite the manifest with every row's ``sha256`` (:func:`entry_sha256`), values untouched."""
+    out = out or library_dir()
+    known = {e.name: e for e in LIBRARY}
+    rows = load_manifest(out / "manifest.csv")
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=MANIFEST_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        r = dict(r, stored="yes" if r["stored"] else "no", sha256=entry_sha256(known[r["name"]]))
+        w.writerow({k: _cell(r.get(k)) for k in MANIFEST_FIELDS})
+    with commit():
+        write_text(out / "manifest.csv", buf.getvalue())
+    return load_manifest(out / "manifest.csv")
 
 
 TABLE_START, TABLE_END = "<!-- library-table: written by placement bench --library --rebuild -->", \
@@ -394,203 +402,28 @@ def performance_profile(times: dict[str, list[float | None]]) -> dict[str, list[
     return out
 
 
-# ---- the benchmark run -------------------------------------------------------------------------
-
-def _labels_for(family: str, solvers: list[str]) -> list[str]:
-    return [s for s in solvers if s in MIP_LABELS or s in HEURISTICS.get(family, ())]
-
-
-def _run_one(family: str, label: str, inst, time_limit: float, seed: int) -> SolveResult:
-    spec = get_problem(family)
-    try:
-        if label in MIP_LABELS:
-            return call_solver(spec, spec.exact_solver, inst, time_limit=time_limit, mip_solver=label)
-        opts: dict[str, Any] = {"time_limit": time_limit, "seed": seed}
-        return call_solver(spec, label, inst, **opts)
-    except InstanceError:
-        raise
-    except Exception as exc:  # a failing solver is a row with status error, not a crashed run
-        return SolveResult(Status.ERROR, label, message=f"{type(exc).__name__}: {exc}", sense=spec.sense)
-
-
-def _incumbents(res: SolveResult) -> list[tuple[float, float | None]]:
-    """Incumbent (time, value) pairs a result reports: the Tetris cut rounds' best reference values."""
-    pts: list[tuple[float, float | None]] = []
-    start = res.stats.get("start_objective") if isinstance(res.stats, dict) else None
-    if start is not None:
-        pts.append((0.0, start))
-    for r in (res.stats.get("round_log") or []) if isinstance(res.stats, dict) else []:
-        if r.get("best_reference") is not None:
-            pts.append((float(r["s"]), float(r["best_reference"])))
-    if res.objective is not None:
-        pts.append((res.wall_time_s, res.objective))
-    return pts
-
-
-def _reached(value: float | None, target: float | None, sense: str) -> bool:
-    if value is None or target is None:
-        return False
-    tol = TARGET_REL * max(1.0, abs(target))
-    return value <= target + tol if sense == "min" else value >= target - tol
-
-
-def run_library_bench(out_dir: str | Path = "bench-results", solvers: list[str] | None = None,
-                      time_limit: float = 60.0, quick: bool = False, seed: int = 0, only: list[str] | None = None,
-                      progress=print) -> dict[str, Any]:
-    """Run ``solvers`` on the library (module docstring); returns the summary rows and file names."""
-    from ...io import check_output_path
-    from ..report import agg_backend
-
-    solvers = list(solvers or DEFAULT_SOLVERS)
-    known = set(MIP_LABELS) | {h for hs in HEURISTICS.values() for h in hs}
-    bad = [s for s in solvers if s not in known]
-    if bad:
-        raise InstanceError("--solvers", f"must be among {', '.join(sorted(known))}, got {bad[0]!r}")
-    from placement.models.backends import available
-
-    missing = [s for s in solvers if s in MIP_LABELS and not available(s)]
-    for s in missing:
-        progress(f"note: {s} is not installed here; left out (see placement.models.backends)")
-    solvers = [s for s in solvers if s not in missing]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    check_output_path(out / "library_summary.csv", "--out")
-    manifest = {r["name"]: r for r in load_manifest()}
-    names = list(only) if only else (list(QUICK) if quick else [e.name for e in LIBRARY])
-    entries = _by_name(names)
-    rows: list[dict[str, Any]] = []
-    t_run = time.perf_counter()
-    for e in entries:
-        inst = entry_instance(e)
-        lib = manifest.get(e.name, {})
-        sense = get_problem(e.family).sense
-        for label in _labels_for(e.family, solvers):
-            res = _run_one(e.family, label, inst, time_limit, seed)
-            wall = res.wall_time_s
-            reached = res.status == Status.OPTIMAL or _reached(res.objective, lib.get("objective"), sense)
-            rows.append({"instance": e.name, "family": e.family, "solver": label, "status": str(res.status),
-                         "objective": res.objective, "bound": res.bound, "wall_time_s": wall,
-                         "library_status": lib.get("status"), "library_objective": lib.get("objective"),
-                         "library_bound": lib.get("bound"), "solved": res.status == Status.OPTIMAL,
-                         "reached": reached,
-                         "gap_to_bound": primal_gap(res.objective, lib.get("bound")),
-                         "primal_integral_s": primal_integral(_incumbents(res), lib.get("objective"), time_limit)
-                         if lib.get("objective") is not None else None,
-                         "message": res.message[:200]})
-            progress(f"{e.name} / {label}: {res.status} {res.objective} ({wall:.2f} s)")
-    summary = _summarize(rows, solvers, entries, time_limit)
-    with agg_backend():
-        fig_name = _plot_profile(rows, solvers, entries, out)
-    _write_outputs(out, rows, summary, fig_name, time_limit, quick, time.perf_counter() - t_run)
-    return {"summary": summary, "rows": rows, "figure": fig_name}
-
-
-def _summarize(rows, solvers, entries, time_limit) -> list[dict[str, Any]]:
-    out = []
-    for s in solvers:
-        mine = [r for r in rows if r["solver"] == s]
-        if not mine:
-            continue
-        times = [r["wall_time_s"] if r["reached"] else time_limit for r in mine]
-        ints = [r["primal_integral_s"] for r in mine if r["primal_integral_s"] is not None]
-        out.append({"solver": s, "instances": len(mine), "solved": sum(r["solved"] for r in mine),
-                    "reached": sum(r["reached"] for r in mine),
-                    "sgm_time_s": shifted_geometric_mean(times),
-                    "mean_gap_to_bound": sum(r["gap_to_bound"] for r in mine) / len(mine),
-                    "primal_integral_s": sum(ints) / len(ints) if ints else None})
-    return out
-
-
-def _plot_profile(rows, solvers, entries, out: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    times = {s: [] for s in solvers}
-    index = {(r["instance"], r["solver"]): r for r in rows}
-    for e in entries:
-        for s in solvers:
-            r = index.get((e.name, s))
-            times[s].append(r["wall_time_s"] if r is not None and r["reached"] else None)
-    ratios = performance_profile(times)
-    n = len(entries)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    finite = [x for v in ratios.values() for x in v if math.isfinite(x)]
-    top = max(finite + [2.0]) * 1.5
-    for s, rs in ratios.items():
-        xs = sorted(x for x in rs if math.isfinite(x))
-        steps_x = [1.0] + xs + [top]
-        steps_y = [0.0] + [(i + 1) / n for i in range(len(xs))] + [len(xs) / n]
-        ax.step(steps_x, steps_y, where="post", label=s)
-    ax.set_xscale("log", base=2)
-    ax.set_xlim(1.0, top)
-    ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("tau (time / fastest solver's time on the instance)")
-    ax.set_ylabel("share of instances reached within tau")
-    ax.set_title(f"Performance profile (Dolan-More), {n} library instances")
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    return save_figure(fig, out, "performance_profile.png")
-
-
-RESULT_COLUMNS = ["instance", "family", "solver", "status", "objective", "bound", "wall_time_s", "library_status",
-                  "library_objective", "library_bound", "solved", "reached", "gap_to_bound", "primal_integral_s",
-                  "message"]
-SUMMARY_COLUMNS = ["solver", "instances", "solved", "reached", "sgm_time_s", "mean_gap_to_bound", "primal_integral_s"]
-
-
-def _csv(rows, columns) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: _cell(r.get(k)) for k in columns})
-    return buf.getvalue()
-
-
-def _write_outputs(out: Path, rows, summary, fig_name: str, time_limit: float, quick: bool, elapsed: float) -> None:
-    parquet = None
-    try:
-        import pandas as pd
-
-        buf = io.BytesIO()
-        pd.DataFrame(rows, columns=RESULT_COLUMNS).to_parquet(buf, index=False)
-        parquet = buf.getvalue()
-    except ImportError:  # pyarrow absent: CSV only
-        parquet = None
-    cmd = "placement bench --library" + (" --quick" if quick else "") + f" --time-limit {time_limit:g}"
-    report = "\n".join([
-        "# Library benchmark", "",
-        f"`{cmd}` -- {len({r['instance'] for r in rows})} instances, time limit {time_limit:g} s per solve, "
-        f"{elapsed:.0f} s in all.", "",
-        markdown_table(summary, SUMMARY_COLUMNS), "",
-        "solved: proven optimal; reached: the library's value (1e-6 relative) or better; sgm_time_s: shifted "
-        "geometric mean (shift 10 s, the time limit where not reached); mean_gap_to_bound: MIPLIB's primal gap "
-        "to the library's bound; primal_integral_s: Berthold's primal integral over the time limit.", "",
-        f"![performance profile]({fig_name})", "",
-        "## Runs", "", markdown_table(rows, RESULT_COLUMNS[:-1]), ""])
-    with commit():
-        write_text(out / "library_results.csv", _csv(rows, RESULT_COLUMNS))
-        write_text(out / "library_summary.csv", _csv(summary, SUMMARY_COLUMNS))
-        write_text(out / "library_report.md", report)
-        if parquet is not None:
-            write_bytes(out / "library_results.parquet", parquet)
-
-
 def cmd_library(args: argparse.Namespace) -> int:
-    """``placement bench --library`` (and ``--rebuild``): the command-line entry."""
+    """``placement bench --library [DIR]`` (and ``--rebuild``): the command-line entry.
+
+    ``args.library`` is ``True`` for the package's library or a folder of the user's MPS files.
+    """
+    from .library_run import run_library_bench, summary_markdown
+
     solvers = None
     if args.solvers:
         solvers = [s.strip() for part in args.solvers for s in part.split(",") if s.strip()]
     time_limit = args.time_limit
+    folder = args.library if isinstance(args.library, str) else None
     if args.rebuild:
+        if folder is not None:
+            raise InstanceError("--rebuild", "rebuilds the package's library; it takes no folder")
         build_library(time_limit=time_limit or 120.0, only=args.only)
         print(f"wrote {library_dir() / 'manifest.csv'}")
         return 0
     res = run_library_bench(args.out, solvers, time_limit or (10.0 if args.quick else 60.0), args.quick,
-                            args.seed, args.only)
-    print(markdown_table(res["summary"], SUMMARY_COLUMNS))
-    print(f"wrote {Path(args.out) / 'library_summary.csv'}, library_results.csv, library_report.md, "
-          f"{res['figure']}")
+                            args.seed, args.only, folder=folder, seeds=getattr(args, "seeds", 1) or 1)
+    print(summary_markdown(res["summary"]))
+    fails = sum(bool(r["failure"]) for r in res["rows"])
+    print(f"{fails} failure(s); wrote {Path(args.out) / 'library_summary.csv'}, library_results.csv, "
+          f"library_failures.csv, library_report.md, {res['figure']}")
     return 0
