@@ -22,13 +22,13 @@ published distributions and labelled synthetic (``Job.synthetic``), with its sou
 :func:`meta_trace` returns the trace and each job's table -> regions bit mask, from which the
 app builds the data placement MAST and the federated baseline receive.
 
-:func:`peak_trace` is the same workload at its high-priority peak, as ``placement reproduce
-mast`` runs it: each job has a home region, the worst region's high-priority demand/supply
-(Tetris's measure, :func:`high_priority_ratio`) is set (0.98 after Tetris, 2.63 before, §5.6),
-preemptible capacity is spread unevenly over the other regions, durations follow §5.3's
+:func:`peak_trace` is the same workload at its high-priority peak: each job has a home region,
+the worst region's high-priority demand/supply (Tetris's measure, :func:`high_priority_ratio`)
+is set, preemptible capacity is spread unevenly over the other regions, durations follow §5.1's
 percentiles (:data:`PAPER_LOG_DURATION`) and unprioritised tenants are kept apart from level 6;
-:func:`peak_quotas` gives its quotas. :func:`imbalance_trace` is the two-region situation §5.6
-blames for federation's violations.
+:func:`peak_quotas` gives its quotas. :func:`busy_trace` is §5.6's busy hours as ``placement
+reproduce mast`` runs them (the worst region's demand/supply taken from a Tetris run);
+:func:`imbalance_trace` is the two-region situation §5.6 blames for federation's violations.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import numpy as np
 from .trace import PHILLY_LOG_DURATION, Job, Trace
 
 __all__ = ["meta_trace", "imbalance_trace", "peak_trace", "peak_quotas", "high_priority_ratio", "busy_trace",
-           "busy_quotas", "fit_floor", "others_ratios", "TETRIS_STD", "HIGH_REGION_PROBS", "PRIORITY_MIX",
+           "busy_quotas", "fit_floor", "others_ratios", "HIGH_REGION_PROBS", "PRIORITY_MIX",
            "GANG_SIZES", "GANG_PROBS", "REGION_COUNT_PROBS", "WARMUP_PREFIX", "PAPER_LOG_DURATION", "HIGH_LEVELS",
            "LOWEST_LEVEL", "UNPRIORITISED"]
 
@@ -187,10 +187,10 @@ def imbalance_trace(region_gpus: int, *, backlog: float, protected: float = 1.0,
     return Trace(f"imbalance-b{backlog:g}-p{protected:g}-s{seed}", tuple(jobs), prov), masks, quotas
 
 
-# §5.3: "For GPU workloads, the 50th, 90th, and 99th percentiles of the duration are 20 minutes,
+# §5.1: "For GPU workloads, the 50th, 90th, and 99th percentiles of the duration are 20 minutes,
 # 6.7 hours, and 66 hours": a log-normal through P50 and P90 (its P99 is then 76 h).
 PAPER_LOG_DURATION = (math.log(1200.0), math.log(6.7 * 3600.0 / 1200.0) / 1.2815515655446004)
-HIGH_LEVELS = (0, 1)          # Tetris's high priorities (the 2.63 -> 0.98 measure)
+HIGH_LEVELS = (0, 1)          # Tetris's high priorities (§5.6's worst-region demand/supply measure)
 LOWEST_LEVEL = len(PRIORITY_MIX) - 1
 UNPRIORITISED = "unprio"      # tenant-name prefix of the 6% that "do not specify a priority"
 _LEVEL_SHARES = (0.03, 0.20, 0.16, 0.54, 0.002, 0.005, 0.0002, 0.06)   # §2; the last: unprioritised
@@ -208,7 +208,7 @@ def _lognormal_clipped_mean(mu: float, sd: float, c: float) -> float:
 def peak_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, low_share: float = 0.5,
                worst_region: int = -2, peak: float = 1.5, hours: float = 8.0, warm_fill: float = 0.98,
                tenants: int = 40, seed: int = 0) -> tuple[Trace, dict[str, int], dict[str, int]]:
-    """The Meta-like workload at its high-priority peak (MAST §2, §5.3, §5.6, Fig. 7):
+    """The Meta-like workload at its high-priority peak (MAST §2, §5.1, §5.6, Fig. 7):
     (trace, job table -> region bit mask, job -> home region).
 
     Demand is counted as Tetris counts it (§3.2, the 2.63 -> 0.98 measure): each job has a
@@ -235,7 +235,7 @@ def peak_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, low_share: 
     order, each job kept while the GPU-hours it adds inside the window still fit (so the
     target is met to within a job; the jobs that fit last are small ones: a mild bias
     against the largest gangs and longest jobs, ours). Gang sizes :data:`GANG_SIZES` up to the home
-    region's size; durations log-normal through §5.3's P50 20 min and P90 6.7 h
+    region's size; durations log-normal through §5.1's P50 20 min and P90 6.7 h
     (:data:`PAPER_LOG_DURATION`), at least 60 s. Levels within a class follow §2's shares
     (3 / 20 for levels 0 / 1; 16 / 54 / 0.2 / 0.5 / 0.02 / 6 for levels 2-6 and unprioritised);
     ``tenants`` tenants, at least one per level, each with one level, unprioritised tenants
@@ -330,7 +330,7 @@ def peak_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, low_share: 
                     got += x
                     add(f"job-r{r}-{tag}-{idx:05d}", sub, g, dur, r, cls)
     jobs.sort(key=lambda j: (j.submit, j.id))
-    prov = (f"Meta-like workload at its high-priority peak (MAST §2, §5.3, §5.6, Fig. 7; seed {seed}): "
+    prov = (f"Meta-like workload at its high-priority peak (MAST §2, §5.1, §5.6, Fig. 7; seed {seed}): "
             f"{R} regions of {', '.join(map(str, region_gpus))} GPUs, region {w}'s high-priority demand/supply "
             f"{worst:g}, low-priority capacity share {low_share:g} spread unevenly, all priorities {peak:g}x "
             f"supply, {hours:g} h, {tenants} tenants")
@@ -386,7 +386,6 @@ def _split_quotas(hi: dict, mean: dict, n_gpus: int) -> dict:
 # §5.6's busy hours: daily peaks, uneven low-priority backlogs, data in one or two regions
 # ---------------------------------------------------------------------------------------------
 
-TETRIS_STD = {0.98: 0.30, 2.63: 0.76}     # §5.6: std of the regions' high-priority demand/supply, V1 / V0
 HIGH_REGION_PROBS = {1: 0.25, 2: 0.75}     # Fig. 7's counts (REGION_COUNT_PROBS) cut at two regions
 DAY_S = 86400.0
 
@@ -398,10 +397,10 @@ def others_ratios(n_others: int, worst: float, floor: float) -> np.ndarray:
     return np.linspace(min(floor, hi), hi, n_others) if n_others > 1 else np.array([hi])
 
 
-def fit_floor(n_regions: int, worst: float = 0.98, std: float = TETRIS_STD[0.98]) -> float:
+def fit_floor(n_regions: int, worst: float, std: float) -> float:
     """The floor of :func:`others_ratios` whose regions' standard deviation (the worst included)
-    is ``std`` (§5.6 after Tetris: worst 0.98, std 0.30), by bisection on [0, 0.9 x worst]; the
-    floor closest to it when none reaches it."""
+    is ``std`` (a Tetris run's spread of high-priority demand/supply over regions), by bisection
+    on [0, 0.9 x worst]; the floor closest to it when none reaches it."""
     def sd(f):
         return float(np.std(np.r_[worst, others_ratios(n_regions - 1, worst, f)]))
     lo, hi = 0.0, min(0.9 * worst, 0.9)
@@ -413,10 +412,10 @@ def fit_floor(n_regions: int, worst: float = 0.98, std: float = TETRIS_STD[0.98]
     return (lo + hi) / 2
 
 
-def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, floor: float | None = None,
-               tetris: bool = True, worst_region: int = -2, high_scale: float = 1.0, imbalance: float = 1.0,
-               load: float = 1.5, amplitude: float = 0.5, peak_hour: float = 4.0,
-               hours: float = 8.0, warm_fill: float = 0.98, tenants: int = 40, seed: int = 0
+def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 1.0, floor: float | None = None,
+               spread: float = 0.3, tetris: bool = True, after: float | None = None, worst_region: int = -2,
+               high_scale: float = 1.0, imbalance: float = 1.0, load: float = 1.5, amplitude: float = 0.5,
+               peak_hour: float = 4.0, hours: float = 8.0, warm_fill: float = 1.0, tenants: int = 40, seed: int = 0
                ) -> tuple[Trace, dict[str, int], dict[str, int]]:
     """MAST §5.6's busy hours: (trace, table -> region bit mask, job -> home region).
 
@@ -425,17 +424,18 @@ def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, floor: floa
     right region where it can preempt others". Built here (ours, after that text):
 
     - **high-priority demand per region** (levels 0-1, Tetris's measure, :func:`high_priority_ratio`):
-      region ``worst_region`` at ``worst`` (0.98 after Tetris); the others evenly spaced from
-      ``floor`` to 0.9 x ``worst`` in a seeded order (:func:`others_ratios`), the floor fitted so
-      the regions' standard deviation is §5.6's 0.30 (:func:`fit_floor`) when not given; all
-      times ``high_scale`` (the regime map's high-priority share). ``tetris=False`` is "before
-      Tetris" (V0: "tables could not migrate across regions"): the same high-priority GPU-hours
-      with the worst region at ``worst`` (2.63) and the others scaled down to keep the total,
+      region ``worst_region`` at ``worst`` (a Tetris run's most overloaded region after placement);
+      the others evenly spaced from ``floor`` to 0.9 x ``worst`` in a seeded order
+      (:func:`others_ratios`), the floor fitted so the regions' standard deviation is ``spread``
+      (:func:`fit_floor`) when not given; all times ``high_scale`` (the regime map's high-priority
+      share). ``tetris=False`` is "before Tetris" (V0: "tables could not migrate across regions"):
+      the high-priority GPU-hours of the layout whose worst region is ``after`` (default
+      ``worst``), with the worst region at ``worst`` and the others scaled to keep the total,
       every table in its home region only;
     - **daily peaks**: arrivals are Poisson with rate proportional to ``1 + amplitude x
       cos(2 pi (t - peak_hour) / 24 h)`` (thinning), so the busy hours sit around ``peak_hour``;
-    - **running work at time 0** (``WARMUP_PREFIX``): ``warm_fill`` of every region (Fig. 5's
-      98% allocation), the high-priority part ``min(ratio, 1) x (1 - amplitude)`` of it (the
+    - **running work at time 0** (``WARMUP_PREFIX``): ``warm_fill`` of every region (default
+      full: with demand above supply, §3.2, a region holds all the work it fits), the high-priority part ``min(ratio, 1) x (1 - amplitude)`` of it (the
       window opens off-peak; ours), durations length-biased residuals of the arrivals' (what
       runs at a random instant); tables in the home region;
     - **low-priority backlogs** (``WARMUP_PREFIX`` + ``backlog-``, submitted at 0, levels 2-6
@@ -455,7 +455,7 @@ def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, floor: floa
       ones per Fig. 7 (:data:`REGION_COUNT_PROBS`, drawn uniformly).
 
     Gang sizes :data:`GANG_SIZES` up to the home region's size; durations log-normal through
-    §5.3's P50 and P90 (:data:`PAPER_LOG_DURATION`), at least 60 s, cut so a job run from its
+    §5.1's P50 and P90 (:data:`PAPER_LOG_DURATION`), at least 60 s, cut so a job run from its
     submission ends by 2 x ``hours`` (no job that would run past the window's end can finish
     inside it, even after a preemption: the window's log is unchanged, the drain short); levels within a class by §2's
     shares; ``tenants`` tenants, at least one per level, unprioritised ones (``unprio*``) at the
@@ -466,16 +466,17 @@ def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, floor: floa
         raise ValueError("region_gpus: at least 2 regions of at least 8 GPUs")
     if not (worst > 0 and high_scale > 0 and 0 <= imbalance <= 1 and load > 0
             and 0 <= amplitude < 1 and hours > 0 and 0 < warm_fill <= 1 and tenants >= len(_LEVEL_SHARES)
-            and -R <= worst_region < R and (floor is None or floor >= 0)):
-        raise ValueError("busy_trace: worst, high_scale, load, hours > 0; floor >= 0; imbalance in "
+            and -R <= worst_region < R and (floor is None or floor >= 0) and spread >= 0
+            and (after is None or after > 0)):
+        raise ValueError("busy_trace: worst, after, high_scale, load, hours > 0; floor, spread >= 0; imbalance in "
                          f"[0, 1]; amplitude in [0, 1); warm_fill in (0, 1]; tenants >= {len(_LEVEL_SHARES)}; "
                          "worst_region an index into region_gpus")
     rng = np.random.default_rng(seed)
     S = np.array(region_gpus, dtype=float)
     w = worst_region % R
     others = [r for r in range(R) if r != w]
-    after_worst = worst if tetris else 0.98
-    f = fit_floor(R, after_worst) if floor is None else floor
+    after_worst = worst if tetris or after is None else after
+    f = fit_floor(R, after_worst, spread) if floor is None else floor
     order = rng.permutation(len(others))
     high = np.zeros(R)
     high[w] = after_worst
@@ -584,7 +585,7 @@ def busy_trace(region_gpus: tuple[int, ...], *, worst: float = 0.98, floor: floa
                 add(f"job-r{r}-{tag}-{i:05d}", round(t, 3), g, d, r, cls, regions)
                 i += 1
     jobs.sort(key=lambda j: (j.submit, j.id))
-    prov = (f"MAST §5.6's busy hours (ours after §5.6; §2, §5.3, Fig. 5, Fig. 7; seed {seed}): {R} regions of "
+    prov = (f"MAST §5.6's busy hours (ours after §5.6; §2, §5.1, §3.2, Fig. 7; seed {seed}): {R} regions of "
             f"{', '.join(map(str, region_gpus))} GPUs, high-priority demand/supply "
             f"{' / '.join(f'{x:.2f}' for x in high)} ({'after' if tetris else 'before'} Tetris, floor {f:.3f}), "
             f"low-priority backlog {max(0.0, load - 1):g}x the cluster (imbalance {imbalance:g}), all priorities {load:g}x "
