@@ -19,6 +19,9 @@ import numpy as np
 from placement.cassini.instance import CassiniInstance, instance_to_json, load_instance
 from placement.cassini.profiles import JobProfile, synthetic_profile
 from placement.cassini.topology import Topology, testbed_topology, tree_topology
+from placement.errors import InstanceError
+from placement.validate import integer, number
+from placement.validate import seed as seed_of
 
 __all__ = ["generate_cassini", "cassini_document", "ITERATION_TIMES", "random_candidate",
            "figure5_instance", "figure8b_instance", "links_instance"]
@@ -81,7 +84,7 @@ def _candidate(topo: Topology, sizes: list[int], rng: np.random.Generator, fragm
 
 def random_candidate(inst: CassiniInstance, seed: int = 0, name: str = "random") -> dict:
     """A placement with every worker on a uniformly random free GPU (the random baseline)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed_of(seed))
     sizes = [len(s) for _, s in inst.candidates[0].placement]
     pl = _candidate(inst.topology, sizes, rng, fragmentation=1.0)
     return {"name": name, "placement": {j.name: p for j, p in zip(inst.jobs, pl, strict=True)}}
@@ -92,9 +95,15 @@ def cassini_document(n_jobs: int = 8, n_candidates: int = 4, *, seed: int = 0, t
                      oversubscription: float = 2.0, fragmentation: float = 0.3, precision_deg: float = 5.0,
                      kinds=None, name: str = "") -> dict:
     """A CASSINI instance document (format version 1); see :func:`generate_cassini`."""
-    if n_jobs < 1 or n_candidates < 1:
-        raise ValueError("n_jobs and n_candidates must be >= 1")
-    rng = np.random.default_rng(seed)
+    integer(n_jobs, "n_jobs", 1)
+    integer(n_candidates, "n_candidates", 1)
+    if topology not in ("testbed", "tree"):
+        raise InstanceError("topology", f"must be 'testbed' or 'tree', got {topology!r:.60}")
+    for what, v in (("pods", pods), ("tors_per_pod", tors_per_pod), ("servers_per_tor", servers_per_tor)):
+        integer(v, what, 1)
+    number(fragmentation, "fragmentation")
+    number(precision_deg, "precision_deg", positive=True)
+    rng = np.random.default_rng(seed_of(seed))
     topo = testbed_topology() if topology == "testbed" else tree_topology(pods, tors_per_pod, servers_per_tor,
                                                                     oversubscription=oversubscription)
     kinds = list(kinds or ["data_parallel", "data_parallel", "tensor_parallel", "pipeline_parallel",

@@ -18,6 +18,8 @@ import numpy as np
 
 from placement.hived.cells import HivedInstance
 from placement.hived.config import load_instance
+from placement.validate import integer, number
+from placement.validate import seed as seed_of
 
 __all__ = ["hived_document", "generate_hived", "paper_cluster"]
 
@@ -26,9 +28,14 @@ def hived_document(n_chains: int = 1, n_levels: int = 4, n_top: int = 2, n_vcs: 
                    max_split: int = 3, load: float = 0.8, overload: int = 0, n_pinned: int = 0,
                    n_bad: int = 0, name: str = "") -> dict:
     """A canonical hived JSON document; see the module docstring."""
-    if n_chains < 1 or n_levels < 1 or n_top < 1 or n_vcs < 1 or max_split < 1:
-        raise ValueError("n_chains, n_levels, n_top, n_vcs and max_split must be >= 1")
-    rng = np.random.default_rng(seed)
+    for what, v in (("n_chains", n_chains), ("n_levels", n_levels), ("n_top", n_top), ("n_vcs", n_vcs),
+                    ("max_split", max_split)):
+        integer(v, what, 1)
+    integer(overload, "overload", 0)
+    integer(n_pinned, "n_pinned", 0)
+    integer(n_bad, "n_bad", 0)
+    number(load, "load")
+    rng = np.random.default_rng(seed_of(seed))
     chains, vcs = [], {f"vc{t}": {"cells": {}, "pinnedCells": []} for t in range(n_vcs)}
     pinned, bad = {}, []
     for c in range(n_chains):

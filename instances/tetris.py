@@ -17,8 +17,10 @@ import math
 
 import numpy as np
 
+from placement.errors import InstanceError
 from placement.tetris.instance import TetrisInstance, load_instance
-from placement.validate import integer
+from placement.validate import integer, number
+from placement.validate import seed as seed_of
 
 __all__ = ["generate_tetris", "tetris_document"]
 
@@ -57,11 +59,17 @@ def tetris_document(n_tables: int = 10, n_jobs: int = 15, n_regions: int = 3, *,
     """A Tetris instance document (file format version 1); see :func:`generate_tetris`."""
     n_tables, n_jobs, n_regions = (integer(n_tables, "n_tables", 1), integer(n_jobs, "n_jobs", 0),
                                    integer(n_regions, "n_regions", 1))
-    if not 1 <= n_gpu_types <= len(GPU_TYPES):
-        raise ValueError(f"n_gpu_types must be in 1..{len(GPU_TYPES)}")
-    if n_priorities < 1:
-        raise ValueError("n_priorities must be >= 1")
-    rng = np.random.default_rng(seed)
+    integer(n_gpu_types, "n_gpu_types", 1, len(GPU_TYPES))
+    integer(n_priorities, "n_priorities", 1)
+    if n_apps is not None:
+        integer(n_apps, "n_apps", 1)
+    integer(max_tables_per_job, "max_tables_per_job", 1)
+    for what, v in (("zipf", zipf), ("ml_share", ml_share), ("quota_share", quota_share),
+                    ("storage_room", storage_room)):
+        number(v, what)
+    if ml_share > 1:
+        raise InstanceError("ml_share", f"must be a share in 0..1, got {ml_share!r}")
+    rng = np.random.default_rng(seed_of(seed))
     R, T, J, G, K = n_regions, n_tables, n_jobs, n_gpu_types, n_priorities
     A = n_apps if n_apps is not None else max(1, J // 10)
     regions = [f"r{i}" for i in range(R)]

@@ -20,7 +20,7 @@ from .errors import InstanceError
 
 __all__ = ["obj", "known_keys", "required_keys", "as_list", "list_field", "integer", "number", "name", "unique",
            "total", "MAX_INTEGER", "parse_number", "parse_integer", "option_counts", "generated_size", "check_number",
-           "check_bool"]
+           "check_bool", "seed", "generated_file"]
 
 
 def obj(v: Any, where: str) -> dict:
@@ -141,6 +141,35 @@ def parse_integer(text: str, where: str, *, minimum: int = 0, maximum: int = 10*
     return int(v)
 
 
+MAX_SEED = 2**63 - 1
+
+
+def seed(v: Any, where: str = "seed") -> int:
+    """A generator's seed: an integer in 0..2^63-1 (``numpy.random.default_rng`` takes it as is);
+    ``-1``, ``1.5``, ``"1"`` or ``True`` is one :class:`InstanceError` naming ``where``."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED:
+        kind = "" if isinstance(v, int) and not isinstance(v, bool) else f" ({type(v).__name__})"
+        raise InstanceError(where, f"must be an integer in 0..2^63-1, got {v!r:.60}{kind}")
+    return v
+
+
+def generated_file(terms: list[tuple[str, float]], what: str = "the instance") -> None:
+    """Refuse, before any work, to generate a file that the readers refuse: ``terms`` lists
+    ``(option, bytes)``, a lower bound of the bytes each option's items take in the written
+    document; their sum must stay within :func:`placement.io.max_input_bytes` (64 MiB unless
+    ``PLACEMENT_MAX_INPUT_BYTES`` says otherwise), the size ``solve``, ``evaluate`` and
+    ``simulate`` read. One :class:`InstanceError` names the largest contributor."""
+    from .io import max_input_bytes
+
+    limit = max_input_bytes()
+    total_bytes = sum(b for _, b in terms)
+    if total_bytes > limit:
+        option, big = max(terms, key=lambda t: t[1])
+        raise InstanceError(option, f"too large: {what} would be a file of at least {_human(total_bytes)} "
+                                    f"({_human(big)} from {option}), and the commands read files of at most "
+                                    f"{_human(limit)} (PLACEMENT_MAX_INPUT_BYTES)")
+
+
 def option_counts(args: Any, *, positive: tuple[str, ...] = (), non_negative: tuple[str, ...] = ()) -> None:
     """Command-line counts of ``placement generate``: named as the option (``--top-cells``)."""
     for attr in positive:
@@ -183,7 +212,7 @@ def generated_size(terms: list[tuple[str, float]], what: str = "the instance") -
 def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
-            return f"{n:.3g} {unit}"
+            return f"{n:,.0f} B" if unit == "B" else f"{n:.3g} {unit}"
         n /= 1024
     return f"{n:.3g} B"
 

@@ -63,10 +63,32 @@ def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
         print(f"  {k:<{width}}  {v}")
 
 
+# Bytes each generated item takes at least in the written document (measured on the default
+# options: a Tetris table 71 bytes, a job 110-150; a trace job 110): (family, option) -> bytes.
+_FILE_BYTES_PER_ITEM = {("tetris", "tables"): 60, ("tetris", "jobs"): 90, ("trace", "jobs"): 80}
+
+
+def _check_file_size(args: argparse.Namespace) -> None:
+    """The document ``generate`` would write, checked against the size the commands read
+    (:func:`placement.validate.generated_file`) before any work."""
+    from ..validate import generated_file
+
+    if getattr(args, "kind", None) in ("mast", "cassini"):   # trace kinds whose size --jobs does not set
+        return
+    terms = []
+    for (family, option), per in _FILE_BYTES_PER_ITEM.items():
+        n = getattr(args, option, None)
+        if family == args.problem and isinstance(n, int) and n > 0:
+            terms.append((f"--{option}", per * n))
+    if terms:
+        generated_file(terms)
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     spec = get_problem(args.problem)
     if args.output is not None:   # "" is refused, not read as "no file"
         check_output_path(args.output)
+    _check_file_size(args)
     instance = spec.generate(args)
     doc = spec.instance_to_json(instance)
     if args.output is not None:

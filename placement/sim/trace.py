@@ -611,8 +611,13 @@ def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
     ``gpu_types`` is given) the GPU type are drawn uniformly / by :data:`PRIORITY_WEIGHTS`; all
     fields are synthetic.
     """
+    from ..validate import integer
+    from ..validate import seed as seed_of
+
+    seed_of(seed)
     if kind not in ("batch", "poisson"):
         raise InstanceError("kind", "must be 'batch' or 'poisson'")
+    integer(jobs, "jobs", 0, MAX_TRACE_ROWS)
     if not 0 <= jobs <= MAX_TRACE_ROWS:
         raise InstanceError("jobs", f"must be an integer in 0..{MAX_TRACE_ROWS}")
     if not (math.isfinite(jobs_per_hour) and jobs_per_hour > 0):
