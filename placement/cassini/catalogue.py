@@ -4,31 +4,30 @@ The paper's measured profiles are not public. Each model gets a kind (data, pipe
 or hybrid parallel: :mod:`.profiles`, shaped like Fig. 1), an iteration time, and the shape's
 keyword arguments (Up fraction ``comm_fraction``, Up bandwidth in Gbps). The sources:
 
-iteration times (Table 2, Fig. 3)
-    The paper's co-located jobs run within about 10% of each other: Table 2's Th+CASSINI times
-    are 163-168 ms on snapshots 2 and 3 and 164 / 180 ms on snapshot 4, so every model but one
-    gets **165 ms** (one common period: co-located jobs keep their relative phase, as the
-    paper's shifts assume). ResNet50 runs at **55 ms** = 165 / 3, a harmonic (Table 2
-    snapshot 2: 55 ms under Themis, 59 ms under Th+CASSINI beside 163-168 ms jobs). The
-    model-parallel models' times are not stated (Fig. 1 has no time scale in the text): 165 ms,
-    drawn. Fig. 3's VGG16 at 255 ms is another batch size (not used, see :data:`VARIANTS`).
+iteration times (Table 2's Themis column)
+    Co-located jobs under Themis run within 3% of each other in Table 2 (205 / 199, 220 / 220,
+    176 / 177, 210 / 208 ms), so every model but one gets **one common period** (co-located jobs
+    keep their relative phase, as the paper's shifts assume), and ResNet50 a **quarter** of it
+    (snapshot 2 under Themis: 55 ms beside 220 ms). Its value, :data:`COMMON_PERIOD` = 140 ms, is
+    the median of the five snapshots' periods fitted so that the fluid model's Themis (the
+    snapshot's jobs started together) meets Table 2's Themis column, rounded to 20 ms
+    (:func:`placement.app.reproduce.cassini_snapshots.fitted_common_period`; a test recomputes it).
+    The gains are ratios and do not depend on the period's scale. The model-parallel models'
+    times are not stated (Fig. 1 has no time scale in the text): the common period, drawn.
 Up fractions
     VGG16 0.45: Fig. 3(c), an Up arc of 114 of 255 units (Down 141 units, 200 degrees).
     VGG11, VGG19 0.45: same family as VGG16 (Table 3: 507-549 MB); Fig. 2(c) interleaves two
-    VGG19 perfectly at a 120 ms shift, which needs Up <= 0.5. WideResNet101 0.4: Table 2
-    snapshot 1 scores 1.0 beside VGG16 (the two Up arcs fit in one circle: 0.4 + 0.45 <= 1).
-    BERT 0.6: §2.3, BERT and VGG19 have no perfectly interleaving shift (0.6 + 0.45 > 1), and
-    Table 2 snapshot 5 (BERT, VGG19, WideResNet101) scores 0.6 (Up arcs sum to 1.45).
-    RoBERTa 0.6: Table 2 snapshot 4, two RoBERTa score 0.8 (overlap 0.2 of the circle at
-    45 + 45 Gbps on 50 scores 0.83 here). XLM 0.65: §5.2 (Fig. 11), XLM and WideResNet101 are
-    not compatible (0.65 + 0.4 > 1); Table 3's largest language model. CamemBERT 0.35 and
-    ResNet50 0.3: drawn (the smallest models of their families, Table 3).
+    VGG19 perfectly at a 120 ms shift, which needs Up <= 0.5. BERT 0.6: §2.3, BERT and VGG19
+    have no perfectly interleaving shift (0.6 + 0.45 > 1). XLM 0.65: §5.2 (Fig. 11), XLM and
+    WideResNet101 are not compatible (0.65 + 0.4 > 1); Table 3's largest language model.
+    WideResNet101 0.4, RoBERTa 0.6 (as BERT), CamemBERT 0.35 and ResNet50 0.3: drawn, not
+    fitted (Table 2's compatibility scores are CASSINI's results, never a target).
 Up bandwidths (Fig. 1, Fig. 2, Table 2)
     45 Gbps for the data-parallel VGG, WideResNet101, RoBERTa and XLM: Fig. 2(b), a VGG19 alone
     fills the 50 Gbps NIC to about 44-45 Gbps (two sharing get about 22 each). BERT 40 and
-    CamemBERT 30: drawn, below the larger models. ResNet50 **5 Gbps**: the headroom Table 2
-    snapshot 2 needs (VGG19, VGG16 and ResNet50 score 1.0 on one 50 Gbps link while the VGG Up
-    arcs cover 0.9 of the circle, so ResNet50's Up must fit beside a 45 Gbps Up: 45 + 5 <= 50).
+    CamemBERT 30: drawn, below the larger models. ResNet50 **5 Gbps**: drawn
+    small, as §5.5 says its network demand "is not significant and can co-exist with the other
+    jobs".
     GPT-2 (tensor parallel) 25 Gbps: Fig. 1(c), "roughly 25 Gbps" in both passes. GPT-1
     (pipeline) 25 Gbps AllReduce with 15 Gbps activation peaks: Fig. 1(b)'s shape, the height
     drawn so that GPT-1 and GPT-2 fit on one link (Fig. 12: GPT-2-A is compatible with GPT-1).
@@ -36,11 +35,12 @@ Up bandwidths (Fig. 1, Fig. 2, Table 2)
     DLRM (pipeline, model parallel in §5.2) 45 Gbps: drawn heavy, the stress test's contrast
     with ResNet50 (§5.3).
 
-Batch-size variants (:data:`VARIANTS`): Table 2 names each snapshot's batch sizes; the same
-model at another batch size has another Up fraction (fewer samples per iteration, the same
-gradient volume) and iteration time. Snapshot 1's pair runs at 145 ms (Table 2: 138 / 148 ms,
-read as one period, rounded to 5 ms); snapshot 3's VGG19 (1024) and VGG16 (1200) carry Up
-fractions of 0.55 (drawn so that the pair scores about 0.9, Table 2); BERT (8) as BERT.
+Batch-size variants (:data:`VARIANTS`): Table 2 names each snapshot's batch sizes. VGG19
+(1400) and VGG16 (1700) (snapshot 2) are read as the catalogue's profiles; at a smaller batch
+the compute phase shrinks in proportion and the gradient volume stays, so VGG19 (1024) and
+VGG16 (1200) (snapshot 3) carry Up fractions ``0.45 / (0.45 + 0.55 b / b0)`` = 0.528 and 0.537
+(ours: compute linear in the batch); the other variants are their model's profile. A
+snapshot's period is fitted on its Themis column (the reproduction's ``snapshot period``).
 
 Used by the simulator's link model (:mod:`placement.sim.links`), which looks a trace job's
 ``model`` up here, by §5.1's workload (:mod:`placement.sim.cassini_workload`) and by Table 2's
@@ -51,18 +51,19 @@ from __future__ import annotations
 
 from .profiles import JobProfile, synthetic_profile
 
-__all__ = ["CATALOGUE", "VARIANTS", "profile_of", "variant_profile", "COMMON_PERIOD", "GOODPUT",
+__all__ = ["CATALOGUE", "VARIANTS", "profile_of", "variant_profile", "period_of", "COMMON_PERIOD", "GOODPUT",
            "GOODPUT_ANALOGUE", "goodput_inputs"]
 
-#: Table 2's co-located iteration times (163-168 ms), module docstring
-COMMON_PERIOD = 165
+#: the common period (ms): the median of Table 2's snapshot periods fitted on its Themis column,
+#: rounded to 20 ms (module docstring)
+COMMON_PERIOD = 140
 
 # name: (kind, iteration ms, keyword arguments of the shape) -- sources in the module docstring
 CATALOGUE: dict[str, tuple[str, int, dict]] = {
     "VGG11": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.45, "bandwidth": 45}),
     "VGG16": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.45, "bandwidth": 45}),
     "VGG19": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.45, "bandwidth": 45}),
-    "ResNet50": ("data_parallel", COMMON_PERIOD // 3, {"comm_fraction": 0.3, "bandwidth": 5}),
+    "ResNet50": ("data_parallel", COMMON_PERIOD // 4, {"comm_fraction": 0.3, "bandwidth": 5}),
     "WideResNet101": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.4, "bandwidth": 45}),
     "BERT": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.6, "bandwidth": 40}),
     "RoBERTa": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.6, "bandwidth": 45}),
@@ -74,18 +75,33 @@ CATALOGUE: dict[str, tuple[str, int, dict]] = {
     "DLRM": ("pipeline_parallel", COMMON_PERIOD, {"bandwidth": 45}),
 }
 
-# "model (batch size)" of Table 2: (catalogue model, iteration ms, shape overrides) -- module docstring
-VARIANTS: dict[str, tuple[str, int, dict]] = {
-    "WideResNet101 (800)": ("WideResNet101", 145, {}),
-    "VGG16 (1400)": ("VGG16", 145, {}),
-    "VGG19 (1400)": ("VGG19", COMMON_PERIOD, {}),
-    "VGG16 (1700)": ("VGG16", COMMON_PERIOD, {}),
-    "ResNet50 (1600)": ("ResNet50", COMMON_PERIOD // 3, {}),
-    "VGG19 (1024)": ("VGG19", COMMON_PERIOD, {"comm_fraction": 0.55}),
-    "VGG16 (1200)": ("VGG16", COMMON_PERIOD, {"comm_fraction": 0.55}),
-    "RoBERTa (12)": ("RoBERTa", COMMON_PERIOD, {}),
-    "BERT (8)": ("BERT", COMMON_PERIOD, {}),
+#: the base batch of each VGG model's catalogue profile (Table 2 snapshot 2) and its Up fraction
+_BASE_BATCH = {"VGG19": 1400, "VGG16": 1700}
+
+
+def _batch_fraction(model: str, batch: int) -> float:
+    """Up fraction of a VGG model at ``batch`` (module docstring: compute linear in the batch)."""
+    f = CATALOGUE[model][2]["comm_fraction"]
+    return round(f / (f + (1 - f) * batch / _BASE_BATCH[model]), 3)
+
+
+# "model (batch size)" of Table 2: (catalogue model, shape overrides) -- module docstring
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "WideResNet101 (800)": ("WideResNet101", {}),
+    "VGG16 (1400)": ("VGG16", {}),
+    "VGG19 (1400)": ("VGG19", {}),
+    "VGG16 (1700)": ("VGG16", {}),
+    "ResNet50 (1600)": ("ResNet50", {}),
+    "VGG19 (1024)": ("VGG19", {"comm_fraction": _batch_fraction("VGG19", 1024)}),
+    "VGG16 (1200)": ("VGG16", {"comm_fraction": _batch_fraction("VGG16", 1200)}),
+    "RoBERTa (12)": ("RoBERTa", {}),
+    "BERT (8)": ("BERT", {}),
 }
+
+
+def period_of(model: str, common: int) -> int:
+    """``model``'s iteration (ms) when the common period is ``common``: a quarter for ResNet50."""
+    return common // 4 if model == "ResNet50" else common
 
 
 def profile_of(model: str, job: str) -> JobProfile:
@@ -94,11 +110,12 @@ def profile_of(model: str, job: str) -> JobProfile:
     return synthetic_profile(kind, job, it, **kw)
 
 
-def variant_profile(variant: str, job: str) -> JobProfile:
-    """The profile of a Table 2 batch-size variant (:data:`VARIANTS`), named ``job``."""
-    model, it, over = VARIANTS[variant]
+def variant_profile(variant: str, job: str, common: int = COMMON_PERIOD, overrides: bool = True) -> JobProfile:
+    """The profile of a Table 2 batch-size variant (:data:`VARIANTS`), named ``job``, at the common
+    period ``common`` (:func:`period_of`); ``overrides=False``: its model's catalogue shape."""
+    model, over = VARIANTS[variant]
     kind, _, kw = CATALOGUE[model]
-    return synthetic_profile(kind, job, it, **{**kw, **over})
+    return synthetic_profile(kind, job, period_of(model, common), **{**kw, **(over if overrides else {})})
 
 
 # Goodput inputs (Pollux §3, :mod:`placement.sim.goodput`) for Pollux on §5.1's workload: every

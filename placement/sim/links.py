@@ -94,8 +94,8 @@ from .log import EventLog, extra_value
 from .network import fluid_window, mean_iterations
 from .trace import Job, Trace
 
-__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "instants", "drift_adjustments",
-           "agent_window", "set_score", "AGENT_MIN_SCORE"]
+__all__ = ["LinkSharing", "MAX_FLUID_JOBS", "average_load", "default_phase", "spread_phase", "phase_shifts",
+           "instants", "drift_adjustments", "agent_window", "set_score", "AGENT_MIN_SCORE"]
 
 WINDOW_ITERATIONS = 16
 WARMUP = 3
@@ -112,6 +112,38 @@ def default_phase(job: Job, start: float) -> float:
     """The phase (ms) of a job whose iterations begin when its attempt starts at ``start`` (s)."""
     period = CATALOGUE[job.model][1] if job.model in CATALOGUE else 1
     return float((start * 1000.0) % period)
+
+
+def spread_phase(job: Job, start: float, spread: float) -> float:
+    """The phase (ms) a network-agnostic job's iterations settle at when its attempt starts at
+    ``start`` (s), under the *phase spread* ``spread`` in [0, 1]: ``spread`` times
+    :func:`default_phase`. ``1`` leaves phases where start times put them (uniform over the
+    iteration: partial interleaving for free); ``0`` puts every job in phase with every other,
+    as CASSINI §2.2's Fig. 2(b) shows two jobs sharing a link staying overlapped; between, phases
+    spread over that fraction of the iteration. The spread is the link model's phase dynamics of
+    contending jobs, fitted to a baseline number (the reproduction's "phase spread" knob)."""
+    if not 0.0 <= float(spread) <= 1.0:
+        raise ValueError(f"phase spread: must be in [0, 1], got {spread}")
+    return float(default_phase(job, start) * float(spread))
+
+
+def phase_shifts(view, decisions, spread: float) -> list:
+    """:class:`~placement.sim.policy.Shift` decisions placing every job started by ``decisions``
+    (a policy's output, this call) at :func:`spread_phase` (none when ``spread`` is 1, the
+    engine's default, or the cluster has no network, or the job has no profile): how a
+    network-agnostic policy's jobs settle on shared links, recorded in the log so the link check
+    rebuilds it."""
+    from .policy import Shift, Start
+
+    if float(spread) >= 1.0 or getattr(view, "links", None) is None:
+        return []
+    out = []
+    for d in decisions:
+        if isinstance(d, Start):
+            job = view.job(d.job_id)
+            if job.model in CATALOGUE:
+                out.append(Shift(d.job_id, spread_phase(job, view.now, spread)))
+    return out
 
 
 class LinkSharing:
@@ -142,6 +174,11 @@ class LinkSharing:
         #: from the cache or not, maps to whether the agent acted on it, so a measure counts the
         #: distinct components it touched as a fresh model's ``stats`` would
         self.seen: dict[tuple, bool] | None = None
+
+    @property
+    def n_gpus(self) -> int:
+        """The cluster's GPU count."""
+        return len(self._machine)
 
     def servers(self, gpus) -> tuple[str, ...]:
         """The servers (machines) of a placement, in machine order."""

@@ -22,7 +22,8 @@ base's options stay ``--option`` settable). On a cluster with a network
    of :mod:`placement.cassini.instance` (the jobs' synthetic profiles of
    :mod:`placement.cassini.catalogue`), ranked by :func:`placement.solvers.affinity.rank_candidates`
    (per-link rotation search, Affinity-graph BFS, ``precision`` degrees). The top candidate's
-   GPUs replace the base's.
+   GPUs replace the base's. ``stats()["cassini"]["mean_link_sets"]``: distinct link sets (each
+   starting job's links) per ranking, how much the candidates differ for the network.
 3. **Shifts** (Algorithm 1): the top candidate's unique time shifts are applied to every running
    job as :class:`~placement.sim.policy.Shift` decisions: a job's phase becomes
    ``(now in ms + shift) mod its iteration time``. The agents' re-adjustments on drift (§4.2
@@ -68,7 +69,8 @@ class CassiniPlugin:
         if not (float(precision) <= 360.0 and abs(steps - round(steps)) <= 1e-9):
             raise ValueError(f"precision: must divide 360 degrees into a whole number of angles, got {precision}")
         self._n_candidates, self._precision = int(candidates), float(precision)
-        self._cassini = {"rankings": 0, "candidates": 0, "moved": 0, "shifts": 0, "score_sum": 0.0}
+        self._cassini = {"rankings": 0, "candidates": 0, "moved": 0, "shifts": 0, "score_sum": 0.0,
+                         "link_sets": 0}
 
     def setup(self, view, seed: int) -> None:
         super().setup(view, seed)
@@ -91,6 +93,8 @@ class CassiniPlugin:
         chosen, shifts, score = self._rank(view, running, cands)
         self._cassini["rankings"] += 1
         self._cassini["candidates"] += len(cands)
+        self._cassini["link_sets"] += len({tuple(sorted((j, view.links.links(g)) for j, g in c.items()))
+                                           for c in cands})
         self._cassini["moved"] += chosen is not cands[0]
         self._cassini["score_sum"] += score or 0.0
         # preemptions first: a chosen candidate may use GPUs a preemption of this call frees
@@ -196,8 +200,12 @@ class CassiniPlugin:
 
     def stats(self) -> dict[str, Any]:
         c = self._cassini
+
+        def per(k: str) -> float | None:
+            return c[k] / c["rankings"] if c["rankings"] else None
+
         return {**super().stats(), "cassini": {**{k: v for k, v in c.items() if k != "score_sum"},
-                                               "mean_score": c["score_sum"] / c["rankings"] if c["rankings"] else None}}
+                                               "mean_score": per("score_sum"), "mean_link_sets": per("link_sets")}}
 
 
 class ThemisCassini(CassiniPlugin, Themis):

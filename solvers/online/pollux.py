@@ -30,7 +30,7 @@ Fixed-size (model-parallel) jobs (``fixed_models``, empty by default: the author
     too on the model-parallel trace, Fig. 12), and its Pollux baseline places DLRM across
     servers (§5.3); DLRM's goodput analogue, the authors' NCF, is a fixed-batch job that their
     ``max_replicas`` rule holds at one GPU, so without this option CASSINI's Pollux would never
-    run DLRM distributed (issue 47's measurement). The job's speedup table is that analogue's
+    run DLRM distributed. The job's speedup table is that analogue's
     goodput at its count (interpolated by the throughput model, Eq. 7-9).
 Interval
     re-optimised every ``interval`` seconds (60 s, §5.3) on the grid ``k x interval`` (the authors'

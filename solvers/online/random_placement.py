@@ -4,7 +4,10 @@ Jobs start in submit order (a preempted job keeps its place by submit time; the 
 queue blocks those behind it, as :mod:`.fifo`, unless ``backfill=True``); each job gets its
 asked number of GPUs drawn **uniformly at random** among the free GPUs of its type (no
 locality, no compatibility: "the highest network overhead", §5.1), from a generator seeded by
-the run's seed (same seed, same log). Never preempts.
+the run's seed (same seed, same log). Never preempts. ``phase_spread`` (default 1) places the jobs
+it starts at :func:`placement.sim.links.spread_phase` on a cluster with a network, as Themis's
+option does. CASSINI's reproduction runs Random in Themis's elastic regime instead
+(:class:`placement.solvers.online.themis.Themis` ``placement="random"``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from placement.sim.links import phase_shifts
 from placement.sim.placement import usable_mask
 from placement.sim.policy import Policy, Start
 
@@ -24,8 +28,11 @@ class RandomPlacement(Policy):
 
     name = "random"
 
-    def __init__(self, backfill: bool = False):
+    def __init__(self, backfill: bool = False, phase_spread: float = 1.0):
         self.backfill = bool(backfill)
+        if not 0.0 <= float(phase_spread) <= 1.0:
+            raise ValueError(f"phase_spread: must be in [0, 1], got {phase_spread}")
+        self.phase_spread = float(phase_spread)
         self._rng = np.random.default_rng(0)
         self._starts = 0
 
@@ -47,7 +54,7 @@ class RandomPlacement(Policy):
             free[list(gpus)] = False
             out.append(Start(job.id, gpus))
             self._starts += 1
-        return out
+        return out + phase_shifts(view, out, self.phase_spread)
 
     def stats(self) -> dict[str, Any]:
         return {"starts": self._starts}

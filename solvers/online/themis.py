@@ -48,6 +48,17 @@ could use more; its lease holds what it has): when it wins ``k`` more it restart
 GPUs plus ``k`` free ones (a new lease). Off by
 default (``themis`` keeps fixed gangs: the logs of earlier runs stay the same).
 
+Phase spread (``phase_spread``, default 1: the engine's start-time phases): on a cluster with a
+network every job this policy starts settles at :func:`placement.sim.links.spread_phase` (a
+``shift`` row in the log), the link model's phase dynamics of network-agnostic jobs; the CASSINI
+reproduction fits it to Themis's slowdown over Ideal.
+
+Random placement (``placement="random"``; default ``"consolidated"``): the same auctions,
+leases and worker counts, each winner's GPUs drawn uniformly at random among the free GPUs of
+its type (seeded by the run's seed), no rack penalty: CASSINI §5.1's Random baseline ("places
+workers for each job randomly") in Themis's elastic regime, so Random and Themis differ only in
+where workers go.
+
 Differences from §5.1 (stated on the cassini page): without ``elastic`` the worker count is the
 job's own trace count (a gang of fixed size); the elastic split above is our reading of
 Themis's partial-allocation auction (bids are the linear valuations, not the agents' own
@@ -59,7 +70,10 @@ from __future__ import annotations
 
 import math
 
-from placement.sim.placement import first_fit_consolidated
+import numpy as np
+
+from placement.sim.links import phase_shifts
+from placement.sim.placement import first_fit_consolidated, usable_mask
 from placement.sim.policy import Policy, Preempt, Start, Timer
 
 __all__ = ["Themis"]
@@ -71,7 +85,7 @@ class Themis(Policy):
     name = "themis"
 
     def __init__(self, lease: float = 600.0, rack_penalty: float = 1.25, elastic: bool = False,
-                 fairness: float = 0.8):
+                 fairness: float = 0.8, phase_spread: float = 1.0, placement: str = "consolidated"):
         if not lease > 0:
             raise ValueError(f"lease: must be > 0, got {lease}")
         if not rack_penalty >= 1.0:
@@ -82,6 +96,13 @@ class Themis(Policy):
             raise ValueError(f"fairness: must be in [0, 1), got {fairness}")
         self.elastic = bool(elastic)
         self.fairness = float(fairness)
+        if not 0.0 <= float(phase_spread) <= 1.0:
+            raise ValueError(f"phase_spread: must be in [0, 1], got {phase_spread}")
+        self.phase_spread = float(phase_spread)
+        if placement not in ("consolidated", "random"):
+            raise ValueError(f"placement: must be 'consolidated' or 'random', got {placement!r}")
+        self.placement = placement
+        self._place_rng = np.random.default_rng(0)
         self._lease_end: dict[str, float] = {}
         self.auctions = 0
         self.preemptions = 0
@@ -91,7 +112,25 @@ class Themis(Policy):
         self.partial_starts = 0   # starts on fewer GPUs than the job asks for
         self.grown = 0            # running jobs given more workers before their lease ended
 
+    def setup(self, view, seed: int) -> None:
+        super().setup(view, seed)
+        self._place_rng = np.random.default_rng(seed)
+
+    def _place(self, cluster, free, n: int, gpu_type):
+        """``n`` free GPUs of ``gpu_type``: consolidated (fewest machines, one rack, one dynamic
+        cluster) or, with ``placement="random"``, uniformly drawn; None when too few are free."""
+        if self.placement == "consolidated":
+            return first_fit_consolidated(cluster, free, n, gpu_type)
+        ids = np.flatnonzero(usable_mask(cluster, free, gpu_type))
+        if len(ids) < n:
+            return None
+        return tuple(sorted(int(x) for x in self._place_rng.choice(ids, size=n, replace=False)))
+
     def schedule(self, view, events):
+        out = self._auction(view)
+        return out + phase_shifts(view, out, self.phase_spread)
+
+    def _auction(self, view):
         now = view.now
         running = dict(view.running.items())
         for jid in list(self._lease_end):
@@ -122,7 +161,8 @@ class Themis(Policy):
             if jid in running:
                 rate = running[jid].rate
             else:
-                rate = 1.0 / (self.rack_penalty if job.gpus > 1 and max(rack_free) < job.gpus else 1.0)
+                penalty = self.rack_penalty if self.placement == "consolidated" else 1.0
+                rate = 1.0 / (penalty if job.gpus > 1 and max(rack_free) < job.gpus else 1.0)
             t_sh = (now - job.submit) + left / max(rate, 1e-12)
             return t_sh / (job.duration * max(1.0, n_jobs * job.gpus / G))
 
@@ -149,7 +189,7 @@ class Themis(Policy):
         for j in win:
             job = view.job(j)
             if j in grow:                       # more workers: its GPUs and the extra ones won
-                extra = first_fit_consolidated(cluster, free, want[j], job.gpu_type)
+                extra = self._place(cluster, free, want[j], job.gpu_type)
                 if extra is None:
                     continue
                 free[list(extra)] = False
@@ -159,7 +199,7 @@ class Themis(Policy):
                 out += [Preempt(j), Start(j, tuple(sorted(running[j].gpus + tuple(extra))))]
                 continue
             n = want.get(j, job.gpus)
-            gpus = first_fit_consolidated(cluster, free, n, job.gpu_type)
+            gpus = self._place(cluster, free, n, job.gpu_type)
             if (gpus is not None and j in running and len(running[j].gpus) == n
                     and free[list(running[j].gpus)].all()
                     and _racks(cluster, running[j].gpus) <= _racks(cluster, gpus)):
@@ -191,6 +231,8 @@ class Themis(Policy):
     def stats(self):
         return {"auctions": self.auctions, "preemptions": self.preemptions, "moves": self.moves,
                 "renewals": self.renewals, "lease_s": self.lease, "rack_penalty": self.rack_penalty,
+                **({"phase_spread": self.phase_spread} if self.phase_spread < 1 else {}),
+                **({"placement": self.placement} if self.placement != "consolidated" else {}),
                 **({"elastic": True, "fairness": self.fairness, "resized": self.resized,
                     "partial_starts": self.partial_starts, "grown": self.grown}
                    if self.elastic else {})}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from placement.app.reproduce.cassini_snapshots import SNAPSHOTS, snapshot
+from placement.app.reproduce.cassini_snapshots import SNAPSHOTS, snapshot, themis_times
 from placement.cassini.catalogue import CATALOGUE, VARIANTS, profile_of, variant_profile
 from placement.cassini.evaluation import link_score
 from placement.cassini.fluid import SECTION_2_2_GOODPUT
@@ -32,12 +32,34 @@ def test_the_papers_compatible_and_incompatible_pairs(pair, compatible):
     assert (score == pytest.approx(1.0)) == compatible
 
 
-def test_periods_are_one_common_period_or_its_harmonic():
+def test_periods_are_one_common_period_or_its_quarter_fitted_on_themis_column():
+    from placement.app.reproduce.cassini_snapshots import fit_period, fitted_common_period
+    from placement.app.reproduce.cassini_spec import SPEC
+
     common = CATALOGUE["VGG16"][1]
-    for _, it, _ in CATALOGUE.values():
-        assert common % it == 0
-    for model, it, _ in VARIANTS.values():
-        assert model in CATALOGUE and it > 0
+    assert {it for _, it, _ in CATALOGUE.values()} == {common, common // 4}
+    assert CATALOGUE["ResNet50"][1] * 4 == common
+    for model, _ in VARIANTS.values():
+        assert model in CATALOGUE
+    # the catalogue's period is the fit on Table 2's Themis column (never its Th+CASSINI column)
+    assert fitted_common_period() == common
+    for k in range(1, 6):
+        period, ours = fit_period(k, "paper", SECTION_2_2_GOODPUT)
+        paper = SPEC.by_key[f"table2.themis.s{k}"].mid
+        assert SPEC.by_key[f"table2.themis.s{k}"].role == "baseline"
+        assert abs(ours / paper - 1) <= 0.05 and period % 5 == 0
+        # the fluid model's times scale with a common period: the fit at twice the period doubles
+        a = themis_times(SNAPSHOTS[k - 1][0], "paper", SECTION_2_2_GOODPUT, 100)
+        b = themis_times(SNAPSHOTS[k - 1][0], "paper", SECTION_2_2_GOODPUT, 200)
+        assert b == pytest.approx([2 * x for x in a], rel=0.02)
+
+
+def test_snapshot3_variants_scale_compute_with_the_batch():
+    # Table 2's batch sizes: VGG19 1024 of 1400, VGG16 1200 of 1700, Up 0.45 at the base batch
+    for variant, batch, base in (("VGG19 (1024)", 1024, 1400), ("VGG16 (1200)", 1200, 1700)):
+        f = VARIANTS[variant][1]["comm_fraction"]
+        up, down = 0.45, 0.55 * batch / base
+        assert f == pytest.approx(up / (up + down), abs=1e-3)
 
 
 @pytest.mark.parametrize("k", range(len(SNAPSHOTS)))

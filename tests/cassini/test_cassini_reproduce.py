@@ -1,17 +1,20 @@
 """``placement reproduce cassini`` on a tiny configuration of the same code: every log passes the
 replay and link-factor checks, a row's iteration mean is recomputed from its log's rate rows,
-the claims come from the rows, Themis/Ideal and the shift ceiling stand beside the gains, and
-the regime map has its three knobs."""
+the claims come from the rows and are judged by the contract (verdicts recomputed where the run's
+records decide them, the phase spread's fit recomputed from its rows, choices.csv), Themis/Ideal
+and the shift ceiling stand beside the gains, and the regime map has its knobs."""
 
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
 
 from placement.app import reproduce as rp
 from placement.app.reproduce import cassini
+from placement.app.reproduce.claims import VERDICTS
 from placement.cassini.catalogue import CATALOGUE
 from placement.sim.cassini_workload import poisson_trace
 from tests.support import run_reproduction_with
@@ -70,9 +73,9 @@ def test_logs_pass_the_checks_and_a_row_is_recomputed_from_its_log(run):
 def test_claims_from_rows_with_the_room_beside_each_gain(run):
     ctx, out = run
     rows = _rows(out)
-    for exp in ("poisson", "model-parallel", "stress"):
-        c = next(c for c in ctx.claims if c.claim.startswith("Th+CASSINI improves the average") and f"({exp} trace)"
-                 in c.claim)
+    by = {c.key: c for c in ctx.claims}
+    for exp, key in (("poisson", "poisson_mean"), ("model-parallel", "mp_mean"), ("stress", "stress_mean")):
+        c = by[key]
         a, b = (float(rows[f"main-{exp}-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
         assert c.ours == pytest.approx([a / b])
         assert "Themis/Ideal" in c.difference and "bound on Themis's placements" in c.difference
@@ -82,20 +85,75 @@ def test_claims_from_rows_with_the_room_beside_each_gain(run):
     assert (out / "figures" / "cdf-iterations.png").exists()
 
 
-def test_baselines_calibration_and_the_shifts_bound(run):
+def _expected(claim, statuses) -> str | None:
+    """The verdict category the contract gives, where it follows from the run's own records: a
+    failed precondition (majority of seeds) is off-regime, then a knob that did not converge
+    makes it uncalibrated; None when the verdict rests on the values."""
+    for p in claim["preconditions"]:
+        rule = p["rule"].split()
+        ok = [(v >= float(rule[1])) if rule[0] == ">=" else (v <= float(rule[1])) for v in p["measured"]]
+        if 2 * sum(ok) <= len(ok):
+            return "off-regime"
+    knobs = [d["name"] for d in claim["depends_on"] if d["kind"] == "knob"]
+    return "uncalibrated" if any(statuses[k] != "converged" for k in knobs) else None
+
+
+def test_the_contract_one_row_per_claim_calibration_and_choices(run):
+    from placement.app.reproduce.cassini_sim import PHASE_GRID
+    from placement.app.reproduce.cassini_spec import SPEC
+
+    ctx, out = run
+    doc = json.loads((out / "claims.json").read_text())
+    keys = [c["key"] for c in doc["claims"]]
+    assert sorted(set(keys)) == sorted(c.key for c in SPEC.claims if not c.key.startswith(("table2", "fig17")))
+    assert len(keys) == len(set(keys))                          # each claim judged once (snapshots off here)
+    cal = list(csv.DictReader(open(out / "calibration.csv")))
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    # the phase spread: the grid value whose Themis / Ideal (median over seeds) is nearest 1.6
+    fit = {}
+    for r in rows:
+        if r["run"].startswith("fit-spread-"):
+            fit.setdefault(float(r["spread"]), []).append(float(r["over_ideal"]))
+    assert sorted(fit) == sorted(PHASE_GRID)
+    med = {k: float(np.median(v)) for k, v in fit.items()}
+    best = min(PHASE_GRID, key=lambda k: (abs(med[k] - 1.6), -k))
+    (phase,) = [r for r in cal if r["parameter"] == "phase spread"]
+    assert float(phase["value"]) == best and float(phase["ours"]) == pytest.approx(med[best])
+    converged = abs(med[best] / 1.6 - 1) <= 0.15
+    assert phase["status"] == ("converged" if converged else "at the grid's edge" if best in (1.0, 0.0)
+                               else "not converged")
+    assert doc["knobs"]["phase spread"] == phase["status"]
+    goodput = next(r for r in cal if r["parameter"] == "goodput factor")
+    assert float(goodput["ours"]) == pytest.approx(22.0) and goodput["status"] == "converged"
+    # the main runs use the fitted spread
+    assert {float(r["spread"]) for r in rows if r["run"].startswith("main-poisson-themis")} == {best}
+    for c in doc["claims"]:
+        want = _expected(c, doc["knobs"])
+        if want is not None:
+            assert c["verdict"] == want, c["key"]
+        assert c["verdict"] in VERDICTS and c["range"] and c["source"] and c["role"] == "claim"
+    choices = list(csv.DictReader(open(out / "choices.csv")))
+    assert [c["choice"] for c in choices] == [c.name for c in SPEC.choices]
+    assert all(not c["derived_from"] or all(SPEC.by_key[k].role != "claim" for k in c["derived_from"].split())
+               for c in choices)
+
+
+def test_baselines_and_measures(run):
     ctx, out = run
     rows = _rows(out)
-    by = {c.claim: c for c in ctx.claims}
+    by = {c.key: c for c in ctx.claims}
+    measures = {m.key: m for m in ctx.measures}
     rnd = rows["main-poisson-random-s0"]                        # Random ran, its log passed the checks
     th = rows["main-poisson-themis-s0"]
-    c = next(c for k, c in by.items() if k.startswith("Random placement"))
-    assert c.ours == pytest.approx([float(rnd["over_ideal"]) / float(th["over_ideal"])])
-    assert next(c for k, c in by.items() if "Tiresias + CASSINI" in k).holds is None
-    po = [c for k, c in by.items() if k.startswith("Po+CASSINI")]
-    assert len(po) == 3 and po[0].holds is None                 # Pollux and Po+CASSINI ran, their logs passed
-    for c, exp, key in zip(po, ("poisson", "stress", "stress"), ("iter_mean", "iter_mean", "iter_p99"), strict=True):
-        a, b = (float(rows[f"main-{exp}-{p}-s0"][key]) for p in ("pollux", "pollux+cassini"))
-        assert c.ours == pytest.approx([a / b])
+    assert by["random_worst"].ours == pytest.approx([float(rnd["over_ideal"]) / float(th["over_ideal"])])
+    summary = json.loads((out / "logs" / "main-poisson-random-s0" / "summary.json").read_text())
+    assert summary["run"]["policy"] == "themis" and summary["run"]["options"]["placement"] == "random"
+    assert measures["tiresias_gain"].ours == pytest.approx(
+        [float(rows["main-poisson-tiresias-s0"]["iter_mean"]) / float(rows["main-poisson-tiresias+cassini-s0"]["iter_mean"])])
+    for key, exp, metric in (("poisson_pollux", "poisson", "iter_mean"), ("stress_po_mean", "stress", "iter_mean"),
+                             ("stress_po_p99", "stress", "iter_p99")):
+        a, b = (float(rows[f"main-{exp}-{p}-s0"][metric]) for p in ("pollux", "pollux+cassini"))
+        assert by[key].ours == pytest.approx([a / b])
     assert float(rows["main-poisson-pollux+cassini-s0"]["agent_adjust_per_job_min"]) >= 0.0   # the agent's count
     for pol in ("pollux", "pollux+cassini"):                    # written like every other run
         assert (out / "logs" / f"main-poisson-{pol}-s0").is_dir()
@@ -105,22 +163,22 @@ def test_baselines_calibration_and_the_shifts_bound(run):
     assert float(rows["agent_all-poisson-themis+cassini-s0"]["agent_share"]) == 1.0
     assert rows["agent_off-poisson-themis+cassini-s0"]["agent"] == "off"
     assert "The agent's rule: three views" in (out / "report.md").read_text()
-    own = next(c for k, c in by.items() if k.startswith("The shifts hold"))
-    assert own.ours == pytest.approx([float(rows["main-poisson-themis+cassini-s0"]["ceiling"])])
-    cal = list(csv.DictReader(open(out / "calibration.csv")))
-    goodput = next(r for r in cal if r["parameter"] == "goodput factor")
-    assert float(goodput["ours"]) == pytest.approx(22.0) and float(goodput["paper"]) == 22.0
-    themis = next(r for r in cal if "Poisson" in r["target"])
-    assert float(themis["ours"]) == pytest.approx(float(th["over_ideal"]))
+    assert measures["shifts_hold"].ours == pytest.approx([float(rows["main-poisson-themis+cassini-s0"]["ceiling"])])
+    assert measures["gpu_load"].ours == pytest.approx([float(th["gpu_load"])])
+    assert 0 < float(th["gpu_load"]) <= 1
+    assert by["poisson_mean"].preconditions[0]["measured"] == pytest.approx([float(th["gpu_load"])])
+    sets = float(rows["main-poisson-themis+cassini-s0"]["link_sets"])
+    assert 1 <= sets <= 10 and measures["candidate_sets"].ours == pytest.approx([sets])
 
 
-def test_regime_map_has_four_knobs_of_four_values(run):
+def test_regime_map_has_its_knobs_of_four_values(run):
     _, out = run
     reg = list(csv.DictReader(open(out / "regimes.csv")))
     values = {}
     for r in reg:
         values.setdefault(r["knob"], set()).add(r["value"])
-    assert set(values) == set(cassini.KNOBS) and all(len(v) >= 4 for v in values.values())
+    assert set(values) == set(cassini.KNOBS) | {"phase spread (fit, Themis only)"}
+    assert all(len(v) >= 4 for v in values.values())
     rows = _rows(out)
     r = next(r for r in reg if r["knob"] == "oversubscription" and float(r["value"]) == 8 and r["claim"].startswith("Th+"))
     a, b = (float(rows[f"regime-oversubscription-8-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))

@@ -49,3 +49,44 @@ def test_lease_and_rack_penalty_must_be_valid():
         Themis(lease=0)
     with pytest.raises(ValueError, match="rack_penalty"):
         Themis(rack_penalty=0.5)
+
+
+def test_phase_spread_places_started_jobs_and_the_link_check_rebuilds_it():
+    # 2 racks of 2 single-GPU servers on the Clos-like tree with a network: VGG19 jobs that cross
+    # racks share the uplinks; spread 0 puts every started job in phase (phase 0 ms), spread 0.5
+    # at half its start-time phase; the link-factor check recomputes every logged factor
+    from placement.app.reproduce.cassini_sim import testbed
+    from placement.cassini.catalogue import CATALOGUE
+    from placement.sim.link_check import link_factor_check
+    from placement.sim.links import LinkSharing, default_phase, spread_phase
+
+    cluster = testbed()
+    period = CATALOGUE["VGG19"][1]
+    trace = Trace("t", tuple(Job(f"j{k}", 0.037 * k, 6, 30.0, model="VGG19") for k in range(4)))
+    for spread in (0.0, 0.5):
+        res = simulate(trace, cluster, Themis(phase_spread=spread), perf=IdealPerf())
+        shifts = {r.job: float(r.extra.split("phase=")[1]) for r in res.log if r.event == "shift"}
+        starts = {r.job: r.time for r in res.log if r.event == "start"}
+        for j in trace.jobs:
+            want = spread * ((starts[j.id] * 1000.0) % period)
+            assert spread_phase(j, starts[j.id], spread) == pytest.approx(want)
+            assert shifts.get(j.id, default_phase(j, starts[j.id])) == pytest.approx(want)
+        assert replay_check(trace, cluster, res.log, perf=IdealPerf(),
+                            checks=[link_factor_check(LinkSharing(cluster))]) == []
+    with pytest.raises(ValueError, match="phase_spread"):
+        Themis(phase_spread=1.5)
+
+
+def test_random_placement_keeps_the_auction_and_draws_gpus_by_seed():
+    cluster = Cluster.uniform(racks=2, machines=4, gpus_per_machine=1)
+    trace = Trace("t", tuple(Job(f"j{k}", 10.0 * k, 1 + k % 3, 200.0 + 50 * k) for k in range(6)))
+    runs = [simulate(trace, cluster, Themis(placement="random", elastic=True), perf=IdealPerf(), seed=s)
+            for s in (1, 1, 2)]
+    assert _events(runs[0]) == _events(runs[1])                 # same seed, same log
+    for res in runs:
+        assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+    # the same jobs start, in the same order, with the same worker counts as each other seed's
+    first = [(t, e, j, len(g)) for t, e, j, g in _events(runs[0]) if e == "start"]
+    assert first == [(t, e, j, len(g)) for t, e, j, g in _events(runs[2]) if e == "start"]
+    with pytest.raises(ValueError, match="placement"):
+        Themis(placement="anywhere")
