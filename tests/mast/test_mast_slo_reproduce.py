@@ -59,7 +59,7 @@ def test_a_preemption_is_a_new_event_and_waiting_at_the_end_is_censored():
 
 def test_meta_workload_follows_the_published_distributions():
     sizes = (3072, 2048, 1536, 1024, 512)
-    tr, masks = meta_trace(sizes, hours=200.0, seed=3)
+    tr, masks = meta_trace(sizes, hours=60.0, seed=3)
     win = [j for j in tr.jobs if not j.id.startswith(WARMUP_PREFIX)]
     g = np.array([j.gpus for j in win])
     assert len(win) > 5000
@@ -74,8 +74,8 @@ def test_meta_workload_follows_the_published_distributions():
     assert 0.9 * sum(sizes) <= warm <= 0.98 * sum(sizes)
     levels = {j.tenant: j.priority for j in tr.jobs}
     assert set(levels.values()) <= set(range(len(PRIORITY_MIX)))
-    again, _ = meta_trace(sizes, hours=200.0, seed=3)
-    assert again == tr
+    short = [meta_trace(sizes, hours=5.0, seed=s)[0] for s in (3, 3, 4)]
+    assert short[0] == short[1] != short[2]
 
 
 def test_overhead_adds_setup_and_preemption_time_to_started_events():

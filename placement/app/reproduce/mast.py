@@ -186,9 +186,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
     _tetris_claims(ctx, tv)
     per = busy_runs(ctx, cfg, cluster, tv)
     sweep = _sweep(ctx, cfg)
+    _calibration(ctx, cfg, per, full)        # before the claims: a claim on a knob that did not converge is uncalibrated
     _regimes(ctx, cfg, per, sweep)
     _claims(ctx, cfg, per)
-    _calibration(ctx, cfg, per, full)
     _sweep_claims(ctx, cfg, sweep)
     _sweep_figure(ctx, cfg, sweep)
     if config is None:       # §5.2's allocation rate (reproduce/mast_week.py)

@@ -56,9 +56,10 @@ def quotas_of(trace, n_gpus: int) -> dict[tuple[str, int], int]:
     return {h: int(n_gpus * v / tot) for h, v in d.items()}
 
 def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: float | None = None,
-             policy: str = "mast", warmup_days: float = WARMUP_DAYS) -> dict[str, Any]:
+             policy: str = "mast", warmup_days: float | None = None) -> dict[str, Any]:
     """``policy`` on ``days`` of :func:`meta_week` on the cluster, started full (``warm_fill`` 1)
-    with the first set-up in the durations, measured from ``warmup_days`` to the last submission:
+    with the first set-up in the durations, measured from ``warmup_days`` (default
+    :data:`WARMUP_DAYS`) to the last submission:
     the allocation rate on the paper's definition (``held``: set-up allocated), allocated and
     working (``rate``), the idle share, the simulator's own rate, the offered load of the
     measured window's arrivals and run figures."""
@@ -82,7 +83,7 @@ def week_run(ctx, cluster_text: str, days: float, seed: int, name: str, load: fl
                                     options={"data": candidate_placement(cluster, masks),
                                              **({} if policy == "fifo" else {"quotas": quotas_of(trace, cluster.n_gpus)})})
     subs = [j.submit for j in trace.jobs if not j.id.startswith(WARMUP_PREFIX)]
-    t0, t1 = warmup_days * DAY_S, (max(subs) if subs else 0.0)
+    t0, t1 = (WARMUP_DAYS if warmup_days is None else warmup_days) * DAY_S, (max(subs) if subs else 0.0)
     a = allocation_with_overhead(trace, res.log, cluster.n_gpus, t0, t1, over, WARMUP_PREFIX) or {}
     offered = sum(j.gpus * j.duration for j in trace.jobs if not j.id.startswith(WARMUP_PREFIX) and t0 <= j.submit < t1)
     return {"held": a.get("held"), "rate": a.get("rate"), "idle": a.get("idle"),
