@@ -523,8 +523,9 @@ def list_solvers(family: str | None = None):
 
 @_face
 def list_options(name: str, family: str | None = None):
-    """The options a policy (``options("dally")``) or a solver (``options("lns", "tetris")``)
-    takes: a DataFrame (option, type, default). ``type`` is what a value must be, as the option
+    """The options a policy (``list_options("dally")``) or a solver (``list_options("lns")``;
+    ``family=`` only where two families have a solver of that name) takes: a DataFrame (option,
+    type, default). ``type`` is what a value must be, as the option
     checker says it (``float >= 0``, ``one of [...]``); empty: not settable from the command line
     (a Python object may still be passed). A solver's ``seed`` and ``time_limit``, where it takes
     them, are given as ``solve``'s own parameters, not in its options."""
@@ -536,12 +537,18 @@ def list_options(name: str, family: str | None = None):
     from ..registry import problems, resolve
     from ..sim.policies import policy_class, policy_names
 
+    specs = {n: s for n, s in problems().items() if n != "trace"}
+    if family is None and name not in policy_names():
+        owners = [f for f, spec in specs.items() if name in spec.solvers]
+        if len(owners) > 1:
+            raise InstanceError("family", f"must be given: {name!r} is a solver of {', '.join(owners)}")
+        if not owners:
+            known = list(policy_names()) + sorted({s for spec in specs.values() for s in spec.solvers})
+            raise unknown_name(name, known, "name", "a registered policy or a solver")
+        family = owners[0]     # a solver name that one family has: its family
     if family is None:
-        if name not in policy_names():
-            raise unknown_name(name, policy_names(), "name", "a registered policy (or give family= for a solver)")
         rows = option_listing(policy_class(name))
     else:
-        specs = {n: s for n, s in problems().items() if n != "trace"}
         if family not in specs:
             raise unknown_name(family, specs, "family", "a problem family")
         if name not in specs[family].solvers:

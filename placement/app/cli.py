@@ -111,6 +111,12 @@ def _main(argv: list[str] | None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     reset_commit()
+    args_ = sys.argv[1:] if argv is None else argv
+    if list(args_) == ["--version"]:   # answered before the families' modules load
+        from .. import __version__
+
+        print(f"placement {__version__}")
+        return 0
     try:
         try:
             parser = build_parser()

@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import InstanceError
 from ..io import check_output_path, commit, dumps_json, read_document, write_json
 from ..registry import get_problem, problem_of_document, problems
-from .options import key_value, nonnegative_int
+from .options import key_value, nonnegative_int, option_dict
 
-__all__ = ["base_parser", "load_instance_file", "cmd_generate", "cmd_solve", "cmd_evaluate", "cmd_bench"]
+__all__ = ["base_parser", "load_instance_file", "cmd_generate", "cmd_solve", "cmd_evaluate", "cmd_bench", "cell"]
 
 
 def load_instance_file(path: str):
@@ -52,6 +52,25 @@ def _positive_float(text: str) -> float:
     if not (v > 0 and v < float("inf")):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return v
+
+
+def cell(key: str, v: Any) -> str:
+    """A value as the command line prints it: ``-`` for None; a float with 4 significant digits,
+    never in exponent form up to 10^15 (``78,440`` not ``7.844e+04``); a time in seconds (a key
+    ending in ``_s``) of an hour or more also in hours (``78,440 s (21.8 h)``)."""
+    import math
+
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, float | int):
+        return str(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    text = f"{v:,}" if isinstance(v, int) else f"{v:,.0f}" if 1e4 <= abs(v) < 1e15 else \
+        f"{v:,.4g}" if abs(v) < 1e4 else f"{v:.4g}"
+    if key.endswith("_s") and abs(v) >= 3600:
+        text += f" s ({v / 3600:,.1f} h)"
+    return text
 
 
 def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
@@ -109,8 +128,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         check_output_path(args.output)
+    option_dict(args.option)   # a repeated key is refused before the instance is read
     spec, instance = load_instance_file(args.instance)
-    result = solve_options(instance, args.solver, args.time_limit, args.seed, dict(args.option or []))
+    result = solve_options(instance, args.solver, args.time_limit, args.seed, option_dict(args.option))
     sol_json = spec.solution_to_json(instance, result.solution) if result.solution is not None else None
     report, broken = ({}, [])
     if result.solution is not None:
@@ -176,6 +196,9 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
     """The parser of every command but ``sweep``: generate, solve, evaluate, bench, and what the
     families add (``simulate``, ``check-cells``). Returns (parser, its subparsers)."""
     parser = _OneLineParser(prog="placement", description=description)
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"placement {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     gen = sub.add_parser("generate", help="generate a seeded instance")

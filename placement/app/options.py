@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import InstanceError
 from ..io import parse_document
 
-__all__ = ["key_value", "nonnegative_int", "python_names", "unknown_name", "PYTHON_NAMES"]
+__all__ = ["key_value", "nonnegative_int", "python_names", "unknown_name", "PYTHON_NAMES", "option_dict"]
 
 # The command line's flags and the Python face's parameter names for the same input: an error
 # raised under the face (placement.simulate, solve, sweep, reproduce) names the parameter.
@@ -69,6 +69,19 @@ def key_value(text: str) -> tuple[str, Any]:
         if "is not valid JSON" in exc.message:
             return key.replace("-", "_"), value
         raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def option_dict(pairs, flag: str = "--option") -> dict[str, Any]:
+    """The ``(key, value)`` pairs of a repeatable ``--option KEY=VALUE`` as a dict; a key given
+    twice is an error naming it (as a repeated key of a JSON document is), never the last one
+    silently kept."""
+    out: dict[str, Any] = {}
+    for key, value in pairs or []:
+        if key in out:
+            raise InstanceError(f"{flag} {key}", f"is given twice ({key}={out[key]!r:.40} and {key}={value!r:.40}); "
+                                "give each option once")
+        out[key] = value
+    return out
 
 
 def nonnegative_int(text: str) -> int:

@@ -106,7 +106,7 @@ class Run:
 
         df = pd.DataFrame(self.rows)
         if "tiers" in df:
-            df["tiers"] = [t.split() if isinstance(t, str) else [] for t in df["tiers"]]
+            df["tiers"] = [t.replace(";", " ").split() if isinstance(t, str) else [] for t in df["tiers"]]
         df.insert(0, "seed", self.seed)
         df.insert(0, "policy", self.policy)
         df.insert(0, "run", self.label)
@@ -795,7 +795,9 @@ def write_outputs(out: Path, inst, res, rows, summ, broken, bin_s=None, plots=Tr
     write_text(out / "instance.json", json.dumps(instance_to_json(inst), separators=(",", ":")) + "\n")
     write_text(out / "log.json", json.dumps(solution_to_json(inst, res.log), separators=(",", ":")) + "\n")
     res.log.write_csv(out / "log.csv")
-    write_text(out / "jobs.csv", _csv(rows))
+    # a job's tiers as one ';'-separated cell, as lists are in our trace CSV (tables, synthetic)
+    write_text(out / "jobs.csv", _csv([{**r, "tiers": ";".join(str(r["tiers"]).split())} if "tiers" in r else r
+                                       for r in rows]))
     write_text(out / "timeseries.csv", _csv(ts))
     write_json(out / "summary.json", summary_document(inst, res, summ, broken, run))
     return plot_run(out, ts, rows, f"{inst.trace.name} / {res.policy}") if plots else []

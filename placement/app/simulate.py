@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InstanceError
-from .options import key_value, nonnegative_int
-from .report import fmt
+from .commands import cell
+from .options import key_value, nonnegative_int, option_dict
 from .run import OUTPUT_FILES, network_note, package_version
 
 __all__ = ["add_commands", "cmd_simulate"]
@@ -129,7 +129,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise InstanceError("-o", "is required: the output folder")
         out = _check_out_dir(args.output)
         kw = {"trace": args.trace, "cluster": args.cluster, "policy": "fifo" if args.policy is None else args.policy,
-              "options": dict(args.option or []), "seed": args.seed or 0, "perf": args.perf,
+              "options": option_dict(args.option), "seed": args.seed or 0, "perf": args.perf,
               "start": args.start or 0.0,
               "hours": args.hours, "sample": args.sample, "checkpoint": args.checkpoint, "scan": args.scan,
               "bin_s": args.bin}
@@ -162,12 +162,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k, v in summ.items():
-        table.add_row(k, fmt(v))
+        table.add_row(k, cell(k, v))
     for k, v in res.stats.items():
-        table.add_row(f"engine.{k}", fmt(v))
+        table.add_row(f"engine.{k}", cell(k, v))
     for k, v in res.policy_stats.items():
         if not isinstance(v, list | dict):
-            table.add_row(f"policy.{k}", fmt(v))
+            table.add_row(f"policy.{k}", cell(k, v))
     console.print(table)
     console.print(f"replay_check: {'no violation' if not broken else f'{len(broken)} violation(s): ' + broken[0]}")
     console.print(f"wrote {out}/ instance.json log.json log.csv jobs.csv timeseries.csv summary.json "

@@ -96,6 +96,9 @@ def load_instance(doc: Any) -> SimInstance:
     """Validate a ``"problem": "trace"`` document (every job row, the cluster spec)."""
     allowed = {"problem", "name", "provenance", "columns", "jobs", "cluster", "perf",
                "checkpoint_interval", "scan_interval", "table_regions"}
+    if isinstance(doc, dict) and ("log" in doc or "log_columns" in doc) and "jobs" not in doc:
+        raise InstanceError("document", "is an event log (a run's log.json, the solution), not an instance: give "
+                            "the run's instance.json (its trace, cluster and performance model)")
     doc = validate.known_keys(validate.obj(doc, "document"), allowed, "")
     if doc.get("problem", "trace") != "trace":
         raise InstanceError("problem", "must be 'trace'")

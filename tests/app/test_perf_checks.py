@@ -64,7 +64,8 @@ def test_jobs_without_a_model_under_dally_warn_and_known_models_do_not():
         placement.simulate(df, perf="ideal", progress=False)
 
 
-def test_the_command_line_notes_jobs_without_a_model(tmp_path, capsys):
+def test_the_command_line_notes_jobs_without_a_model(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("placement.app.run.plot_run", lambda *a, **k: [])   # the table and files, not the plots
     f = tmp_path / "t.csv"
     write_trace_csv(Trace.from_dataframe(_df(["x", "y"]).drop(columns="model")), f)
     assert main(["simulate", str(f), "--perf", "dally", "--cluster", "1x1x2x2x8", "-o", str(tmp_path / "o")]) == 0
