@@ -60,7 +60,7 @@ def _alarm(signum, frame):
     raise _Hang
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(jobs=JOBS, kind=st.sampled_from(["trace", "dataframe", "plain", "tiresias", "blox"]), cluster=CLUSTERS,
        perf=PERFS, policy=POLICIES, options=OPTIONS)
