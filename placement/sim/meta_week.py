@@ -24,9 +24,11 @@ synthetic (``Job.synthetic``). Per GPU workload:
   uniformly among the regions large enough for it;
 - **load** (Fig. 5: GPUs 98% allocated; §3.2: demand consistently above supply): the offered
   GPU-seconds per second are ``load`` x the cluster's GPUs (default 1.05), and at time 0 a warm-up
-  (ids ``warm-``) fills ``warm_fill`` (98%) of the GPUs with the workloads an M/G/infinity system at
+  (ids ``warm-``) fills ``warm_fill`` of the GPUs with the workloads an M/G/infinity system at
   this workload would be running: drawn with probability proportional to their duration, each with
-  a uniformly drawn share of its duration left.
+  a uniformly drawn share of its duration left. The default 98% is Fig. 5's allocation rate, a
+  claim of the paper: ``placement reproduce mast`` passes 1 instead (at a load of at least 1 an
+  M/G/infinity system holds every GPU) and leaves its first day unmeasured.
 
 **Rate, load and the distributions together** (our construction). Drawn independently, the gang
 and duration distributions above average E[g] E[d] = about 122 GPU-hours per workload; at 30,000

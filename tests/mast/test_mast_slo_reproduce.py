@@ -258,6 +258,7 @@ def test_contract_files_and_the_tetris_claims(run):
     for s in (0, 1):
         v = _tiny_views(s)
         assert tw["ours"][s] == pytest.approx(v["v1"]["hp_ratio_max"] / v["v0"]["hp_ratio_max"] - 1)
+        assert tw["preconditions"][0]["measured"][s] == pytest.approx(v["v0"]["hp_ratio_max"])
         trace, _, homes = busy_trace(S, worst=v["v1"]["hp_ratio_max"], spread=v["v1"]["hp_ratio_std"],
                                      hours=TINY.hours, tenants=TINY.tenants, load=TINY.load, seed=s)
         folder = out / "logs" / f"busy-viewV1-s{s}-mast"
