@@ -626,6 +626,11 @@ def _claims(ctx: Context, cfg: Config, per) -> None:
             diff.append(None if a["guaranteed"] is None or b["guaranteed"] is None
                         else a["guaranteed"] - b["guaranteed"])
         ctx.judge("fed_higher", diff, measured=cond, reading=name, comparable=comparable, not_comparable=why)
+    res = []
+    for s in seeds:
+        w = per[("view", v, s, "mast")]["worst_window"]["guaranteed"]
+        res.append(None if w is None else wilson(w["violations"], w["events"])[1])
+    ctx.report_measure("slo_resolution", res, unit="%", scale=100)
     ctx.report_measure("condition_share", cond["condition"], text="§5.6's condition holds (1) or not (0), V1 view")
     ctx.report_measure("identical_runs", [float(x) for x in same],
                        text="MAST and federated give the same judged events (1) or not (0), V1 view")
