@@ -76,9 +76,9 @@ def test_two_jobs_in_phase_stretch_by_the_analytic_factor():
 
 def test_opposite_phases_remove_the_slowdown():
     res, *_ = _run([Job("a", 0.0, 2, 100.0, model="VGG16"), Job("b", 0.0, 2, 100.0, model="VGG16")], CROSS,
-                   phases={"a": 0.0, "b": 90.0})
+                   phases={"a": 0.0, "b": IDEAL / 2})
     assert _finish(res, "a") == pytest.approx(100.0, rel=1e-6)
-    assert [r.extra for r in res.log if r.event == "shift" and r.job == "b"] == ["phase=90.0"]
+    assert [r.extra for r in res.log if r.event == "shift" and r.job == "b"] == [f"phase={IDEAL / 2!r}"]
 
 
 def test_rate_returns_when_the_other_job_finishes():
