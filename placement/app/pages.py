@@ -20,9 +20,13 @@ Command line::
     python -m placement.app.pages                 # every page under placement/ and instances/
     python -m placement.app.pages PAGE.md ...     # only these pages
     python -m placement.app.pages --check         # write nothing; exit 1 if a page differs
+    python -m placement.app.pages --from RUN_DIR  # first copy RUN_DIR/measured/NAME.md beside its page
 
-Bad input (a marker without its pair, a section twice, a missing fragment) is one line
-``error: <page>: <what is wrong>``, exit 2, and no page is written.
+A section name is unique over all pages, so a run that writes ``measured/NAME.md`` into its
+output folder names the page it belongs to; ``--from`` copies each such fragment into that
+page's ``measured/`` folder before splicing. Bad input (a marker without its pair, a section
+twice, a missing fragment, a run's fragment no page has a section for) is one line
+``error: <page>: <what is wrong>``, exit 2, and nothing is written.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from pathlib import Path
 from placement.errors import InstanceError
 from placement.io import write_text
 
-__all__ = ["MARKER", "begin_marker", "end_marker", "sections", "splice", "splice_page", "pages", "main"]
+__all__ = ["MARKER", "begin_marker", "end_marker", "sections", "splice", "splice_page", "pages", "owners",
+           "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"<!-- measured:([a-z0-9-]+):(begin|end) -->")
@@ -107,20 +112,65 @@ def pages() -> list[Path]:
     return [p for p in found if MARKER.search(p.read_text())]
 
 
+def owners(paths: list[Path]) -> dict[str, Path]:
+    """Each section name of ``paths`` and the page that holds it (a name on two pages is an error)."""
+    out: dict[str, Path] = {}
+    for page in paths:
+        for name in sections(page.read_text(), str(page)):
+            if name in out:
+                raise InstanceError(str(page), f"section {name!r} is also on {out[name]}")
+            out[name] = page
+    return out
+
+
+def _copy_run_fragments(run_dir: Path, paths: list[Path]) -> list[tuple[Path, str]]:
+    """The (destination, text) of every ``run_dir/measured/*.md``, each beside its page."""
+    found = sorted((run_dir / "measured").glob("*.md"))
+    if not found:
+        raise InstanceError(str(run_dir), "holds no measured/*.md fragment")
+    by_name = owners(paths)
+    out = []
+    for frag in found:
+        if frag.stem not in by_name:
+            raise InstanceError(str(frag), "no page has a section of this name")
+        out.append((by_name[frag.stem].parent / "measured" / frag.name, frag.read_text()))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
+    run_dir = None
+    if "--from" in args:
+        i = args.index("--from")
+        if i + 1 >= len(args):
+            print("error: --from: give the folder of a run", file=sys.stderr)
+            return 2
+        run_dir = Path(args[i + 1])
+        del args[i:i + 2]
     paths = [Path(a) for a in args if a != "--check"] or pages()
     try:
-        updates = [(p, *splice_page(p)) for p in paths]
+        copies = _copy_run_fragments(run_dir, paths) if run_dir is not None else []
+        owners(paths)
+        staged = {dest: text for dest, text in copies}
+        updates = []
+        for p in paths:
+            text = p.read_text()
+            names = sections(text, str(p))
+            frags = _fragments(p, [n for n in names if p.parent / "measured" / f"{n}.md" not in staged])
+            frags.update({d.stem: s for d, s in staged.items() if d.parent.parent == p.parent and d.stem in names})
+            updates.append((p, text, splice(text, frags, str(p))))
     except (OSError, InstanceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    stale = [p for p, old, new in updates if old != new]
     if check:
+        stale = [p for p, old, new in updates if old != new]
         for p in stale:
             print(f"{p}: its measured sections differ from measured/*.md", file=sys.stderr)
         return 1 if stale else 0
+    for dest, text in copies:
+        write_text(dest, text)
+    stale = [p for p, old, new in updates if old != new]
     for p, _, new in updates:
         if p in stale:
             write_text(p, new)

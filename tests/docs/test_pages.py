@@ -78,3 +78,33 @@ def test_bad_pages_are_one_error_and_nothing_written(tmp_path, capsys, body, mes
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err
     assert page.read_text() == body
+
+
+def test_section_names_are_unique_over_the_pages():
+    names = pages.owners(pages.pages())
+    assert len(names) == sum(len(pages.sections(p.read_text())) for p in pages.pages()) >= 10
+
+
+def test_a_run_folder_updates_the_page_its_fragments_name(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    pa = _page(a, f"A\n{pages.begin_marker('x')}\nold x\n{pages.end_marker('x')}\n", {"x": "old x"})
+    pb = _page(b, f"B\n{pages.begin_marker('y')}\nold y\n{pages.end_marker('y')}\n", {"y": "old y"})
+    run = tmp_path / "run"
+    (run / "measured").mkdir(parents=True)
+    (run / "measured" / "y.md").write_text("| new y |\n")
+    assert pages.main([str(pa), str(pb), "--from", str(run), "--check"]) == 1
+    assert (b / "measured" / "y.md").read_text() == "old y"  # --check writes nothing
+    assert pages.main([str(pa), str(pb), "--from", str(run)]) == 0
+    assert (b / "measured" / "y.md").read_text() == "| new y |\n"
+    assert pb.read_text() == f"B\n{pages.begin_marker('y')}\n| new y |\n{pages.end_marker('y')}\n"
+    assert pa.read_text() == f"A\n{pages.begin_marker('x')}\nold x\n{pages.end_marker('x')}\n"
+    assert pages.main([str(pa), str(pb), "--check"]) == 0
+    (run / "measured" / "z.md").write_text("stray")
+    before = pb.read_text()
+    assert pages.main([str(pa), str(pb), "--from", str(run)]) == 2
+    assert "no page has a section" in capsys.readouterr().err and pb.read_text() == before
+    pb.write_text(f"{pages.begin_marker('x')}\n{pages.end_marker('x')}\n")
+    assert pages.main([str(pa), str(pb)]) == 2
+    assert "also on" in capsys.readouterr().err
