@@ -180,8 +180,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
              "hourly windows with 95% intervals; limits 10 min / 1 h / 4 h for levels 0 / 1 / 2+ (ours; the paper "
              f"publishes none), levels 0-1 judged at {', '.join(f'{x:g}' for x in cfg.judged_limits_min)} min and "
              f"mapped at {', '.join(f'{x:g}' for x in cfg.slo_limits_min)} min.")
-    ctx.note(f"Latency: §5.5's (queueing and scheduling plus preemption time: {paper.describe()}); second reading "
-             f"{full.describe()}. The logs keep the simulator's start times.")
+    ctx.note(f"Latency: §5.5's (queueing and scheduling, plus {paper.preempt_s:g} s when the start preempted work: "
+             f"ours, §5.5 gives no figure); second reading: {full.describe()}. The logs keep the simulator's start "
+             "times.")
     tv = {s: tetris_views(S, s) for s in ctx.seeds}
     _tetris_claims(ctx, cfg, tv)
     per = busy_runs(ctx, cfg, cluster, tv)
