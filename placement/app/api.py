@@ -165,7 +165,8 @@ def simulate(trace, cluster=None, policy: Any = "fifo", options: dict[str, Any] 
     ----------
     trace : str, Path, Trace, SimInstance, dict or pandas.DataFrame
         A shipped trace name (``"philly"``, ``"openb"``), a trace file (Philly CSV, openb pod
-        CSV, our CSV v1), a ``"trace"`` instance file (``instance.json`` of an earlier run) or
+        CSV, our CSV v1 with or without its version line, a Tiresias, Gavel, Blox or Pollux
+        trace: :mod:`placement.sim.trace_formats`), a ``"trace"`` instance file (``instance.json`` of an earlier run) or
         document, a DataFrame with the CSV v1 columns (``id, submit, gpus, duration`` and
         optionally ``tenant, priority, gpu_type, model, tables, synthetic``;
         :meth:`Trace.from_dataframe <placement.sim.trace.Trace.from_dataframe>`), or an object.
@@ -180,7 +181,7 @@ def simulate(trace, cluster=None, policy: Any = "fifo", options: dict[str, Any] 
         types and defaults), checked against its annotations before the run.
     seed : int
         Seeds the policy and the trace's synthetic fields and sample (same seed, same run).
-    perf : {"ideal", "dally", "dally-machine"}, optional
+    perf : {"ideal", "dally", "dally-machine", "goodput"}, optional
         The performance model. Default: a trace file's durations as observed (``"ideal"``: no
         placement slows a job), an instance's own. ``"dally"`` slows a job spread over machines,
         racks or clusters by Dally Table 1's factors: use it to compare network-aware policies
@@ -188,7 +189,10 @@ def simulate(trace, cluster=None, policy: Any = "fifo", options: dict[str, Any] 
         matter on a cluster without a network model; such a run under ``"ideal"`` warns (on a
         cluster with a ``network`` section the shared links slow spread jobs under any model).
         The default stays ``"ideal"`` for all policies so that runs compared side by side share
-        one model.
+        one model. Before the run a model name the performance model has no data for is
+        refused (Dally Table 1's rows; the measured Pollux applications under ``"goodput"``,
+        which also bounds machines to 4 GPUs and jobs to 64), and multi-GPU jobs without a model
+        under ``"dally"`` warn (:func:`placement.app.run.perf_note`).
     start, hours : float
         The window, in hours: from ``start`` h after the first submit, ``hours`` long.
     sample : int, optional

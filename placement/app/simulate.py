@@ -27,7 +27,8 @@ __all__ = ["add_commands", "cmd_simulate"]
 def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="run a scheduling policy on a trace (trace-driven simulator)")
     p.add_argument("trace", nargs="?", default=None, help="trace file (Philly CSV, openb pod CSV, our CSV "
-                   "v1, or a 'trace' instance .json/.yaml) or a shipped name: philly, openb, pollux-workload-N[-x0.5|-x1.5|-x2.0] "
+                   "v1 or a plain CSV with its columns, a Tiresias, Gavel, Blox or Pollux trace, or a 'trace' "
+                   "instance .json/.yaml) or a shipped name: philly, openb, pollux-workload-N[-x0.5|-x1.5|-x2.0] "
                    "(the Pollux authors' workloads, N = 1..8)")
     p.add_argument("--policy", default=None, help="a registered policy (listed below; default fifo)")
     p.add_argument("--cluster", default=None, help="spec .json/.yaml, openb node .csv, 'openb', or "
