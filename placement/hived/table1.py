@@ -1,10 +1,19 @@
 """HiveD Table 1 (OSDI'20 §5): the eleven tenants' job-size mix and production quotas.
 
 Data, transcribed from ``papers/hived-osdi20.txt`` (Table 1: "Number of jobs with different GPU
-demands and quota assignment of tenants"), and the deterministic rule that maps a trace's
-tenants onto its rows (:func:`map_tenants`).
+demands and quota assignment of tenants"), and two deterministic rules that map a trace's
+tenants onto its rows: :func:`identify_tenants` (once, over a whole trace, by absolute counts)
+and :func:`map_tenants` (by job-size mix, for a trace too short to carry the counts).
 
-Mapping rule (ours; the paper names its tenants, the shipped Philly trace hashes them)
+Identification rule (ours; the paper names its tenants, the shipped Philly trace hashes them)
+    Table 1 counts each tenant's jobs per size over the paper's whole two-month trace, so the
+    counts themselves fingerprint a tenant (res-b: 18,319 1-GPU and 1,593 2-GPU jobs). Over a
+    whole trace, each trace tenant's jobs per column are compared with each row's, and tenants
+    are matched one to one to rows so that the summed L1 distance of the counts is least (an
+    assignment problem, solved exactly; ties by the sorted names). Trace tenants left over have
+    no row: no quota. On the shipped trace the match is the same when the counts are scaled to
+    Table 1's total or compared on a log scale (:func:`identify_tenants` reports the margin).
+Mix rule (ours)
     Each tenant's *job-size mix* is the share of its jobs asking for 1, 2, 3-4, 5-8 and 9 or more
     GPUs (Table 1's columns 1-GPU, 2-GPU, 4-GPU, 8-GPU, >=16-GPU; the trace's odd sizes go to the
     column above). Trace tenants are matched one to one to Table 1's rows so that the summed L1
@@ -22,7 +31,8 @@ import numpy as np
 
 from ..errors import InstanceError
 
-__all__ = ["TABLE1", "TABLE1_QUOTA", "SIZE_COLUMNS", "size_column", "mix", "map_tenants", "row_shares"]
+__all__ = ["TABLE1", "TABLE1_QUOTA", "SIZE_COLUMNS", "size_column", "mix", "counts", "identify_tenants", "identify_counts",
+           "map_tenants", "row_shares"]
 
 SIZE_COLUMNS = ("1-GPU", "2-GPU", "4-GPU", "8-GPU", ">=16-GPU")
 # tenant: (jobs per size column), quota share of the cluster (Table 1)
@@ -56,11 +66,56 @@ def mix(counts: Iterable[int]) -> np.ndarray:
     return c / c.sum()
 
 
-def _trace_mix(jobs) -> dict[str, np.ndarray]:
-    counts: dict[str, list[int]] = {}
+def counts(jobs) -> dict[str, tuple[int, ...]]:
+    """Per trace tenant, its jobs per Table 1 column (sorted by tenant)."""
+    out: dict[str, list[int]] = {}
     for j in jobs:
-        counts.setdefault(j.tenant, [0] * 5)[size_column(j.gpus)] += 1
-    return {t: mix(c) for t, c in sorted(counts.items())}
+        out.setdefault(j.tenant, [0] * 5)[size_column(j.gpus)] += 1
+    return {t: tuple(c) for t, c in sorted(out.items())}
+
+
+def _trace_mix(jobs) -> dict[str, np.ndarray]:
+    return {t: mix(c) for t, c in counts(jobs).items()}
+
+
+def identify_tenants(jobs) -> tuple[dict[str, str], list[dict]]:
+    """Trace tenant -> Table 1 row by absolute job counts per size over ``jobs`` (a whole trace;
+    module doc): :func:`identify_counts` on :func:`counts`. :class:`InstanceError` on no jobs."""
+    got = counts(jobs)
+    if not got:
+        raise InstanceError("jobs", "no jobs to identify Table 1's tenants in")
+    return identify_counts(got)
+
+
+def identify_counts(got: dict[str, tuple[int, ...]]) -> tuple[dict[str, str], list[dict]]:
+    """Tenant -> Table 1 row from each tenant's jobs per Table 1 column (module doc), and one row
+    per matched Table 1 row saying how well it fits: ``row``, ``tenant``, ``trace`` and
+    ``table1`` (jobs per column), ``distance`` (L1 of the counts) and ``margin`` (the least
+    summed distance of an assignment that gives the row another tenant, minus the chosen one's:
+    how decided the match is). Tenants left over map to no row."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not got:
+        raise InstanceError("counts", "no tenant to identify")
+    names, rows = sorted(got), list(TABLE1)
+    a = np.array([got[t] for t in names], dtype=float)
+    if a.ndim != 2 or a.shape[1] != len(SIZE_COLUMNS) or (a < 0).any():
+        raise InstanceError("counts", f"must give each tenant {len(SIZE_COLUMNS)} job counts >= 0")
+    b = np.array([TABLE1[r][0] for r in rows], dtype=float)
+    d = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)
+    ti, ri = linear_sum_assignment(d)
+    best = float(d[ti, ri].sum())
+    mapping = {names[x]: rows[y] for x, y in zip(ti, ri, strict=True)}
+    fit = []
+    for x, y in sorted(zip(ti, ri, strict=True), key=lambda p: p[1]):
+        dd = d.copy()
+        dd[x, y] = best + d.sum() + 1.0      # forbid this pair: the best other assignment
+        ti2, ri2 = linear_sum_assignment(dd)
+        other = float(dd[ti2, ri2].sum())
+        fit.append({"row": rows[y], "tenant": names[x], "trace": tuple(int(v) for v in got[names[x]]),
+                    "table1": TABLE1[rows[y]][0], "distance": float(d[x, y]),
+                    "margin": other - best if dd[ti2, ri2].max() < best + d.sum() else None})
+    return dict(sorted(mapping.items())), fit
 
 
 def map_tenants(jobs) -> dict[str, str]:

@@ -80,6 +80,8 @@ class VCLogical:
         self.n_open = [0] * hv.K
         self.serial = 0
         self.jobs: dict[str, list[tuple[tuple[int, int], int, int]]] = {}
+        self.total = sum(n * G[k + 1] for k, n in enumerate(self.r))   # reserved GPUs
+        self.used = 0                                                   # GPUs of the jobs placed
 
     @staticmethod
     def _block(mask: int, n: int, size: int) -> int | None:
@@ -91,6 +93,12 @@ class VCLogical:
 
     def fits(self, gpus: int) -> bool:
         return self._plan(gpus) is not None
+
+    def has_room(self) -> bool:
+        """Whether a 1-GPU job fits (``fits(1)``, cheaper): a reserved cell not open yet, or a
+        free GPU in an open one, i.e. fewer GPUs used than reserved. Fitting is monotone in the GPU
+        number, so without room nothing fits."""
+        return self.used < self.total
 
     def _plan(self, gpus: int):
         k, m = hv.request_level(gpus), hv.request_cells(gpus)
@@ -132,11 +140,13 @@ class VCLogical:
             self.open[key] |= ((1 << n) - 1) << off
             out.append((key, off, n))
         self.jobs[job] = out
+        self.used += gpus
         return out
 
     def remove(self, job: str) -> list[tuple[int, int]]:
         closed = []
         for key, off, n in self.jobs.pop(job):
+            self.used -= n
             self.open[key] &= ~(((1 << n) - 1) << off)
             if not self.open[key]:
                 del self.open[key]
@@ -366,16 +376,19 @@ class HiveD(Policy):
         # pass 1: guaranteed starts, per VC in order; every job its VC can hold starts
         for t in tenants:
             lg = self.logical.get(t)
-            if lg is None:
-                continue
+            if lg is None or not lg.has_room():
+                continue  # a VC without room for 1 GPU holds nothing
             fail = 1 << 30  # fitting is monotone in the GPU number
+            smallest = self.queues.min_gpus(t)
             for job in self.queues.ordered(view, t, self.order):
-                if fail == 1:
-                    break  # nothing else fits this VC now
-                if job.gpus >= fail or not lg.fits(job.gpus):
+                if fail <= smallest:
+                    break  # every pending job of the VC is at least as large as one that failed
+                placed = None if job.gpus >= fail else lg.place(job.id, job.gpus)
+                if placed is None:
                     fail = min(fail, job.gpus)
+                    if not lg.has_room():
+                        break
                     continue
-                placed = lg.place(job.id, job.gpus)
                 preempt: set[str] = set()
                 gpus: list[int] = []
                 cells: list[str] = []
@@ -418,18 +431,20 @@ class HiveD(Policy):
             if first is not None:
                 heads.append((first.submit, t))
         n_free = int(free.sum())
+        node_free = int(free.reshape(-1, G[hv.K]).sum(axis=1).max()) if n_free else 0
         for _, t in sorted(heads):
             if n_free == 0:
                 break
             low_started = []
             for job in self.queues.ordered(view, t, self.order):
-                if job.gpus > n_free:
-                    break
+                if job.gpus > n_free or min(job.gpus, G[hv.K]) > node_free:
+                    break  # its largest pod fits no node: scavenge_place would fail
                 gpus = self._start_low(view, job, free)
                 if gpus is None:
                     break
                 free[list(gpus)] = False
                 n_free -= job.gpus
+                node_free = int(free.reshape(-1, G[hv.K]).sum(axis=1).max()) if n_free else 0
                 out.append(Start(job.id, gpus, f"class=opportunistic vc={t}"))
                 low_started.append(job)
                 self.n["low_starts"] += 1

@@ -58,19 +58,24 @@ def fit_assignment(jobs, n_nodes: int, levels: str = "multi", name: str = "the t
     return res.solution
 
 
-def table1_assignment(jobs, n_nodes: int) -> tuple[hv.VCAssignment, list[dict]]:
+def table1_assignment(jobs, n_nodes: int, mapping: Mapping[str, str] | None = None
+                      ) -> tuple[hv.VCAssignment, list[dict]]:
     """HiveD Table 1's quotas on ``n_nodes`` 8-GPU nodes, node-level cells only (§5.2: "We assign
     each tenant a set of node-level cells"), and one row per tenant saying how.
 
-    The trace's tenants are mapped onto Table 1's rows by job-size mix
-    (:func:`placement.hived.table1.map_tenants`); each row gets its share of the nodes (largest
-    remainder, the rows' nodes sum to ``n_nodes``; ties to the earlier row); a row holding several
-    trace tenants splits its nodes in proportion to their GPU-time (largest remainder again). The
-    fitted view's largest-job rule (every tenant holds its largest job) is capped at the share: a
-    tenant's quota is never raised above its Table 1 nodes, so a job larger than the quota can only
-    run as a low-priority (opportunistic) job in the shared schemes and cannot run at all in its
-    private cluster (:func:`oversize_jobs`; the reproduction leaves those jobs out of the private
-    cluster and of every tenant comparison). Rows: tenant, row, share, nodes, gpus, largest
+    ``mapping`` (trace tenant -> Table 1 row) is the identification made once over the whole trace
+    (:func:`placement.hived.table1.identify_tenants`): every mapped tenant holds its row's share,
+    present in ``jobs`` or not, so every window of the trace gets the same quotas, and a tenant of
+    ``jobs`` without a row holds none. Without ``mapping``, the tenants of ``jobs`` are mapped by
+    job-size mix (:func:`placement.hived.table1.map_tenants`) and the rows without a tenant give up
+    their share. Each row gets its share of the nodes (largest remainder, the rows' nodes sum to
+    ``n_nodes``; ties to the earlier row); a row holding several trace tenants splits its nodes in
+    proportion to their GPU-time (largest remainder again). The fitted view's largest-job rule
+    (every tenant holds its largest job) is capped at the share: a tenant's quota is never raised
+    above its Table 1 nodes, so a job larger than the quota can only run as a low-priority
+    (opportunistic) job in the shared schemes and cannot run at all in its private cluster
+    (:func:`oversize_jobs`; the reproduction leaves those jobs out of the private cluster and of
+    every tenant comparison). Rows: tenant, row (``-`` without one), share, nodes, gpus, largest
     (GPUs of its largest job), oversize (its jobs above the quota), demand_gpus (GPU-time over
     the jobs' span)."""
     from placement.hived.table1 import map_tenants, row_shares
@@ -78,25 +83,28 @@ def table1_assignment(jobs, n_nodes: int) -> tuple[hv.VCAssignment, list[dict]]:
     if n_nodes < 1:
         raise InstanceError("nodes", f"must be at least 1, not {n_nodes}")
     jobs = list(jobs)
-    mapping = map_tenants(jobs)
+    if mapping is None:
+        mapping = map_tenants(jobs)
+    elif not mapping:
+        raise InstanceError("mapping", "must map at least one tenant onto a Table 1 row")
     shares = row_shares(mapping)
     row_nodes = _largest_remainder({r: s * n_nodes for r, s in shares.items()}, n_nodes)
-    gpu_time: dict[str, float] = {}
-    largest: dict[str, int] = {}
+    gpu_time: dict[str, float] = dict.fromkeys(mapping, 0.0)
+    largest: dict[str, int] = dict.fromkeys(mapping, 0)
     for j in jobs:
         gpu_time[j.tenant] = gpu_time.get(j.tenant, 0.0) + j.gpus * float(j.duration)
         largest[j.tenant] = max(largest.get(j.tenant, 0), j.gpus)
-    nodes: dict[str, int] = {}
+    nodes: dict[str, int] = dict.fromkeys(gpu_time, 0)
     for r, n in row_nodes.items():
-        ts = [t for t in mapping if mapping[t] == r]
+        ts = sorted(t for t in mapping if mapping[t] == r)
         tot = sum(gpu_time[t] for t in ts)
         want = {t: (n * gpu_time[t] / tot if tot > 0 else n / len(ts)) for t in ts}
         nodes.update(_largest_remainder(want, n))
     cells = {t: (0, 0, 0, nodes[t]) for t in sorted(nodes)}
     a = hv.VCAssignment(n_nodes, cells)
-    span = (max(j.submit for j in jobs) - min(j.submit for j in jobs)) or 1.0
-    rows = [{"tenant": t, "row": mapping[t], "share": shares[mapping[t]], "nodes": nodes[t],
-             "gpus": a.gpus(t), "largest": largest[t],
+    span = ((max(j.submit for j in jobs) - min(j.submit for j in jobs)) if jobs else 0.0) or 1.0
+    rows = [{"tenant": t, "row": mapping.get(t, "-"), "share": shares.get(mapping.get(t, ""), 0.0),
+             "nodes": nodes[t], "gpus": a.gpus(t), "largest": largest[t],
              "oversize": sum(1 for j in jobs if j.tenant == t and j.gpus > a.gpus(t)),
              "demand_gpus": gpu_time[t] / span} for t in sorted(nodes)]
     return a, rows
@@ -189,16 +197,28 @@ class Queues:
     def __init__(self):
         self.q: dict[str, list[tuple[float, str]]] = {}
         self.jobs: dict[str, object] = {}
+        self.sizes: dict[str, dict[int, int]] = {}   # tenant -> GPUs -> pending jobs of that size
 
     def add(self, job) -> None:
         bisect.insort(self.q.setdefault(job.tenant, []), (job.submit, job.id))
         self.jobs[job.id] = job
+        sz = self.sizes.setdefault(job.tenant, {})
+        sz[job.gpus] = sz.get(job.gpus, 0) + 1
 
     def remove(self, job) -> None:
         q = self.q[job.tenant]
         i = bisect.bisect_left(q, (job.submit, job.id))
         del q[i]
         del self.jobs[job.id]
+        sz = self.sizes[job.tenant]
+        sz[job.gpus] -= 1
+        if not sz[job.gpus]:
+            del sz[job.gpus]
+
+    def min_gpus(self, tenant: str) -> int | None:
+        """The fewest GPUs a pending job of ``tenant`` asks for (``None``: none pending)."""
+        sz = self.sizes.get(tenant)
+        return min(sz) if sz else None
 
     def events(self, view, events) -> None:
         for ev in events:

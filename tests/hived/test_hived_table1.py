@@ -199,3 +199,37 @@ def test_free_nodes_counts_nodes_without_high_priority_work_per_hour():
     _xs, low = fragmentation(log, {"b"}, 2, step_s=h, start=0.0, end=3 * h)   # a low-priority: its node stays free
     assert free_nodes(low, 2)["below_1"] == 0.0
     assert free_nodes([], 2)["median"] is None
+
+
+def test_identify_counts_matches_tenants_by_absolute_counts():
+    from placement.hived.table1 import identify_counts
+
+    # each row's counts off by up to 10% (deterministic), under names whose order differs from
+    # the rows'; one tiny tenant left over
+    got = {f"t{10 - n:02d}": tuple(int(c * (1.0 + 0.1 * ((n + i) % 3 - 1))) for i, c in enumerate(counts))
+           for n, (counts, _) in enumerate(TABLE1.values())}
+    got["zz"] = (3, 0, 0, 1, 0)
+    mapping, fit = identify_counts(got)
+    assert mapping == {f"t{10 - n:02d}": row for n, row in enumerate(TABLE1)}
+    assert [f["row"] for f in fit] == list(TABLE1) and all(f["margin"] > 0 for f in fit)
+    for f in fit:   # the distance is the L1 of the counts
+        assert f["distance"] == sum(abs(a - b) for a, b in zip(f["trace"], TABLE1[f["row"]][0], strict=True))
+    with pytest.raises(InstanceError, match="counts"):
+        identify_counts({"a": (1, 2)})
+
+
+def test_a_fixed_mapping_gives_every_window_the_same_quotas():
+    jobs, want = _jobs_like_table1()
+    mapping = dict(want)
+    half = [j for j in jobs if j.tenant not in ("t00", "t01")] + list(sim_trace([(0, 1, 10, "stray")]).jobs)
+    a_all, _ = table1_assignment(jobs, 40, mapping)
+    a_half, rows = table1_assignment(half, 40, mapping)
+    assert {t: c for t, c in a_half.cells.items() if t != "stray"} == a_all.cells   # absent tenants keep theirs
+    assert a_half.cells["stray"] == (0, 0, 0, 0)                                      # no row, no quota
+    by = {r["tenant"]: r for r in rows}
+    assert by["stray"]["row"] == "-" and by["t00"]["nodes"] == a_all.cells["t00"][3]
+    assert sum(c[3] for c in a_all.cells.values()) == 40
+    for t, row in want.items():
+        assert abs(a_all.cells[t][3] - TABLE1[row][1] * 40) < 1.0                   # Table 1's own shares
+    with pytest.raises(InstanceError, match="mapping"):
+        table1_assignment(jobs, 40, {})
