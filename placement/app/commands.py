@@ -85,6 +85,7 @@ def _print_mapping(title: str, mapping: dict[str, Any]) -> None:
 # Bytes each generated item takes at least in the written document (measured on the default
 # options: a Tetris table 71 bytes, a job 110-150; a trace job 110): (family, option) -> bytes.
 _FILE_BYTES_PER_ITEM = {("tetris", "tables"): 60, ("tetris", "jobs"): 90, ("trace", "jobs"): 80}
+_NOTE_BYTES = 8 * 2**20   # about 100,000 tables: several seconds of generation
 
 
 def _check_file_size(args: argparse.Namespace) -> None:
@@ -101,6 +102,12 @@ def _check_file_size(args: argparse.Namespace) -> None:
             terms.append((f"--{option}", per * n))
     if terms:
         generated_file(terms)
+        size = sum(b for _, b in terms)
+        if size >= _NOTE_BYTES:    # a long generation says so before it starts
+            import sys
+
+            print(f"note: generating {args.problem}: a document of at least {size / 2**20:,.0f} MiB, which takes "
+                  "a while", file=sys.stderr, flush=True)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

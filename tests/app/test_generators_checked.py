@@ -74,3 +74,14 @@ def test_the_read_limit_follows_the_environment(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "g.json").exists()
     monkeypatch.delenv("PLACEMENT_MAX_INPUT_BYTES")
     assert main(["generate", "tetris", "--tables", "20", "--jobs", "5", "-o", str(tmp_path / "g.json")]) == 0
+
+
+def test_a_long_generation_says_so_first_and_a_short_one_does_not(tmp_path, capsys, monkeypatch):
+    import placement.app.commands as commands
+
+    monkeypatch.setattr(commands, "_NOTE_BYTES", 1000)    # the note's threshold, not the work, made small
+    assert main(["generate", "tetris", "--tables", "20", "--jobs", "5", "-o", str(tmp_path / "g.json")]) == 0
+    assert capsys.readouterr().err.startswith("note: generating tetris: a document of at least 0 MiB")
+    monkeypatch.undo()
+    assert main(["generate", "tetris", "--tables", "20", "--jobs", "5", "-o", str(tmp_path / "h.json")]) == 0
+    assert capsys.readouterr().err == ""
