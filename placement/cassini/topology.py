@@ -95,14 +95,26 @@ class Topology:
         return sorted(set(servers), key=self._order.__getitem__)
 
     def job_links(self, servers: tuple[str, ...]) -> tuple[str, ...]:
-        """Names of the links a ring all-reduce over ``servers`` traverses, sorted."""
+        """Names of the links a ring all-reduce over ``servers`` traverses, sorted (cached by the
+        set of servers)."""
+        key = tuple(sorted(set(servers)))
+        got = self._job_links.get(key)
+        if got is not None:
+            return got
         ring = self.ring_order(servers)
-        if len(ring) < 2:
-            return ()
         used: set[str] = set()
-        for a, b in zip(ring, ring[1:] + ring[:1], strict=True):
-            used.update(self.route(a, b))
-        return tuple(sorted(used))
+        if len(ring) >= 2:
+            for a, b in zip(ring, ring[1:] + ring[:1], strict=True):
+                used.update(self.route(a, b))
+        out = tuple(sorted(used))
+        if len(self._job_links) >= 100_000:
+            self._job_links.clear()
+        self._job_links[key] = out
+        return out
+
+    @cached_property
+    def _job_links(self) -> dict[tuple[str, ...], tuple[str, ...]]:
+        return {}
 
     def route(self, a: str, b: str) -> tuple[str, ...]:
         """Names of the links of the flow from ``a`` to ``b`` (the ECMP rule of the module doc)."""

@@ -292,14 +292,14 @@ GAIN_CLAIM = "Th+CASSINI / Themis, mean iteration time (Fig. 11(b): 1.6x)"
 ROOM_CLAIM = "Themis / Ideal, mean iteration time (Fig. 11(b) implies ~1.6x: the phase spread's target)"
 
 
-def calibrate_phase_spread(ctx: Context, hours: float, load: float = 1.0) -> tuple[float, dict]:
+def fit_phase_spread(ctx: Context, hours: float, load: float = 1.0) -> tuple[float, bool, dict]:
     """Fit the phase spread (:func:`placement.sim.links.spread_phase`) to Themis / Ideal on the
     Poisson trace (Fig. 11(b)'s implied ~1.6x, a baseline number): elastic Themis on each seed's
-    trace at every spread of :data:`PHASE_GRID` (the whole range), the value whose median over
-    seeds is nearest the target chosen and recorded with ``ctx.calibrate`` (``at the grid's
-    edge`` when it is an end of the range and misses the tolerance: the grid cannot be extended).
-    Returns ``(spread, {spread: [Themis / Ideal per seed]})``; every point also goes to the regime
-    map (knob ``phase spread (fit)``)."""
+    ``hours``-long trace at every spread of :data:`PHASE_GRID` (the whole range), the value whose
+    median over seeds is nearest the target chosen. Returns ``(spread, edge, {spread: [Themis /
+    Ideal per seed]})``, ``edge`` when the chosen value is an end of the range (the grid cannot be
+    extended); every point also goes to the regime map (knob ``phase spread (fit, Themis only)``).
+    The caller records the calibration row on its main runs (``ctx.calibrate``)."""
     cluster = testbed()
     got: dict[float, list[float]] = {}
     for sp in PHASE_GRID:
@@ -313,9 +313,7 @@ def calibrate_phase_spread(ctx: Context, hours: float, load: float = 1.0) -> tup
                     holds=abs(r["themis"]["over_ideal"] / THEMIS_OVER_IDEAL - 1) <= 0.15)
     med = {sp: float(np.median(v)) for sp, v in got.items()}
     best = min(PHASE_GRID, key=lambda sp: (abs(med[sp] - THEMIS_OVER_IDEAL), -sp))
-    ctx.calibrate(knob="phase spread", value=best, target="themis.over_ideal", ours=med[best],
-                  edge=best in (PHASE_GRID[0], PHASE_GRID[-1]))
-    return best, got
+    return best, best in (PHASE_GRID[0], PHASE_GRID[-1]), got
 
 
 _FALLBACK: dict[int, list[dict]] = {}
