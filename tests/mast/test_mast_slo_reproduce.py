@@ -209,9 +209,13 @@ def test_reproduction_windows_recompute_from_the_logs(run):
     assert slo["ours"] == [worst[f"busy-viewV1-s{s}-mast"] for s in (0, 1)]
     (pre,) = slo["preconditions"]
     cond = [r for r in rows if r["view"] == "condition" and r["setting"] == "view" and r["value"] == "V1"]
-    assert pre["measured"] == [float(next(r for r in cond if r["seed"] == str(s))["holds"] == "True") for s in (0, 1)]
+    assert pre["measured"] == [float(next(r for r in cond if r["seed"] == str(s))["holds_all"] == "True")
+                               for s in (0, 1)]
+    cal = list(csv.DictReader(open(out / "calibration.csv")))
+    knobs = [d["name"] for d in slo["depends_on"] if d["kind"] == "knob"]
+    uncal = [k for k in knobs if not all(r["status"] == "converged" for r in cal if r["parameter"].startswith(k + " "))]
     want = verdict(slo["ours"], -math.inf, 0.013, tolerance=SPEC.tolerance, kind="bound",
-                   precondition_ok=[m >= 1 for m in pre["measured"]])
+                   precondition_ok=[m >= 1 for m in pre["measured"]], uncalibrated=uncal)
     assert slo["verdict"] == want.category and slo["range"] == ["-inf", 0.013] and slo["source"] == "§5.6"
     assert doc["counts"] == {k: sum(c["verdict"] == k for c in doc["claims"]) for k in doc["counts"]}
     reg = list(csv.DictReader(open(out / "regimes.csv")))
@@ -314,6 +318,7 @@ def test_condition_rows_recompute_from_the_federated_logs(run):
         got = np.array(json.loads(r["usable"]))
         assert np.allclose(got, want, atol=2.0)     # sampling each second: each start or stop off by < 1 s
         assert (r["holds"] == "True") == (int(np.argmin(json.loads(r["hp_ratio"]))) != int(np.argmax(got)))
+        assert (r["holds_all"] == "True") == (int(np.argmin(json.loads(r["all_ratio"]))) != int(np.argmax(got)))
 
 
 def mast_quotas(trace):

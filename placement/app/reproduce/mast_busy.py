@@ -18,9 +18,11 @@ usable GPUs of a region in that hour
     held by work of level 2 or lower, which it may preempt (§4.3); the time average over the hour,
     from a run's log (the federated run's: the state its bindings met).
 
-The condition holds on a seed when the region with the lowest high-priority demand/supply is not
-the region with the most usable GPUs. Both are reported, with the region whose all-priority
-demand/supply (the backlog included) is lowest.
+The condition holds on a seed (``holds_all``, the reading ``placement reproduce mast`` judges by)
+when the region with the lowest all-priority demand/supply in that hour (the backlog included:
+where federation dispatches, "the region with the lowest demand over supply rate of the required
+GPU type") is not the region with the most usable GPUs; ``holds`` is the second reading, with the
+region of the lowest high-priority demand/supply (Tetris's measure).
 """
 
 from __future__ import annotations
