@@ -522,7 +522,8 @@ def load_trace_csv(path: str | os.PathLike, *, start: float = 0.0, hours: float 
     UTF-8 byte-order mark is dropped. The header names the columns; ``id, submit, gpus,
     duration`` are required, ``tenant, priority, gpu_type, model, tables, synthetic`` optional
     (``tables`` and ``synthetic`` are ``;``-separated lists; an empty ``gpu_type``/``model`` is
-    None). A file without job rows is an empty trace (a simulation refuses it).
+    None); a column without a name (pandas' index, ``to_csv()`` without ``index=False``) is not
+    read. A file without job rows is an empty trace (a simulation refuses it).
     """
     name, text = _open_rows(path, "CSV")
     lines = text.splitlines()
@@ -534,7 +535,8 @@ def load_trace_csv(path: str | os.PathLike, *, start: float = 0.0, hours: float 
         meta[key.strip()] = value.strip()
         skip += 1
     rows = _csv_rows(name, text, skip=skip)
-    cols, width = _header(name, rows, CSV_V1_COLUMNS[:4], CSV_V1_COLUMNS)
+    # an unnamed column is pandas' index (``DataFrame.to_csv`` without ``index=False``): not read
+    cols, width = _header(name, rows, CSV_V1_COLUMNS[:4], (*CSV_V1_COLUMNS, ""))
 
     def get(n, row, col, default=""):
         return _cell(name, n, row, cols, width, col) if col in cols else default

@@ -43,6 +43,10 @@ def test_a_plain_csv_from_pandas_is_read_as_the_v1_file_is(tmp_path):
     assert plain.read_text().startswith("id,submit,gpus,duration")   # no version line
     assert trace_format(plain) == "v1"
     assert load_trace_csv(plain).jobs == load_trace_csv(v1).jobs == t.jobs
+    indexed = tmp_path / "indexed.csv"      # to_csv() with pandas' index as an unnamed first column
+    df.assign(tables=[";".join(x) for x in df["tables"]], synthetic=[";".join(x) for x in df["synthetic"]]
+              ).to_csv(indexed)
+    assert indexed.read_text().startswith(",id,") and load_trace(indexed)[0].jobs == t.jobs
     minimal = tmp_path / "minimal.csv"
     minimal.write_text("id,submit,gpus,duration\na,0,1,10\nb,5,4,20\n")
     tr, fmt = load_trace(minimal)
