@@ -25,6 +25,7 @@ import csv
 import io
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -108,9 +109,11 @@ class Trace:
         gpus, duration`` required; ``tenant, priority, gpu_type, model, tables, synthetic``
         optional (``tables``/``synthetic``: a list, or a ``;``-separated string; a missing or
         empty ``gpu_type``/``model`` is None). ``df`` is a pandas DataFrame (or any mapping of
-        column name to a sequence). Every row is checked as a CSV row is: one
+        column name to a sequence; a column ``Unnamed: N``, pandas' index read back from a CSV,
+        is not read). Every row is checked as a CSV row is: one
         :class:`InstanceError` naming the row (0-based, as ``df.iloc``) and the column."""
-        cols = [str(c) for c in getattr(df, "columns", df)]
+        # pandas' index read back from a CSV (``Unnamed: 0``) is not a column of the trace: not read
+        cols = [str(c) for c in getattr(df, "columns", df) if not re.fullmatch(r"Unnamed: \d+", str(c))]
         for col in CSV_V1_COLUMNS[:4]:
             if col not in cols:
                 raise InstanceError("df", f"must have a column {col!r} (the CSV v1 columns: "

@@ -47,6 +47,7 @@ def test_a_plain_csv_from_pandas_is_read_as_the_v1_file_is(tmp_path):
     df.assign(tables=[";".join(x) for x in df["tables"]], synthetic=[";".join(x) for x in df["synthetic"]]
               ).to_csv(indexed)
     assert indexed.read_text().startswith(",id,") and load_trace(indexed)[0].jobs == t.jobs
+    assert Trace.from_dataframe(pd.read_csv(indexed), t.name).jobs == t.jobs   # 'Unnamed: 0' is the index
     minimal = tmp_path / "minimal.csv"
     minimal.write_text("id,submit,gpus,duration\na,0,1,10\nb,5,4,20\n")
     tr, fmt = load_trace(minimal)
