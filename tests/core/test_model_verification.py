@@ -44,8 +44,8 @@ def test_verify_accepts_agreement_and_rejects_each_failure():
     assert verify(Status.OPTIMAL, 2.0, 2.0 + 1e-9, 2.0, sense="min", mip_gap=0).status == Status.OPTIMAL
 
 
-@settings(max_examples=6, deadline=None)
-@given(st.integers(0, 10**6), st.integers(3, 6))
+@settings(max_examples=4, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 5))
 def test_cassini_exact_value_equals_reference_on_generated(seed, n_jobs):
     inst = generate_cassini(n_jobs, 2, seed=seed)
     for cand in inst.candidates:
@@ -124,7 +124,7 @@ def test_hived_check_fires_when_the_evaluation_disagrees(monkeypatch, module):
     assert r.status == Status.FEASIBLE and r.bound is None and "verification failed" in r.message
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=2, deadline=None)
 @given(st.integers(0, 10**6))
 def test_table1_solver_brackets_the_exact_optimum(seed):
     """``--solver table1``: reference score of the composed shifts <= exact optimum <= mean of per-link

@@ -1,0 +1,14 @@
+=obj= 0.9147222222222221
+y(data1_7) 1.0
+y(data5_3) 1.0
+y(hybrid0_0) 1.0
+y(hybrid2_12) 1.0
+y(pipeline3_4) 1.0
+y(tensor4_12) 1.0
+links(tor11_core)_z(435) 1.0
+links(tor2_core)_z(12) 1.0
+links(tor3_core)_z(435) 1.0
+links(tor4_core)_z(255) 1.0
+links(tor7_core)_z(108) 1.0
+links(tor9_core)_z(436) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,13 @@
+=obj= 0.9313055555555555
+y(data1_0) 1.0
+y(data5_27) 1.0
+y(hybrid0_0) 1.0
+y(hybrid2_1) 1.0
+y(pipeline3_29) 1.0
+y(tensor4_15) 1.0
+links(tor3_core)_z(27) 1.0
+links(tor6_core)_z(65) 1.0
+links(tor7_core)_z(15) 1.0
+links(tor8_core)_z(1) 1.0
+links(tor9_core)_z(39) 1.0
+ONE_VAR_CONSTANT 1.0

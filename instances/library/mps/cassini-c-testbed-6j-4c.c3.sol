@@ -1,0 +1,9 @@
+=obj= 0.9239583333333333
+y(hybrid0_0) 1.0
+y(hybrid2_12) 1.0
+y(tensor4_4) 1.0
+links(tor2_core)_z(12) 1.0
+links(tor3_core)_z(12) 1.0
+links(tor4_core)_z(4) 1.0
+links(tor5_core)_z(292) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,14 @@
+=obj= 0.9418518518518517
+y(data5_16) 1.0
+y(data7_4) 1.0
+y(hybrid1_0) 1.0
+y(hybrid2_9) 1.0
+y(hybrid6_0) 1.0
+y(tensor3_16) 1.0
+links(tor10_core)_z(0) 1.0
+links(tor2_core)_z(592) 1.0
+links(tor3_core)_z(178) 1.0
+links(tor6_core)_z(288) 1.0
+links(tor8_core)_z(4) 1.0
+links(tor9_core)_z(16) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,16 @@
+=obj= 0.9485092592592591
+y(data5_35) 1.0
+y(data7_4) 1.0
+y(data8_6) 1.0
+y(hybrid2_1) 1.0
+y(hybrid6_0) 1.0
+y(tensor0_0) 1.0
+y(tensor3_17) 1.0
+y(tensor9_17) 1.0
+links(tor0_core)_z(323) 1.0
+links(tor10_core)_z(4) 1.0
+links(tor3_core)_z(312) 1.0
+links(tor4_core)_z(6) 1.0
+links(tor5_core)_z(1) 1.0
+links(tor8_core)_z(647) 1.0
+ONE_VAR_CONSTANT 1.0

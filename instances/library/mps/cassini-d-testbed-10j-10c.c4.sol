@@ -1,0 +1,12 @@
+=obj= 0.9739861111111111
+y(data5_0) 1.0
+y(data7_0) 1.0
+y(hybrid1_0) 1.0
+y(hybrid2_11) 1.0
+y(hybrid6_12) 1.0
+y(tensor9_0) 1.0
+links(tor0_core)_z(12) 1.0
+links(tor2_core)_z(11) 1.0
+links(tor5_core)_z(0) 1.0
+links(tor7_core)_z(0) 1.0
+ONE_VAR_CONSTANT 1.0

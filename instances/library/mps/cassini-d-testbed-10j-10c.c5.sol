@@ -1,0 +1,13 @@
+=obj= 0.9707777777777777
+y(data4_16) 1.0
+y(data5_28) 1.0
+y(data7_15) 1.0
+y(data8_6) 1.0
+y(hybrid2_0) 1.0
+y(hybrid6_12) 1.0
+links(tor0_core)_z(6) 1.0
+links(tor11_core)_z(16) 1.0
+links(tor2_core)_z(276) 1.0
+links(tor5_core)_z(28) 1.0
+links(tor7_core)_z(300) 1.0
+ONE_VAR_CONSTANT 1.0

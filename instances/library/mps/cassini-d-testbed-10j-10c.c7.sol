@@ -1,0 +1,12 @@
+=obj= 0.9354666666666667
+y(data5_12) 1.0
+y(data7_17) 1.0
+y(hybrid2_8) 1.0
+y(hybrid6_14) 1.0
+y(tensor0_0) 1.0
+links(tor0_core)_z(300) 1.0
+links(tor11_core)_z(300) 1.0
+links(tor2_core)_z(158) 1.0
+links(tor7_core)_z(12) 1.0
+links(tor8_core)_z(17) 1.0
+ONE_VAR_CONSTANT 1.0

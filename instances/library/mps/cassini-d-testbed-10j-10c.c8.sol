@@ -1,0 +1,14 @@
+=obj= 0.9268444444444445
+y(data4_17) 1.0
+y(data5_35) 1.0
+y(data7_10) 1.0
+y(data8_17) 1.0
+y(hybrid2_0) 1.0
+y(hybrid6_12) 1.0
+y(tensor0_0) 1.0
+links(tor0_core)_z(17) 1.0
+links(tor10_core)_z(647) 1.0
+links(tor11_core)_z(17) 1.0
+links(tor2_core)_z(316) 1.0
+links(tor6_core)_z(12) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,16 @@
+=obj= 0.9497222222222222
+y(data11_24) 1.0
+y(data15_12) 1.0
+y(data3_0) 1.0
+y(data8_2) 1.0
+y(data9_35) 1.0
+y(pipeline7_0) 1.0
+links(pod0_core)_z(35) 1.0
+links(pod1_core)_z(35) 1.0
+links(tor1_pod0)_z(60) 1.0
+links(tor2_pod0)_z(2) 1.0
+links(tor3_pod0)_z(852) 1.0
+links(tor4_pod1)_z(35) 1.0
+links(tor5_pod1)_z(24) 1.0
+links(tor6_pod1)_z(24) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,16 @@
+=obj= 0.8192013888888888
+y(data1_0) 1.0
+y(data8_10) 1.0
+y(hybrid10_9) 1.0
+y(pipeline14_22) 1.0
+y(tensor13_6) 1.0
+y(tensor5_14) 1.0
+links(pod0_core)_z(6237) 1.0
+links(pod1_core)_z(6237) 1.0
+links(tor0_pod0)_z(9) 1.0
+links(tor1_pod0)_z(126) 1.0
+links(tor3_pod0)_z(174) 1.0
+links(tor4_pod1)_z(346) 1.0
+links(tor6_pod1)_z(22) 1.0
+links(tor7_pod1)_z(238) 1.0
+ONE_VAR_CONSTANT 1.0

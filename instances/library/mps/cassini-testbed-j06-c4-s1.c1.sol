@@ -1,0 +1,11 @@
+=obj= 0.9336388888888889
+y(data5_35) 1.0
+y(hybrid1_11) 1.0
+y(hybrid2_2) 1.0
+y(tensor0_0) 1.0
+y(tensor3_13) 1.0
+links(tor11_core)_z(134) 1.0
+links(tor4_core)_z(13) 1.0
+links(tor5_core)_z(503) 1.0
+links(tor7_core)_z(2) 1.0
+ONE_VAR_CONSTANT 1.0

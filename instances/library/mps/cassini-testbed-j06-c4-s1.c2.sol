@@ -1,0 +1,11 @@
+=obj= 0.9698
+y(data4_11) 1.0
+y(data5_31) 1.0
+y(hybrid1_3) 1.0
+y(tensor0_0) 1.0
+links(tor3_core)_z(65) 1.0
+links(tor4_core)_z(65) 1.0
+links(tor5_core)_z(3) 1.0
+links(tor6_core)_z(3) 1.0
+links(tor8_core)_z(139) 1.0
+ONE_VAR_CONSTANT 1.0

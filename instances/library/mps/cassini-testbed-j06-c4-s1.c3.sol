@@ -1,0 +1,10 @@
+=obj= 0.9295555555555556
+y(data5_2) 1.0
+y(hybrid1_11) 1.0
+y(hybrid2_1) 1.0
+y(tensor0_0) 1.0
+links(tor11_core)_z(398) 1.0
+links(tor5_core)_z(38) 1.0
+links(tor7_core)_z(2) 1.0
+links(tor8_core)_z(1) 1.0
+ONE_VAR_CONSTANT 1.0

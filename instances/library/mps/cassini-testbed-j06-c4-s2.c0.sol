@@ -1,0 +1,9 @@
+=obj= 0.9881111111111112
+y(hybrid0_0) 1.0
+y(pipeline5_3) 1.0
+y(tensor1_34) 1.0
+links(tor11_core)_z(34) 1.0
+links(tor3_core)_z(3) 1.0
+links(tor4_core)_z(3) 1.0
+links(tor7_core)_z(34) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,12 @@
+=obj= 0.9732962962962962
+y(data2_7) 1.0
+y(hybrid0_0) 1.0
+y(hybrid3_6) 1.0
+y(tensor4_0) 1.0
+links(tor1_core)_z(7) 1.0
+links(tor10_core)_z(7) 1.0
+links(tor11_core)_z(6) 1.0
+links(tor5_core)_z(126) 1.0
+links(tor6_core)_z(0) 1.0
+links(tor8_core)_z(6) 1.0
+ONE_VAR_CONSTANT 1.0

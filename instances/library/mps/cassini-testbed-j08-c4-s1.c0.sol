@@ -1,0 +1,13 @@
+=obj= 0.9673222222222222
+y(data4_17) 1.0
+y(data5_28) 1.0
+y(data7_10) 1.0
+y(hybrid1_0) 1.0
+y(hybrid6_13) 1.0
+y(tensor3_0) 1.0
+links(tor10_core)_z(316) 1.0
+links(tor3_core)_z(319) 1.0
+links(tor5_core)_z(13) 1.0
+links(tor6_core)_z(28) 1.0
+links(tor8_core)_z(10) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,13 @@
+=obj= 0.9524222222222222
+y(data4_2) 1.0
+y(data5_35) 1.0
+y(data7_12) 1.0
+y(hybrid1_0) 1.0
+y(hybrid2_2) 1.0
+y(tensor3_15) 1.0
+links(tor1_core)_z(12) 1.0
+links(tor10_core)_z(48) 1.0
+links(tor2_core)_z(575) 1.0
+links(tor5_core)_z(51) 1.0
+links(tor6_core)_z(38) 1.0
+ONE_VAR_CONSTANT 1.0

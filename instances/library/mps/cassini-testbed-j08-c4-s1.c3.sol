@@ -1,0 +1,12 @@
+=obj= 0.9057333333333333
+y(data5_24) 1.0
+y(data7_12) 1.0
+y(hybrid1_9) 1.0
+y(tensor0_0) 1.0
+y(tensor3_1) 1.0
+links(tor4_core)_z(60) 1.0
+links(tor5_core)_z(30) 1.0
+links(tor6_core)_z(24) 1.0
+links(tor7_core)_z(12) 1.0
+links(tor8_core)_z(348) 1.0
+ONE_VAR_CONSTANT 1.0

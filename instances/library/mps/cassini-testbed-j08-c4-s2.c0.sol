@@ -1,0 +1,10 @@
+=obj= 0.9229861111111111
+y(data2_1) 1.0
+y(data6_0) 1.0
+y(hybrid0_0) 1.0
+y(hybrid7_15) 1.0
+links(tor2_core)_z(24) 1.0
+links(tor3_core)_z(15) 1.0
+links(tor4_core)_z(15) 1.0
+links(tor6_core)_z(0) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,9 @@
+=obj= 0.9259259259259259
+y(data2_0) 1.0
+y(data6_21) 1.0
+y(hybrid0_0) 1.0
+y(tensor1_15) 1.0
+links(tor11_core)_z(381) 1.0
+links(tor3_core)_z(21) 1.0
+links(tor6_core)_z(15) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,10 @@
+=obj= 0.9758333333333333
+y(data2_12) 1.0
+y(hybrid0_0) 1.0
+y(hybrid3_6) 1.0
+y(tensor1_25) 1.0
+links(tor1_core)_z(150) 1.0
+links(tor11_core)_z(306) 1.0
+links(tor5_core)_z(6) 1.0
+links(tor9_core)_z(306) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,16 @@
+=obj= 0.9662936507936506
+y(data5_28) 1.0
+y(data7_17) 1.0
+y(hybrid1_0) 1.0
+y(hybrid2_1) 1.0
+y(hybrid6_17) 1.0
+y(tensor0_0) 1.0
+y(tensor9_17) 1.0
+links(tor10_core)_z(323) 1.0
+links(tor2_core)_z(521) 1.0
+links(tor3_core)_z(64) 1.0
+links(tor4_core)_z(1) 1.0
+links(tor7_core)_z(28) 1.0
+links(tor8_core)_z(1) 1.0
+links(tor9_core)_z(17) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,12 @@
+=obj= 0.9643888888888889
+y(data6_0) 1.0
+y(hybrid0_0) 1.0
+y(hybrid3_6) 1.0
+y(hybrid7_4) 1.0
+y(hybrid8_35) 1.0
+y(tensor1_34) 1.0
+links(tor0_core)_z(6) 1.0
+links(tor1_core)_z(34) 1.0
+links(tor3_core)_z(35) 1.0
+links(tor6_core)_z(616) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,15 @@
+=obj= 0.9511064814814814
+y(data2_3) 1.0
+y(data6_23) 1.0
+y(hybrid0_0) 1.0
+y(hybrid3_0) 1.0
+y(hybrid7_17) 1.0
+y(hybrid8_35) 1.0
+y(pipeline5_9) 1.0
+links(tor0_core)_z(63) 1.0
+links(tor1_core)_z(9) 1.0
+links(tor10_core)_z(431) 1.0
+links(tor11_core)_z(3) 1.0
+links(tor5_core)_z(23) 1.0
+links(tor7_core)_z(863) 1.0
+ONE_VAR_CONSTANT 1.0

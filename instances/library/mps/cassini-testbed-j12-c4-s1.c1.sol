@@ -1,0 +1,12 @@
+=obj= 0.9303111111111111
+y(data4_9) 1.0
+y(data5_2) 1.0
+y(data8_12) 1.0
+y(hybrid1_0) 1.0
+y(tensor9_7) 1.0
+links(tor0_core)_z(326) 1.0
+links(tor11_core)_z(48) 1.0
+links(tor4_core)_z(169) 1.0
+links(tor5_core)_z(7) 1.0
+links(tor9_core)_z(12) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,12 @@
+=obj= 0.9539111111111112
+y(data4_14) 1.0
+y(data8_5) 1.0
+y(hybrid1_11) 1.0
+y(tensor0_0) 1.0
+y(tensor11_2) 1.0
+links(tor3_core)_z(203) 1.0
+links(tor4_core)_z(134) 1.0
+links(tor6_core)_z(2) 1.0
+links(tor7_core)_z(257) 1.0
+links(tor9_core)_z(14) 1.0
+ONE_VAR_CONSTANT 1.0

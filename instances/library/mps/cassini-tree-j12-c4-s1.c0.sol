@@ -1,0 +1,16 @@
+=obj= 0.9992876984126982
+y(data4_11) 1.0
+y(data8_16) 1.0
+y(hybrid2_2) 1.0
+y(hybrid6_10) 1.0
+y(pipeline10_1) 1.0
+y(tensor0_0) 1.0
+y(tensor9_11) 1.0
+links(pod0_core)_z(3755) 1.0
+links(pod1_core)_z(3755) 1.0
+links(tor1_pod0)_z(46) 1.0
+links(tor3_pod0)_z(47) 1.0
+links(tor5_pod1)_z(2353) 1.0
+links(tor6_pod1)_z(196) 1.0
+links(tor7_pod1)_z(2509) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,11 @@
+=obj= 1.0
+y(data5_0) 1.0
+y(data7_13) 1.0
+y(hybrid6_5) 1.0
+y(tensor11_7) 1.0
+links(pod0_core)_z(1243) 1.0
+links(pod1_core)_z(1243) 1.0
+links(tor2_pod0)_z(163) 1.0
+links(tor3_pod0)_z(103) 1.0
+links(tor4_pod1)_z(5) 1.0
+ONE_VAR_CONSTANT 1.0

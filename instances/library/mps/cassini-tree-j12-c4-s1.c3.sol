@@ -1,0 +1,12 @@
+=obj= 1.0
+y(data5_1) 1.0
+y(data7_11) 1.0
+y(hybrid2_0) 1.0
+y(pipeline10_6) 1.0
+y(tensor0_0) 1.0
+links(pod0_core)_z(6) 1.0
+links(pod1_core)_z(6) 1.0
+links(tor0_pod0)_z(11) 1.0
+links(tor2_pod0)_z(29) 1.0
+links(tor3_pod0)_z(138) 1.0
+ONE_VAR_CONSTANT 1.0

@@ -1,0 +1,10 @@
+=obj= 1.0
+y(pipeline10_0) 1.0
+y(tensor3_0) 1.0
+y(tensor9_5) 1.0
+links(pod0_core)_z(0) 1.0
+links(pod1_core)_z(0) 1.0
+links(tor0_pod0)_z(0) 1.0
+links(tor6_pod1)_z(5) 1.0
+links(tor7_pod1)_z(60) 1.0
+ONE_VAR_CONSTANT 1.0
