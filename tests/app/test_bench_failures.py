@@ -130,3 +130,32 @@ def test_bench_refuses_an_existing_file_as_out_before_any_work(tmp_path, capsys,
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: --out") and "\n" not in err
         assert taken.read_text() == "mine"
+
+
+def test_seeds_give_one_run_each_and_the_spread(tmp_path, planted):
+    res = LR.run_library_bench(tmp_path / "out", ["highs"], 10.0, folder=planted, seeds=3, seed=4,
+                               progress=lambda *_: None)
+    runs = [(r["instance"], r["seed"]) for r in res["rows"]]
+    assert sorted(runs) == sorted((n, s) for n in ("crossing", "wrongopt") for s in (4, 5, 6))
+    spread = max(max(ts) - min(ts) for ts in (
+        [r["solver_time_s"] for r in res["rows"] if r["instance"] == n] for n in ("crossing", "wrongopt")))
+    summary, = res["summary"]
+    assert summary["runs"] == 6 and summary["failures"] == 6 and summary["time_spread_s"] == spread
+    with pytest.raises(InstanceError, match="seeds"):
+        LR.run_library_bench(tmp_path / "o2", ["highs"], 10.0, folder=planted, seeds=0)
+
+
+def test_cli_entry_takes_a_folder(tmp_path, planted, capsys):
+    """cmd_library with ``--library DIR`` (args.library a path) benches the folder; --rebuild refuses it."""
+    import argparse
+
+    from placement.app.bench.library import cmd_library
+
+    args = argparse.Namespace(library=str(planted), solvers=["highs"], time_limit=5.0, rebuild=False, only=None,
+                              out=str(tmp_path / "o"), quick=False, seed=0)
+    assert cmd_library(args) == 0
+    out = capsys.readouterr().out
+    assert "2 failure(s)" in out and (tmp_path / "o" / "library_failures.csv").exists()
+    args.rebuild = True
+    with pytest.raises(InstanceError, match="--rebuild"):
+        cmd_library(args)
