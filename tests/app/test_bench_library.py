@@ -114,6 +114,8 @@ def test_primal_gap_and_integral():
 def test_performance_profile_ratios():
     r = L.performance_profile({"a": [1.0, None, 4.0], "b": [2.0, 3.0, None]})
     assert r["a"] == [1.0, math.inf, 1.0] and r["b"] == [2.0, 1.0, math.inf]
+    # millisecond times keep their ratio (0.3 ms against 0.6 ms is 2, not 1)
+    assert L.performance_profile({"a": [0.0003], "b": [0.0006]}) == {"a": [1.0], "b": [pytest.approx(2.0)]}
 
 
 def test_library_page_table_is_the_manifest():

@@ -59,6 +59,7 @@ from ...result import SolveResult, Status
 from ..report import markdown_table, save_figure
 from .environment import commit_id, environment, today
 from .library import (
+    DEFAULT_SOLVERS,
     HEURISTICS,
     LIBRARY,
     MIP_LABELS,
@@ -304,7 +305,7 @@ def _incumbents(res: SolveResult) -> list[tuple[float, float | None]]:
 def _parse_solvers(solvers, folder: bool) -> list[str]:
     from placement.models.backends import available
 
-    solvers = list(solvers or (MIP_LABELS if folder else (*MIP_LABELS, "hill-climb", "affinity", "buddy")))
+    solvers = list(solvers or (MIP_LABELS if folder else DEFAULT_SOLVERS))
     known = set(MIP_LABELS) | set(PACKAGE_LABELS)
     bad = [s for s in solvers if s not in known]
     if bad:
