@@ -6,6 +6,23 @@ What is fitted, to what
     Following "Calibrate on the baselines" (``../shared/DESIGN.md``), the workload of
     :func:`placement.sim.dally_workload.fitted_trace` is fitted to the baselines' columns only:
 
+    The fit in use (:data:`placement.sim.dally_workload.FIT`, :func:`search`): Table 2 read with
+    Gandiva's median at 510 h (:data:`FIT_READING`; a dropped digit of the printed 183,717 s,
+    see :mod:`.dally_spec`), Tiresias in its strict reading (:data:`TIRESIAS_FIT`, the lower loss)
+    and Gandiva on the lowest-numbered free GPUs (the reproduction fits that choice again on its
+    own runs). Every shape of :data:`SEARCH` runs at a 100 h job-length median on seeds 0-2;
+    batch JCTs scale with job length, so the median is then set to put the worst of the four
+    targets (Tiresias's and Gandiva's batch median and mean) as close as possible, and the shape
+    with the smallest worst error wins (:data:`TRIED_510`): job lengths log-normal with median
+    132 h and sigma 0.6, 30% of jobs at 16-64 GPUs, 40% at 1 GPU; every target within 22% on
+    seeds 0-2 (the quick run's), within 30% on seeds 0-4 (Tiresias's median the worst). The
+    Poisson load is then the load of :data:`SEARCH` with the lower loss on Table 3's four
+    baseline targets (16; their medians stay far under the paper's at every load). The printed
+    51 h reading cannot be reached: Tiresias's batch median over Gandiva's is at most about 3
+    on every shape tried, the paper's 13.9.
+
+    The earlier fit, kept as the record of what the 51 h reading allows:
+
     - batch (Table 2): Tiresias's and Gandiva's median and mean JCT, fitted jointly by the job
       lengths (log-normal median and sigma), the shares of jobs at 16-64 GPUs and at 1 GPU, and
       Gandiva's time-slicing depth (``max_share``, jobs per GPU set; the Gandiva paper publishes
@@ -57,23 +74,48 @@ import itertools
 import math
 from typing import Any
 
-__all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "TARGETS", "SEARCH", "TRIED", "TRIED_RANDOM", "TRIED_POISSON",
-           "record", "search", "loss", "paper_value"]
+__all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "FIT_READING", "TIRESIAS_FIT", "SEARCH", "TRIED_510", "TRIED",
+           "TRIED_RANDOM", "TRIED_POISSON", "record", "search", "balance", "loss", "paper_value"]
 
 H = 3600.0
-GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted; see SEARCH)
+GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted on the earlier workload, TRIED)
+FIT_READING = "Gandiva median 510 h"   # the reading of Table 2 the workload is fitted to (.dally_spec)
+TIRESIAS_FIT = "tiresias-strict"       # the Tiresias form the workload is fitted with
 # Gandiva as the Dally paper reads it (§5.1.3: migration "whenever resources become available")
 # with the Gandiva paper's time slicing (OSDI'18 §3.1), max_share fitted: the reproduction's form.
 GANDIVA_PAPER: dict[str, Any] = {"migration": "eager", "time_slicing": True, "time_slice": 2 * H,
                                  "max_share": GANDIVA_MAX_SHARE, "placement": "random"}
-# (policy, arrival kind, statistic): the paper's numbers are PAPER_JCT_S's; stat index 0 mean, 1 median
-TARGETS = [("tiresias", "batch", "median"), ("tiresias", "batch", "mean"), ("gandiva", "batch", "median"),
-           ("gandiva", "batch", "mean"), ("tiresias", "poisson", "median"), ("tiresias", "poisson", "mean"),
-           ("gandiva", "poisson", "median"), ("gandiva", "poisson", "mean")]
 _STAT = {"mean": (0, "mean_jct_s"), "median": (1, "median_jct_s")}
-# The grid :func:`search` runs by default: around the frozen fit.
-SEARCH = {"median_h": (3.0, 4.0, 6.0), "sigma": (2.5,), "share_large": (0.6, 0.7), "share_single": (0.1,),
-          "max_share": (1, 8), "load": (5.0, 10.0, 25.0)}
+# The grid :func:`search` runs by default: around the frozen fit (shapes at a 100 h median; loads).
+SEARCH = {"sigma": (0.5, 0.6, 0.7), "share_large": (0.25, 0.3, 0.35), "share_single": (0.35, 0.4, 0.5),
+          "load": (1.0, 2.0, 4.0, 8.0, 16.0)}
+# The shapes of SEARCH and their outcome (batch, 8 racks): sigma, share at 16-64 GPUs, share at 1 GPU,
+# then the median (h) that balances the four batch targets and the worst relative error there, on
+# seeds 0-2 and on seeds 0-4. Smallest worst error on seeds 0-2 first; the first row is the fit.
+TRIED_510 = (
+    (0.6, 0.3, 0.4, 132, 0.22, 140, 0.30),
+    (0.5, 0.3, 0.4, 140, 0.23, 139, 0.34),
+    (0.5, 0.3, 0.5, 156, 0.26, 145, 0.31),
+    (0.7, 0.3, 0.35, 144, 0.30, 132, 0.33),
+    (0.6, 0.3, 0.5, 160, 0.31, 150, 0.35),
+    (0.6, 0.25, 0.4, 174, 0.34, 154, 0.33),
+    (0.7, 0.25, 0.35, 156, 0.34, 149, 0.36),
+    (0.5, 0.3, 0.35, 146, 0.35, 128, 0.39),
+    (0.5, 0.35, 0.5, 123, 0.35, 131, 0.44),
+    (0.6, 0.35, 0.5, 127, 0.35, 128, 0.45),
+    (0.7, 0.25, 0.4, 157, 0.37, 153, 0.36),
+    (0.6, 0.25, 0.35, 151, 0.37, 148, 0.38),
+    (0.6, 0.3, 0.35, 125, 0.38, 125, 0.38),
+    (0.5, 0.25, 0.35, 146, 0.42, 143, 0.39),
+    (0.5, 0.25, 0.4, 150, 0.43, 145, 0.38),
+    (0.5, 0.35, 0.35, 115, 0.43, 111, 0.45),
+    (0.6, 0.35, 0.35, 119, 0.43, 106, 0.49),
+    (0.5, 0.35, 0.4, 120, 0.45, 120, 0.45),
+    (0.5, 0.25, 0.5, 179, 0.47, 164, 0.38),
+    (0.6, 0.25, 0.5, 177, 0.48, 166, 0.38),
+    (0.6, 0.35, 0.4, 116, 0.50, 116, 0.50),
+    (0.7, 0.25, 0.5, 157, 0.52, 157, 0.36),
+)
 # The points the fit was chosen from (seed 0, 8 racks, batch; hours): median_h, sigma, share at
 # 16-64 GPUs, share at 1 GPU, Gandiva's time-slicing depth (1: none), then Tiresias's median and
 # mean and Gandiva's median and mean JCT. The chosen point is (4, 2.5, 0.6, 0.1, 1).
@@ -119,8 +161,9 @@ def loss(pairs: list[tuple[float, float]]) -> float:
 
 def record(ctx, results: dict, d: int, seeds: list[int], load: float, gandiva: str = "gandiva") -> None:
     """One ``ctx.calibrate`` row per target of the spec's workload and load knobs (ours: the
-    median over seeds on ``d`` racks, seconds; Tiresias as its authors' simulator runs it, the form
-    the fit used; Gandiva the run label ``gandiva``, its fitted placement), and a section in hours."""
+    median over seeds on ``d`` racks, seconds; Tiresias in the form the fit used,
+    :data:`TIRESIAS_FIT`; Gandiva the run label ``gandiva``, its fitted placement), and a section in
+    hours."""
     from placement.sim.dally_workload import FIT
 
     from .context import fmt_spread, spread
@@ -141,7 +184,7 @@ def record(ctx, results: dict, d: int, seeds: list[int], load: float, gandiva: s
         for target in SPEC.knob(knob).targets:
             _t, pol, stat = target.split(".")[:3]
             kind = "batch" if target.startswith("t2") else "poisson"
-            run = gandiva if pol == "gandiva" else pol
+            run = gandiva if pol == "gandiva" else TIRESIAS_FIT
             vals = [results[("paper", d, kind, s)][run].get(_STAT[stat][1]) if ("paper", d, kind, s) in results
                     else None for s in seeds]
             sp = spread(vals)
@@ -171,40 +214,53 @@ def _measure(trace, racks: int, policies: dict[str, tuple[str, dict]]) -> dict[s
     return out
 
 
-def search(grid: dict[str, tuple] | None = None, seed: int = 0, racks: int = 8, echo=print) -> list[dict[str, Any]]:
-    """The fit (module docstring): every batch point of ``grid``, then the load for the best one
-    (its loss over the Poisson means only, the medians being out of reach).
-    Returns one row per point with its loss; prints them with ``echo``."""
+def balance(ratios: list[float]) -> tuple[float, float]:
+    """The scale ``k`` of the job lengths that puts the worst of the relative errors
+    ``k * ratio - 1`` as close to 0 as possible (batch JCTs scale with job length), and that
+    worst error: ``k = 2 / (min + max)``, error ``(max - min) / (max + min)``."""
+    lo, hi = min(ratios), max(ratios)
+    return 2.0 / (lo + hi), (hi - lo) / (hi + lo)
+
+
+def search(grid: dict[str, tuple] | None = None, seeds=(0, 1, 2), racks: int = 8,
+           echo=print) -> list[dict[str, Any]]:
+    """The fit (module docstring): every shape of ``grid`` at a 100 h median on ``seeds``, its
+    median balanced on the four batch targets of :data:`FIT_READING` (:func:`balance`), then the
+    loads for the best shape (loss over Table 3's four baseline targets). One row per point,
+    printed with ``echo``."""
+    import statistics
+
     from placement.sim.dally_workload import fitted_trace
 
+    from .dally_spec import GANDIVA_READINGS, SPEC
+
     grid = grid or SEARCH
+    forms = {"tiresias": ("tiresias", {"consolidation": "wait"}),
+             "gandiva": ("gandiva", {**GANDIVA_PAPER, "placement": "lowest"})}
+    g_median = SPEC.by_key[GANDIVA_READINGS[FIT_READING][0]].mid
+    paper = [paper_value("tiresias", "batch", "median"), paper_value("tiresias", "batch", "mean"), g_median,
+             paper_value("gandiva", "batch", "mean")]
     rows = []
-    for med, sig, share, single, ms in itertools.product(grid["median_h"], grid["sigma"], grid["share_large"],
-                                                         grid["share_single"], grid["max_share"]):
+    for sig, share, single in itertools.product(grid["sigma"], grid["share_large"], grid["share_single"]):
         if single > 1 - share:
             continue
-        tr = fitted_trace("batch", seed=seed, median_h=med, sigma=sig, share_large=share, share_single=single,
-                          gpus=64 * racks)
-        got = _measure(tr, racks, {"tiresias": ("tiresias", {}),
-                                   "gandiva": ("gandiva", {**GANDIVA_PAPER, "max_share": ms})})
-        pairs = [(got[p][st], paper_value(p, "batch", st)) for p, k, st in TARGETS if k == "batch"]
-        rows.append({"median_h": med, "sigma": sig, "share_large": share, "share_single": single, "max_share": ms,
-                     "load": None,
-                     "loss": loss(pairs), **{f"{p}_{st}_h": got[p][st] / H for p, k, st in TARGETS if k == "batch"}})
+        got = [_measure(fitted_trace("batch", seed=s, median_h=100.0, sigma=sig, share_large=share,
+                                     share_single=single, gpus=64 * racks), racks, forms) for s in seeds]
+        ours = [statistics.median(g[p][st] for g in got) for p, st in
+                (("tiresias", "median"), ("tiresias", "mean"), ("gandiva", "median"), ("gandiva", "mean"))]
+        k, worst = balance([o / p for o, p in zip(ours, paper, strict=True)])
+        rows.append({"sigma": sig, "share_large": share, "share_single": single, "median_h": 100.0 * k,
+                     "worst_error": worst, "load": None})
         echo(rows[-1])
-    best = min(rows, key=lambda r: r["loss"])
+    best = min(rows, key=lambda r: r["worst_error"])
     for load in grid["load"]:
-        tr = fitted_trace("poisson", seed=seed, median_h=best["median_h"], sigma=best["sigma"],
-                          share_large=best["share_large"], share_single=best["share_single"], load=load,
-                          gpus=64 * racks)
-        got = _measure(tr, racks, {"tiresias": ("tiresias", {}),
-                                   "gandiva": ("gandiva", {**GANDIVA_PAPER, "max_share": best["max_share"]})})
-        pairs = [(got[p][st], paper_value(p, "poisson", st)) for p, k, st in TARGETS
-                 if k == "poisson" and st == "mean"]
-        rows.append({**{k: best[k] for k in ("median_h", "sigma", "share_large", "share_single", "max_share")},
-                     "load": load,
-                     "loss": loss(pairs), **{f"{p}_{st}_h": got[p][st] / H for p, k, st in TARGETS
-                                             if k == "poisson"}})
+        got = [_measure(fitted_trace("poisson", seed=s, median_h=best["median_h"], sigma=best["sigma"],
+                                     share_large=best["share_large"], share_single=best["share_single"], load=load,
+                                     gpus=64 * racks), racks, forms) for s in seeds]
+        pairs = [(statistics.median(g[p][st] for g in got), paper_value(p, "poisson", st))
+                 for p in ("tiresias", "gandiva") for st in ("median", "mean")]
+        rows.append({**{k: best[k] for k in ("sigma", "share_large", "share_single", "median_h")}, "load": load,
+                     "loss": loss(pairs)})
         echo(rows[-1])
     return rows
 
