@@ -126,7 +126,7 @@ def stepped_mean_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], f
 
 def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], float]], capacity: dict[str, float],
                                horizon: float, loss: float = 0.0, shared_goodput: float = 1.0,
-                               agents=None) -> list[np.ndarray]:
+                               agents=None, plans=None) -> list[np.ndarray]:
     """The same integration as :func:`stepped_iteration_times` with each step ending exactly
     where the next thing changes (a job begins, a phase ends) instead of on a grid of ``dt``:
     iteration end times per job before ``horizon`` (an iteration ending within 1e-9 ms of it is
@@ -143,13 +143,16 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
     recomputed here: a job whose iteration ends more than 5% of its ideal iteration away from
     ``anchor + m * ideal`` (``anchor`` its first iteration's end, then its last re-alignment; ``m`` iterations
     since) waits without traffic until the first grid point ``anchor + j * ideal`` not before
-    that end, which becomes the anchor."""
+    that end, which becomes the anchor. ``plans`` (one period in ms per job, default the ideal
+    iterations): the grid's step, as :class:`.fluid.FluidJob` ``plan`` (the trigger stays 5% of
+    the ideal iteration)."""
     inc, caps = _incidence(jobs, capacity)
     n = len(jobs)
     phase = [0] * n
     left = [0.0] * n
     begun = [False] * n
     agents = [bool(a) for a in agents] if agents is not None else [False] * n
+    steps = ([float(x) for x in plans] if plans is not None else [float(p.iteration_time) for p, _, _ in jobs])
     anchor = [float(s) for _, _, s in jobs]     # where each job's iterations should begin
     count = [0] * n                             # iterations since the anchor
     resume = [float(s) for _, _, s in jobs]     # a job not begun (or waiting) begins here
@@ -187,12 +190,12 @@ def exact_step_iteration_times(jobs: list[tuple[JobProfile, tuple[str, ...], flo
                     phase[f] = 0
                     ends[f].append(t)
                     count[f] += 1
-                    ideal = float(jobs[f][0].iteration_time)
+                    ideal, step = float(jobs[f][0].iteration_time), steps[f]
                     if len(ends[f]) == 1:
                         anchor[f], count[f] = t, 0
-                    elif agents[f] and abs(t - anchor[f] - count[f] * ideal) > 0.05 * ideal:
-                        j = math.ceil((t - anchor[f]) / ideal - 1e-12)
-                        anchor[f] += j * ideal
+                    elif agents[f] and abs(t - anchor[f] - count[f] * step) > 0.05 * ideal:
+                        j = math.ceil((t - anchor[f]) / step - 1e-12)
+                        anchor[f] += j * step
                         count[f] = 0
                         if anchor[f] > t + eps:
                             begun[f], resume[f] = False, anchor[f]

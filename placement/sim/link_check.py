@@ -34,7 +34,7 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
     is a ``link`` violation. Distinct components are checked up to ``limit_checks``. With the
     link model's ``agent`` on (§4.2 step 3), the integration applies the agent's rule to every
     job of a component the agent acts on (:func:`placement.cassini.stepped.exact_step_iteration_times`,
-    ``agents``): every component under ``agent="all"``; under the paper's premise (``agent=True``)
+    ``agents``, planning on the component's rhythm without the agent, ``plans``): every component under ``agent="all"``; under the paper's premise (``agent=True``)
     those whose set score at the logged phases (:func:`placement.sim.links.set_score`, Table 1's
     score) is at least the link model's ``agent_min_score``.
 
@@ -119,7 +119,12 @@ def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, 
             jobs3 = [(p, ls, ph) for p, (_, ls, ph) in zip(profs, specs, strict=True)]
             acts = agent and (min_score is None or set_score(jobs3, topo.capacity) >= min_score)
             ends = exact_step_iteration_times(jobs3, topo.capacity, horizon, loss=loss,
-                                              shared_goodput=topo.shared_goodput, agents=[acts] * len(jobs3))
+                                              shared_goodput=topo.shared_goodput)
+            if acts:      # the agent plans on the set's own rhythm without it (links.py)
+                plans = [_mean_after(ph, en, warmup, p.iteration_time) for (p, _, ph), en in zip(jobs3, ends, strict=True)]
+                ends = exact_step_iteration_times(jobs3, topo.capacity, horizon, loss=loss,
+                                                  shared_goodput=topo.shared_goodput, agents=[True] * len(jobs3),
+                                                  plans=plans)
             done[key] = tuple(min(1.0, p.iteration_time / _mean_after(ph, en, warmup, p.iteration_time))
                               for (p, _, ph), en in zip(jobs3, ends, strict=True))
         for jid, want in zip(comp, done[key], strict=True):

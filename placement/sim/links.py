@@ -51,7 +51,9 @@ agent (CASSINI §4.2 step 3; ``agent=True`` or ``"all"``, off by default)
     The jobs of a fluid-run component keep their phases as planned time shifts: when an
     iteration boundary drifts more than 5% of its ideal iteration off that plan, the job waits
     for the next planned start (:mod:`placement.cassini.fluid`, "agent"); the wait is part of
-    its iteration time. ``agent=True`` is the paper's premise: the agent keeps the shifts of
+    its iteration time. The plan's period is the rhythm the set runs at without the agent (its
+    mean iteration over the same window, as Table 2's snapshots plan: a partially compatible set
+    stretched by its overlap is on plan, only drift against it triggers). ``agent=True`` is the paper's premise: the agent keeps the shifts of
     sets CASSINI found compatible (§4.2 step 3 re-aligns to shifts computed for a compatible
     set; Fig. 17 measures snapshots scoring 1.0 / 1.0 / 0.9), so it acts only on a component
     whose **set score** (:func:`set_score`: Table 1's compatibility score at the jobs' phases,
@@ -267,11 +269,11 @@ class LinkSharing:
                 self.topology.capacity) >= self.agent_min_score)
             if self.agent:
                 self.stats["agent_on" if on else "agent_off"] += 1
-            if on:
-                names, r = agent_window(self.topology, jobs, self.window_iterations, self.loss)
-            else:
-                names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
+            names, r = fluid_window(self.topology, jobs, window_iterations=self.window_iterations, loss=self.loss)
             times = mean_iterations(names, r, jobs, self.warmup)
+            if on:     # the agent plans on the rhythm the set runs without it (its stretched rhythm)
+                names, r = agent_window(self.topology, jobs, self.window_iterations, self.loss, plans=times)
+                times = mean_iterations(names, r, jobs, self.warmup)
             if on:     # the agent's own adjustments per second of the window
                 adj = {n: (a / r.horizon * 1000.0,) * 2 for n, a in zip(names, r.adjustments, strict=True)}
             elif self.agent:   # a component the agent leaves alone: it makes no adjustment
@@ -326,15 +328,17 @@ def set_score(jobs, capacity: Mapping[str, float]) -> float:
     return float(np.mean(scores)) if scores else 1.0
 
 
-def agent_window(topo, jobs: dict, window_iterations: int, loss: float = 0.0):
+def agent_window(topo, jobs: dict, window_iterations: int, loss: float = 0.0, plans: Mapping[str, float] | None = None):
     """:func:`placement.sim.network.fluid_window` with §4.2 step 3's agent on every job
-    (:class:`placement.cassini.fluid.FluidJob` ``agent``): the same window and transport."""
+    (:class:`placement.cassini.fluid.FluidJob` ``agent``): the same window and transport.
+    ``plans`` (ms per job name): each job's planned period, default its ideal iteration."""
     from ..cassini.fluid import FluidJob, simulate
 
     names = sorted(jobs)
     window = window_iterations * max(jobs[n][0].iteration_time for n in names)
     shifts = [float(jobs[n][2]) for n in names]
-    fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9, agent=True)
+    fl = [FluidJob(jobs[n][0], topo.job_links(tuple(jobs[n][1])), shift=s, iterations=10**9, agent=True,
+                   plan=None if plans is None else float(plans[n]))
           for n, s in zip(names, shifts, strict=True)]
     return names, simulate(fl, topo.capacity, loss=loss, horizon=window + max(shifts),
                            shared_goodput=topo.shared_goodput)
