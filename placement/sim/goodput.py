@@ -291,10 +291,6 @@ class Application:
         self.pl_id = pl["placement"].astype(int)
         self.pl_bsz, self.pl_step, self.pl_sync = pl["local_bsz"], pl["step_time"], pl["sync_time"]
         sc = _read_csv(trace_dir / "scalability.csv")
-        # the measured range: GPUs per node (a placement id's digits) and replicas per job
-        self.max_per_node = max(max(int(c) for c in str(i)) for i in self.pl_id)
-        self.max_replicas = int(max(max(sum(int(c) for c in str(i)) for i in self.pl_id),
-                                    sc["num_replicas"].max()))
         self.init_batch_size = int(self.bszs[0])
         self.max_batch_size = int(self.bszs[-1])
         self.min_local_bsz = int(self.pl_bsz.min())
@@ -316,9 +312,8 @@ class Application:
         vals = [(self.pl_step[keys[k]].mean(), self.pl_sync[keys[k]].mean()) for k in pts]
         pts += list(zip(sc["num_nodes"], sc["num_replicas"], sc["local_bsz"], strict=True))
         vals += list(zip(sc["step_time"], sc["sync_time"], strict=True))
-        from scipy.interpolate import LinearNDInterpolator
-
-        self._nd = LinearNDInterpolator(np.array(pts, float), np.array(vals, float))
+        self._points = (np.array(pts, float), np.array(vals, float))
+        self._interp = None     # built on the first unmeasured placement (_nd)
         self._tp: dict = {}
 
     def epoch_of(self, done: float) -> int:
@@ -362,11 +357,21 @@ class Application:
             step = float(np.interp(local_bsz, xs[order], self.pl_step[rows][order]))
             sync = float(np.interp(local_bsz, xs[order], self.pl_sync[rows][order]))
         else:
-            step, sync = (float(v) for v in self._nd([min(len(placement), 16), sum(placement), local_bsz])[0])
+            step, sync = (float(v) for v in self._nd()([min(len(placement), 16), sum(placement), local_bsz])[0])
         if not (math.isfinite(step) and math.isfinite(sync)):
             raise ValueError(f"{self.name}: no throughput for placement {placement} at local batch {local_bsz}")
         self._tp[key] = out = (step, sync)
         return out
+
+    def _nd(self):
+        """The linear interpolator over (nodes, replicas, local batch) of the scattered
+        measurements (module docstring), built when first needed: reading a workload's jobs
+        needs only their total progress."""
+        if self._interp is None:
+            from scipy.interpolate import LinearNDInterpolator
+
+            self._interp = LinearNDInterpolator(*self._points)
+        return self._interp
 
     def __hash__(self):
         return id(self)
@@ -409,24 +414,46 @@ def default_perf() -> GoodputPerf:
     return GoodputPerf(load_applications(_FOLDER[0]))
 
 
-def check_measured(jobs, cluster, apps: Mapping[str, Application] | None = None) -> None:
+@cache
+def _measured(folder: str) -> tuple[tuple[str, ...], int, int]:
+    """(application names, most GPUs per node, most GPUs per job) the applications under
+    ``folder`` were measured on: read from their ``placements.csv`` (a placement id's digits are
+    GPUs per node) and ``scalability.csv``, without building the applications; the range is
+    the one every application covers."""
+    root = Path(folder)
+    names = tuple(n for n in sorted(APP_SETTINGS) if (root / n).is_dir())
+    if not names:
+        raise InstanceError(str(folder), "holds none of the Pollux applications " + ", ".join(APP_SETTINGS))
+    per_node, replicas = [], []
+    for n in names:
+        ids = [str(int(i)) for i in _read_csv(root / n / "placements.csv")["placement"]]
+        per_node.append(max(max(int(c) for c in i) for i in ids))
+        replicas.append(int(max(max(sum(int(c) for c in i) for i in ids),
+                                _read_csv(root / n / "scalability.csv")["num_replicas"].max())))
+    return names, min(per_node), min(replicas)
+
+
+def check_measured(jobs, cluster, folder=None) -> None:
     """Refuse, before a run, what the Pollux measurements do not cover (their throughput is
     interpolated only inside them, ``Application.throughput``): a job whose ``model`` is none of
-    the applications, a job of more GPUs than any application was measured on, and a cluster
+    the applications, a job of more GPUs than every application was measured on, and a cluster
     with machines of more GPUs than the measured nodes had. One :class:`InstanceError` naming the
-    job or the cluster and what is measured. ``apps``: default the ones :func:`default_perf` uses."""
+    job or the cluster and what is measured. ``folder``: the applications' folder, default the
+    one :func:`use_applications` named (the applications are not built for the check)."""
     from .perf import check_models
 
-    if apps is None:
-        apps = default_perf().apps
-    check_models(jobs, sorted(apps), "goodput", allow_none=False)
-    per_node = min(a.max_per_node for a in apps.values())
-    replicas = min(a.max_replicas for a in apps.values())
+    if folder is None:
+        if not _FOLDER:
+            raise InstanceError("perf", "'goodput' needs the Pollux applications: call "
+                                "placement.sim.goodput.use_applications(folder) first (the command line does)")
+        folder = _FOLDER[0]
+    names, per_node, replicas = _measured(str(Path(folder).resolve()))
+    check_models(jobs, names, "goodput", allow_none=False)
     machine_gpus = getattr(cluster, "machine_gpus", None)
     if machine_gpus is not None and len(machine_gpus) and int(max(machine_gpus)) > per_node:
         raise InstanceError("--cluster", f"{cluster.name[:60]!r} has machines of {int(max(machine_gpus))} GPUs; "
                             f"perf 'goodput' is measured on nodes of at most {per_node} GPUs (the Pollux "
-                            f"applications {', '.join(sorted(apps))}, at most {replicas} GPUs per job): use "
+                            f"applications {', '.join(names)}, at most {replicas} GPUs per job): use "
                             f"machines of {per_node} GPUs or fewer, e.g. --cluster 1x1x1x16x{per_node}")
     for j in jobs:
         if j.gpus > replicas:

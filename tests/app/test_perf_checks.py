@@ -118,7 +118,11 @@ def test_the_pollux_workload_on_eight_gpu_machines_is_refused_before_the_run(tmp
         placement.simulate("pollux-workload-6", cluster="1x1x2x4x8", policy="tiresias", hours=0.1, progress=False)
 
 
-def test_philly_under_goodput_is_one_line(tmp_path, capsys):
-    # Before: ValueError "model 'AlexNet' is none of the applications" from inside the run.
-    assert main(["simulate", "philly", "--perf", "goodput", "--hours", "1", "-o", str(tmp_path / "o")]) == 2
+def test_a_philly_file_under_goodput_is_one_line(tmp_path, capsys):
+    # Before: ValueError "model 'AlexNet' is none of the applications" from inside the run
+    # (`placement simulate philly --perf goodput`; here three rows of the same format).
+    f = tmp_path / "philly.csv"
+    f.write_text("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-03 10:00:00,60,2,120,vc1\n"
+                 "2017-10-03 10:01:00,60,1,60,vc1\n2017-10-03 10:02:00,30,4,120,vc2\n")
+    assert main(["simulate", str(f), "--perf", "goodput", "-o", str(tmp_path / "o")]) == 2
     _one_line(capsys, "is not a model perf 'goodput' knows (bert, cifar10, deepspeech2, imagenet, ncf, yolov3)")
