@@ -230,8 +230,9 @@ def confirm_manifest(out: Path | None = None) -> list[str]:
     value; CASSINI, the best candidate's file proven so with that value and every other
     candidate's bound at most that value (a candidate may stay open below it). Other ``optimal``
     rows become ``best-known`` (one solver's proof); a confirmed row's ``solver`` names the file
-    solvers too. Returns the names relabelled."""
-    from .library import MANIFEST_FIELDS, _cell
+    solvers too, and takes the file's value where it is better (within the proof's gap). Returns
+    the names relabelled."""
+    from .library import MANIFEST_FIELDS, _cell, _with_table
     from .library_run import FAIL_REL
 
     out = out or library_dir()
@@ -258,6 +259,10 @@ def confirm_manifest(out: Path | None = None) -> list[str]:
         else:
             ok = bool(mine) and all(f["status"] == "optimal" for f in mine) and \
                 abs(mine[0]["objective"] - r["objective"]) <= tol
+            better = ok and (mine[0]["objective"] < r["objective"] if r["family"] == "tetris"
+                             else mine[0]["objective"] > r["objective"])
+            if better:  # the files' verified answer is the best known placement
+                r["objective"] = mine[0]["objective"]
         if ok:
             if "files:" not in r["solver"]:
                 r["solver"] = f"{r['solver']}; files: two solvers agree"
@@ -271,6 +276,10 @@ def confirm_manifest(out: Path | None = None) -> list[str]:
         w.writerow({k: _cell(r.get(k)) for k in MANIFEST_FIELDS} | {"stored": "yes" if r["stored"] else "no"})
     with commit():
         write_text(out / "manifest.csv", buf.getvalue())
+    readme = out / "README.md"
+    if readme.exists():  # the page's table, from the manifest as written
+        with commit():
+            write_text(readme, _with_table(readme.read_text(), load_manifest(out / "manifest.csv")))
     return relabelled
 
 
