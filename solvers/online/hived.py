@@ -489,26 +489,41 @@ def sharing_safety_check(assignment: hv.VCAssignment):
         lg = {t: VCLogical(c) for t, c in assignment.cells.items()}
         inside: set[str] = set()
         pending: dict[str, dict[str, float]] = {}
+        sizes: dict[str, dict[int, int]] = {}   # tenant -> GPUs -> pending jobs of that size
         out: list[str] = []
         rows = list(log.rows)
 
+        def wait(t: str, jid: str, submit: float) -> None:
+            p = pending.setdefault(t, {})
+            if jid not in p:
+                sz = sizes.setdefault(t, {})
+                sz[jobs[jid].gpus] = sz.get(jobs[jid].gpus, 0) + 1
+            p[jid] = submit
+
+        def started(t: str, jid: str) -> None:
+            if pending.get(t, {}).pop(jid, None) is not None:
+                sz = sizes[t]
+                sz[jobs[jid].gpus] -= 1
+                if not sz[jobs[jid].gpus]:
+                    del sz[jobs[jid].gpus]
+
         def at_end_of_instant(t_now):
-            for t, p in pending.items():
-                if not p or t not in lg:
+            for t, sz in sizes.items():
+                if not sz or t not in lg or not lg[t].has_room():
                     continue
-                head = min(p, key=lambda j: (jobs[j].gpus, p[j], j))
-                if lg[t].fits(jobs[head].gpus):
+                if lg[t].fits(min(sz)):   # the smallest pending job fits: name the first of them
+                    p = pending[t]
+                    head = min(p, key=lambda j: (jobs[j].gpus, p[j], j))
                     out.append(f"sharing-safety: at {t_now!r} job {head} of VC {t} waits while its VC "
                                f"has a free cell for {jobs[head].gpus} GPUs")
         for n, r in enumerate(rows):
             job = jobs.get(r.job)
             if job is None:
                 continue
-            p = pending.setdefault(job.tenant, {})
             if r.event == "submit":
-                p[r.job] = job.submit
+                wait(job.tenant, r.job, job.submit)
             elif r.event == "start":
-                p.pop(r.job, None)
+                started(job.tenant, r.job)
                 v = lg.get(job.tenant)
                 if v is not None and v.place(r.job, job.gpus) is not None:
                     inside.add(r.job)
@@ -519,7 +534,7 @@ def sharing_safety_check(assignment: hv.VCAssignment):
                     if r.event == "preempt":
                         out.append(f"sharing-safety: guaranteed job {r.job} is preempted at {r.time!r}")
                 if r.event == "preempt":
-                    p[r.job] = job.submit
+                    wait(job.tenant, r.job, job.submit)
             if n + 1 == len(rows) or rows[n + 1].time != r.time:
                 at_end_of_instant(r.time)
         return out

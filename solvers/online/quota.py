@@ -124,9 +124,10 @@ class QuotaSharing(Policy):
         for t in tenants:
             fail = 1 << 30  # smallest GPU number without affinity now: larger jobs fail too
             started = []
+            smallest = self.queues.min_gpus(t)   # no pending job of the tenant is smaller
             for job in self.queues.ordered(view, t, self.order):
                 left = self.quota.get(t, 0) - self.used.get(t, 0)
-                if left <= 0 or fail == 1:
+                if left < smallest or fail <= smallest:
                     break
                 if job.gpus > left or job.gpus >= fail:
                     continue  # beyond quota (low priority, below) or no affinity for its size
