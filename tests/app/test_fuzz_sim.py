@@ -66,7 +66,8 @@ FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, Heal
 @given(csv=trace_csv(), cluster=CLUSTER, policy=st.sampled_from(policy_names()),
        options=st.lists(st.tuples(KEYS, JSON), max_size=2), window=st.sampled_from([[], ["--hours", "0.01"],
                                                                                      ["--start", "1e9"]]))
-def test_simulate_and_evaluate_never_raise(tmp_path_factory, capsys, csv, cluster, policy, options, window):
+def test_simulate_and_evaluate_never_raise(tmp_path_factory, capsys, csv, cluster, policy, options, window, monkeypatch):
+    monkeypatch.setattr("placement.app.run.plot_run", lambda *a, **k: [])   # what is refused, not plots
     d = tmp_path_factory.mktemp("fz")
     (d / "t.csv").write_text(csv)
     out = d / "out"
@@ -85,7 +86,8 @@ def test_simulate_and_evaluate_never_raise(tmp_path_factory, capsys, csv, cluste
     JSON, st.just([{"name": "r", "clusters": [{"name": "c", "racks": [{"name": "k", "machines": [
         {"name": "m", "gpus": 8, "gpu_type": "V100", "count": 2}]}]}]}]))}),
     field=st.sampled_from(["gpus", "count", "cpus", "gpu_type", "name"]), value=JSON)
-def test_cluster_specs_never_raise(tmp_path_factory, capsys, doc, field, value):
+def test_cluster_specs_never_raise(tmp_path_factory, capsys, doc, field, value, monkeypatch):
+    monkeypatch.setattr("placement.app.run.plot_run", lambda *a, **k: [])   # what is refused, not plots
     d = tmp_path_factory.mktemp("fc")
     try:
         doc["regions"][0]["clusters"][0]["racks"][0]["machines"][0][field] = value
@@ -103,7 +105,8 @@ def test_cluster_specs_never_raise(tmp_path_factory, capsys, doc, field, value):
                               "bogus"]),
        value=st.one_of(JSON, st.sampled_from(["tree", "clos", 3, 1, 0, 10**9])),
        policy=st.sampled_from(["themis", "themis+cassini", "tiresias+cassini"]))
-def test_network_sections_never_raise(tmp_path_factory, capsys, spec, field, value, policy):
+def test_network_sections_never_raise(tmp_path_factory, capsys, spec, field, value, policy, monkeypatch):
+    monkeypatch.setattr("placement.app.run.plot_run", lambda *a, **k: [])   # what is refused, not plots
     from pathlib import Path
 
     d = tmp_path_factory.mktemp("fn")
@@ -133,7 +136,8 @@ def test_generate_trace_never_raises(tmp_path_factory, capsys, kind, flag, value
 @given(policies=st.lists(st.sampled_from([*policy_names(), "nope"]), min_size=1, max_size=2, unique=True),
        cluster=CLUSTER, options=st.dictionaries(st.sampled_from(["fifo", "private", "mast", "tiresias"]),
                                                 st.dictionaries(KEYS, JSON, max_size=1), max_size=1))
-def test_sweep_specs_never_raise(tmp_path_factory, capsys, policies, cluster, options):
+def test_sweep_specs_never_raise(tmp_path_factory, capsys, policies, cluster, options, monkeypatch):
+    monkeypatch.setattr("placement.app.run.plot_run", lambda *a, **k: [])   # what is refused, not plots
     d = tmp_path_factory.mktemp("fs")
     spec = {"kind": "simulate", "policies": policies, "traces": [{"trace": "philly", "start": 1200, "hours": 0.2}],
             "clusters": [cluster], "seeds": [0], "options": options}
