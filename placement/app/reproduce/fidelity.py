@@ -6,7 +6,7 @@ quote them, each between two HTML comment markers:
 - the full table, on the reproductions' reference page (``placement/app/reproduce/README.md``,
   markers :data:`BEGIN` / :data:`END`): one row per claim (paper, claim, the paper's number,
   ours as median and min-max over seeds, the verdict of :func:`.claims.verdict`), and under the
-  table the command each paper's rows came from (full run or ``--quick``);
+  table the command each paper's rows came from (a full run is marked as such);
 - the front door's summary (``README.md``, markers :data:`SUMMARY_BEGIN` / :data:`SUMMARY_END`):
   one line per paper, the count of claims per verdict category, with a link to the full table.
 
@@ -72,7 +72,7 @@ def fidelity_block(docs: list[dict[str, Any]]) -> str:
     lines = [markdown_table(rows, ["paper", "claim", "paper's number", "ours", "verdict"]) if rows
              else "(no reproduction run yet)", ""]
     for d in docs:
-        runs = (f"`{d['command']}` ({'--quick' if d.get('quick') else 'full run'}): {d['seeds']} seeds, "
+        runs = (f"`{d['command']}`{'' if d.get('quick') else ' (full run)'}: {d['seeds']} seeds, "
                 f"{d['elapsed_s']:.0f} s, {d['logs']} logs "
                 + ("all passing replay_check" if d["replay_ok"] else "SOME FAILING replay_check"))
         lines.append(f"- {d['paper']}: {runs}.")
