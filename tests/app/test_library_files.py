@@ -287,6 +287,7 @@ def test_every_stored_sol_checks_and_optimal_means_two_solvers(tmp_path):
     for r in rows:
         if r["status"] == "optimal":
             assert r["solvers"].count("=optimal") >= 2, r
+        assert r["difficulty"] == ("easy" if r["status"] == "optimal" else "open"), r["file"]
     solu = mps_check.read_solu(L.library_dir() / "library.solu")
     assert set(solu) == set(by_stem)
     for stem, r in by_stem.items():

@@ -83,7 +83,8 @@ TIME_SLACK_S = 1.0
 PACKAGE_LABELS = ("model",) + tuple(h for hs in HEURISTICS.values() for h in hs)
 OUTPUT_FILES = ("library_results.csv", "library_results.parquet", "library_summary.csv", "library_report.md",
                 "performance_profile.png", "library_failures.csv")
-RESULT_COLUMNS = ["instance", "file", "family", "solver", "kind", "seed", "status", "objective", "bound",
+RESULT_COLUMNS = ["instance", "file", "family", "rows", "columns", "nonzeros", "integers", "solver", "kind", "seed",
+                  "status", "objective", "bound",
                   "solver_time_s", "harness_time_s", "known_status", "known_objective", "known_bound",
                   "checked", "reference_objective", "solved", "reached", "failure", "primal_gap",
                   "primal_integral_s", "message"]
@@ -247,7 +248,7 @@ def _file_run(job, f, label: str, seed: int, time_limit: float, mip_gap: float, 
     solved = out.termination == "optimal" and not fails
     pts = [(out.wall_time_s, out.objective)] if out.objective is not None else []
     return {"instance": job["entry"].name if job["entry"] else f["stem"], "file": f["file"], "family": job["family"],
-            "solver": label, "kind": "exact", "seed": seed, "status": out.termination, "objective": out.objective,
+            **model.stats(), "solver": label, "kind": "exact", "seed": seed, "status": out.termination, "objective": out.objective,
             "bound": out.bound, "solver_time_s": out.wall_time_s, "harness_time_s": harness,
             "known_status": known.get("status") if known else None, "known_objective": kv,
             "known_bound": known.get("bound") if known else None, "checked": checked,
