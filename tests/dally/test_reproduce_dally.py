@@ -293,3 +293,39 @@ def test_tiresias_never_spreads_a_job_over_racks_when_one_rack_had_room(run):
         log = load_solution(inst, json.loads((folder / "log.json").read_text()))
         for job, t, gpus, most_free in rack_spreads(log, inst.cluster.rack):
             assert most_free < gpus, (name, job, t, most_free)
+
+
+def test_dally_spec_readings_and_numbers():
+    """The spec: Dally's Table 2-3 cells are claims and the baselines' are baselines; the 510 h
+    reading is the printed median with a digit restored; for_reading keeps one workload knob;
+    an unknown reading is one error naming the field; no knob or choice leaks a claim number."""
+    from placement.app.reproduce.claims import leaks
+    from placement.app.reproduce.dally_spec import (
+        GANDIVA_READINGS,
+        SPEC,
+        WORKLOAD_51H,
+        WORKLOAD_510H,
+        for_reading,
+    )
+    from placement.errors import InstanceError
+
+    assert SPEC.by_key["t2.dally.mean"].role == "claim" and SPEC.by_key["t2.tiresias.median"].role == "baseline"
+    assert SPEC.by_key["t2.gandiva.median.510h"].mid == 10 * SPEC.by_key["t2.gandiva.median"].mid
+    assert SPEC.by_key["t2.autotuner"].mid == pytest.approx(2828955 / 3128566 - 1)
+    for reading, (_key, knob) in GANDIVA_READINGS.items():
+        other = WORKLOAD_510H if knob == WORKLOAD_51H else WORKLOAD_51H
+        spec = for_reading(reading)
+        assert all(knob in c.depends_on and other not in c.depends_on for c in spec.claims)
+        assert leaks(spec) == []
+    with pytest.raises(InstanceError, match="^reading"):
+        for_reading("Gandiva median 5 h")
+
+
+def test_balance_puts_the_worst_error_as_close_as_possible():
+    """balance(ratios): k * min - 1 = -(k * max - 1), the worst error (max - min) / (max + min)."""
+    from placement.app.reproduce.dally_calibrate import balance
+
+    k, worst = balance([0.69, 0.99, 1.01, 1.09])
+    assert k * 0.69 - 1 == pytest.approx(-(k * 1.09 - 1)) and worst == pytest.approx(0.40 / 1.78)
+    assert max(abs(k * r - 1) for r in (0.69, 0.99, 1.01, 1.09)) == pytest.approx(worst)
+    assert balance([2.0, 2.0]) == (0.5, 0.0)
