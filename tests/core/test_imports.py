@@ -138,7 +138,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                   "placement.app.bench", "placement.app.export")),
     ("sweep", ("placement.app.sweep",)),
     ("reproduce", ("placement.app.reproduce",)),
-    ("face", ("placement.app.api",)),
+    ("face", ("placement.app.api", "placement.app.library_api")),
     ("command line", ("placement.app.cli",)),
     ("front door", ("placement=",)),
 ]
