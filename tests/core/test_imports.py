@@ -135,7 +135,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                      "placement.app.shipped", "placement.app.policy_data")),
     ("run", ("placement.app.run", "placement.app.solving")),
     ("commands", ("placement.app.commands", "placement.app.simulate", "placement.app.families",
-                  "placement.app.bench", "placement.app.export")),
+                  "placement.app.bench", "placement.app.export", "placement.app.pages")),
     ("sweep", ("placement.app.sweep",)),
     ("reproduce", ("placement.app.reproduce",)),
     ("face", ("placement.app.api", "placement.app.library_api")),
