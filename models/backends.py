@@ -159,6 +159,9 @@ class FileSolve:
     ``termination``: ``optimal`` (proved within the gap), ``time_limit``, ``infeasible``,
     ``unbounded`` or ``error``. ``objective`` / ``bound`` in the file's own sense and units (the
     objective's constant included); ``values`` maps column names to values when a solution exists.
+    ``stats["incumbents"]``: (seconds since the solve started, objective) of each improving
+    solution the backend reported (HiGHS's improving-solution callback, SCIP's best-solution
+    event, CBC's log), for primal integrals.
     """
 
     solver: str
@@ -204,6 +207,14 @@ def _highs(path: Path, time_limit: float, mip_gap: float, options: dict) -> File
         h.setOptionValue(k, v)
     if h.readModel(str(path)) == highspy.HighsStatus.kError:
         return FileSolve("highs", "error", message=f"HiGHS could not read {path.name}")
+    incumbents: list[tuple[float, float]] = []
+    t0 = time.perf_counter()
+
+    def improving(_type, _message, data_out, _data_in, _user):
+        incumbents.append((time.perf_counter() - t0, float(data_out.objective_function_value)))
+
+    h.setCallback(improving, None)
+    h.startCallback(highspy.cb.HighsCallbackType.kCallbackMipImprovingSolution)
     h.run()
     st = h.getModelStatus()
     info = h.getInfo()
@@ -219,7 +230,27 @@ def _highs(path: Path, time_limit: float, mip_gap: float, options: dict) -> File
             S.kUnbounded: "unbounded", S.kUnboundedOrInfeasible: "infeasible"}.get(st, "error")
     return FileSolve("highs", term, info.objective_function_value if has else None, bound, values,
                      message="" if term != "error" else h.modelStatusToString(st),
-                     stats={"nodes": int(max(info.mip_node_count, 0))})
+                     stats={"nodes": int(max(info.mip_node_count, 0)), "incumbents": incumbents})
+
+
+def _scip_incumbent_handler(t0: float):
+    """A SCIP event handler recording (seconds since ``t0``, objective) at each new best solution."""
+    from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+
+    class _Incumbents(Eventhdlr):
+        def __init__(self):
+            self.points: list[tuple[float, float]] = []
+
+        def eventinit(self):
+            self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+
+        def eventexit(self):
+            self.model.dropEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+
+        def eventexec(self, event):
+            self.points.append((time.perf_counter() - t0, float(self.model.getSolObjVal(self.model.getBestSol()))))
+
+    return _Incumbents()
 
 
 def _scip(path: Path, time_limit: float, mip_gap: float, options: dict) -> FileSolve:
@@ -236,6 +267,8 @@ def _scip(path: Path, time_limit: float, mip_gap: float, options: dict) -> FileS
     m.setParam("randomization/randomseedshift", 0)
     for k, v in options.items():
         m.setParam(k, v)
+    handler = _scip_incumbent_handler(time.perf_counter())
+    m.includeEventhdlr(handler, "placement-incumbents", "records each new best solution")
     m.optimize()
     st = m.getStatus()
     has = m.getNSols() > 0
@@ -249,9 +282,10 @@ def _scip(path: Path, time_limit: float, mip_gap: float, options: dict) -> FileS
     return FileSolve("scip", term, m.getObjVal() if has else None,
                      bound if math.isfinite(bound) and abs(bound) < 1e20 else None, values,
                      message="" if term != "error" else f"SCIP status {st}",
-                     stats={"nodes": int(m.getNNodes())})
+                     stats={"nodes": int(m.getNNodes()), "incumbents": handler.points})
 
 
+_CBC_INCUMBENT = re.compile(r"^Cbc00(?:04|12)I Integer solution of (\S+) found.*?\(([0-9.]+) seconds\)", re.M)
 _CBC_BOUND = re.compile(r"^(Lower bound|Upper bound|Best possible):\s*(-?[0-9.eE+-]+)", re.M)
 
 
@@ -306,8 +340,10 @@ def _cbc(path: Path, time_limit: float, mip_gap: float, options: dict) -> FileSo
     if term == "optimal" and objective is not None and bound is None:
         # A search that ran to completion proves the incumbent; one stopped by the gap proves the gap.
         bound = _gap_bound(objective, mip_gap, sense) if "Exiting as integer gap" in log else objective
+    # each new incumbent CBC logs, in its sign (it minimizes -objective for a maximization)
+    incumbents = [(float(t), -float(v) if sense == "max" else float(v)) for v, t in _CBC_INCUMBENT.findall(log)]
     return FileSolve("cbc", term, objective if has else None, bound, values if has else None,
-                     message="" if term != "error" else head[:200])
+                     message="" if term != "error" else head[:200], stats={"incumbents": incumbents})
 
 
 def _lp_to_mps(path: Path, out: Path) -> Path:

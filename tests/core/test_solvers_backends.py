@@ -300,3 +300,17 @@ def test_one_outcome_reader_for_every_backend(solver_name):
     m.bad = pyo.Constraint(expr=m.x + m.y >= 30)
     got = backends.outcome(opt.solve(m, **kw))
     assert got.termination == "infeasible" and not got.has_solution and not got.converged
+
+
+@pytest.mark.parametrize("solver_name", SOLVERS)
+def test_incumbent_trace_ends_at_the_answer(tmp_path, solver_name):
+    """Each backend's incumbent trace (for primal integrals): times in order, each solution better
+    than the one before, the last one the answer."""
+    from placement.models import export
+
+    rec, = export.write_tetris(generate_tetris(8, 14, 3, seed=6), tmp_path / "t.mps", solve=False)
+    out = backends.solve_file(rec["path"], solver_name, time_limit=30, mip_gap=1e-9)
+    pts = out.stats["incumbents"]
+    assert out.termination == "optimal" and pts, (solver_name, out.message)
+    assert all(a[0] <= b[0] and b[1] <= a[1] + 1e-6 * max(1.0, abs(a[1])) for a, b in zip(pts, pts[1:], strict=False))
+    assert _close(pts[-1][1], out.objective)  # CBC logs eight significant digits

@@ -37,7 +37,8 @@ user's folder, the ``.solu`` files found there.
 Measures per family and solver: solved (proven optimal, no failure), reached (the best known
 value or better, no failure), failures, the shifted geometric mean of the solver time at shifts
 1 s and 10 s (the time limit where not solved), the mean primal gap to the best known value
-(Berthold's definition, 1 without a value) and the primal integral. The performance profile
+(Berthold's definition, 1 without a value) and the primal integral (from each backend's
+incumbent trace: ``stats["incumbents"]`` of :func:`placement.models.backends.solve_file`). The performance profile
 (Dolan-More) is drawn per family, exact solvers only.
 """
 
@@ -246,7 +247,9 @@ def _file_run(job, f, label: str, seed: int, time_limit: float, mip_gap: float, 
     fails = failures(out.termination, out.objective, out.bound, known, sense, out.wall_time_s, time_limit, bad)
     kv = known.get("objective") if known else None
     solved = out.termination == "optimal" and not fails
-    pts = [(out.wall_time_s, out.objective)] if out.objective is not None else []
+    # the backend's incumbent trace (time from its start), then its final answer
+    pts = list(out.stats.get("incumbents") or []) + ([(out.wall_time_s, out.objective)] if out.objective is not None
+                                                     else [])
     return {"instance": job["entry"].name if job["entry"] else f["stem"], "file": f["file"], "family": job["family"],
             **model.stats(), "solver": label, "kind": "exact", "seed": seed, "status": out.termination, "objective": out.objective,
             "bound": out.bound, "solver_time_s": out.wall_time_s, "harness_time_s": harness,
