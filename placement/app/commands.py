@@ -203,9 +203,9 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
     """The parser of every command but ``sweep``: generate, solve, evaluate, bench, and what the
     families add (``simulate``, ``check-cells``). Returns (parser, its subparsers)."""
     parser = _OneLineParser(prog="placement", description=description)
-    from .. import __version__
+    from .run import package_version
 
-    parser.add_argument("--version", action="version", version=f"placement {__version__}")
+    parser.add_argument("--version", action="version", version=f"placement {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     gen = sub.add_parser("generate", help="generate a seeded instance")

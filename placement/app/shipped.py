@@ -21,7 +21,8 @@ from placement.instances.traces import (
 from placement.sim.cluster import Cluster
 from placement.sim.cluster_io import load_cluster_spec, load_openb_nodes, resolve_cluster
 from placement.sim.goodput import use_applications
-from placement.sim.trace import Trace, load_trace, window
+from placement.sim.trace import Trace, window
+from placement.sim.trace_formats import load_trace
 
 __all__ = ["load_trace_arg", "cluster_arg", "pollux_workload_path", "SHIPPED_TRACES", "SHIPPED_CLUSTERS"]
 

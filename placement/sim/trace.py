@@ -37,7 +37,7 @@ from ..errors import InstanceError
 from ..validate import parse_integer, parse_number
 from .table1 import DALLY_MODELS
 
-__all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv", "load_trace", "trace_format",
+__all__ = ["Job", "Trace", "load_philly", "load_openb", "load_trace_csv", "write_trace_csv",
            "trace_to_csv", "synthetic_trace", "window", "PRIORITY_WEIGHTS", "PHILLY_GPU_HISTOGRAM",
            "CSV_V1_COLUMNS", "MAX_TRACE_BYTES", "MAX_TRACE_ROWS", "MAX_NAME", "MAX_PROVENANCE", "trace_name",
            "check_trace", "check_job", "MAX_JOB_GPUS"]
@@ -662,46 +662,3 @@ def synthetic_trace(kind: str = "poisson", *, jobs: int = 100, seed: int = 0,
 
 
 
-def trace_format(path: str | os.PathLike) -> str:
-    """The format of a trace file from its first line: ``"v1"`` (the version line, or a header
-    with our columns), ``"philly"``, ``"openb"``, or another simulator's
-    (:func:`placement.sim.trace_formats.detect_format`: ``tiresias``, ``gavel``, ``blox``,
-    ``pollux``)."""
-    from .trace_formats import detect_format
-
-    p = Path(path)
-    try:
-        with open(p, encoding="utf-8-sig", errors="replace") as f:
-            first = f.readline(4096).strip()
-    except FileNotFoundError:
-        raise InstanceError(str(p), "file not found") from None
-    except OSError as exc:
-        raise InstanceError(str(p), f"cannot be read ({exc.__class__.__name__})") from None
-    if first == CSV_V1_MAGIC:
-        return "v1"
-    cols = {c.strip() for c in first.split(",")}
-    if set(PHILLY_COLUMNS) <= cols:
-        return "philly"
-    if set(OPENB_POD_COLUMNS) <= cols:
-        return "openb"
-    other = detect_format(first)
-    if other is not None:
-        return other
-    if set(CSV_V1_COLUMNS[:4]) <= cols:
-        return "v1"
-    raise InstanceError(f"{p} row 1", f"is not a known trace header (our CSV: a header with "
-                        f"{','.join(CSV_V1_COLUMNS[:4])}, optionally after {CSV_V1_MAGIC!r}; Philly: "
-                        f"{','.join(PHILLY_COLUMNS)}; openb pods: {','.join(OPENB_POD_COLUMNS)}; Tiresias, "
-                        "Gavel, Blox and Pollux traces: placement/sim/trace_formats.py)")
-
-
-def load_trace(source: str | os.PathLike, **window_args) -> tuple[Trace, str]:
-    """A trace from a file of any supported format; returns (trace, format). ``window_args``:
-    ``start``, ``hours``, ``sample``, ``seed``. (Shipped names such as ``philly`` are the app's:
-    :func:`placement.app.shipped.load_trace_arg`.)"""
-    from .trace_formats import FORMATS
-
-    path = Path(source)
-    fmt = trace_format(path)
-    loader = {"v1": load_trace_csv, "philly": load_philly, "openb": load_openb, **FORMATS}[fmt]
-    return loader(path, **window_args), fmt

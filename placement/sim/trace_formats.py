@@ -39,7 +39,11 @@ from ..errors import InstanceError
 from .gavel_throughputs import GAVEL_V100_THROUGHPUT
 from .table1 import DALLY_MODELS
 from .trace import (
+    CSV_V1_COLUMNS,
+    CSV_V1_MAGIC,
     MAX_TRACE_ROWS,
+    OPENB_POD_COLUMNS,
+    PHILLY_COLUMNS,
     Job,
     Trace,
     _cell,
@@ -48,10 +52,13 @@ from .trace import (
     _header,
     _int,
     _open_rows,
+    load_openb,
+    load_philly,
+    load_trace_csv,
     window,
 )
 
-__all__ = ["FORMATS", "detect_format", "load_tiresias", "load_gavel", "load_blox", "load_pollux", "table1_model",
+__all__ = ["FORMATS", "detect_format", "trace_format", "load_trace", "load_tiresias", "load_gavel", "load_blox", "load_pollux", "table1_model",
            "TIRESIAS_COLUMNS", "GAVEL_FIELDS", "BLOX_FIELDS", "POLLUX_COLUMNS"]
 
 TIRESIAS_COLUMNS = ("job_id", "num_gpu", "submit_time", "duration")
@@ -237,3 +244,45 @@ def load_pollux(path: str | os.PathLike, *, start: float = 0.0, hours: float | N
 
 
 FORMATS = {"tiresias": load_tiresias, "gavel": load_gavel, "blox": load_blox, "pollux": load_pollux}
+
+
+# ----------------------------------------------------------------------------- any trace file
+def trace_format(path: str | os.PathLike) -> str:
+    """The format of a trace file from its first line: ``"v1"`` (the version line, or a header
+    with our columns), ``"philly"``, ``"openb"``, or another simulator's
+    (:func:`detect_format`: ``tiresias``, ``gavel``, ``blox``,
+    ``pollux``)."""
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8-sig", errors="replace") as f:
+            first = f.readline(4096).strip()
+    except FileNotFoundError:
+        raise InstanceError(str(p), "file not found") from None
+    except OSError as exc:
+        raise InstanceError(str(p), f"cannot be read ({exc.__class__.__name__})") from None
+    if first == CSV_V1_MAGIC:
+        return "v1"
+    cols = {c.strip() for c in first.split(",")}
+    if set(PHILLY_COLUMNS) <= cols:
+        return "philly"
+    if set(OPENB_POD_COLUMNS) <= cols:
+        return "openb"
+    other = detect_format(first)
+    if other is not None:
+        return other
+    if set(CSV_V1_COLUMNS[:4]) <= cols:
+        return "v1"
+    raise InstanceError(f"{p} row 1", f"is not a known trace header (our CSV: a header with "
+                        f"{','.join(CSV_V1_COLUMNS[:4])}, optionally after {CSV_V1_MAGIC!r}; Philly: "
+                        f"{','.join(PHILLY_COLUMNS)}; openb pods: {','.join(OPENB_POD_COLUMNS)}; Tiresias, "
+                        "Gavel, Blox and Pollux traces: placement/sim/trace_formats.py)")
+
+
+def load_trace(source: str | os.PathLike, **window_args) -> tuple[Trace, str]:
+    """A trace from a file of any supported format; returns (trace, format). ``window_args``:
+    ``start``, ``hours``, ``sample``, ``seed``. (Shipped names such as ``philly`` are the app's:
+    :func:`placement.app.shipped.load_trace_arg`.)"""
+    path = Path(source)
+    fmt = trace_format(path)
+    loader = {"v1": load_trace_csv, "philly": load_philly, "openb": load_openb, **FORMATS}[fmt]
+    return loader(path, **window_args), fmt

@@ -11,7 +11,8 @@ from placement.instances.traces import FORMAT_SAMPLES, trace_path
 import placement.app.shipped  # noqa: F401 - names the goodput model's applications
 from placement.app.cli import main
 from placement.errors import InstanceError
-from placement.sim.trace import Trace, load_trace
+from placement.sim.trace import Trace
+from placement.sim.trace_formats import load_trace
 
 JUNK = ["", "x", "-1", "nan", "inf", "1e400", "\x00", "9" * 40, "ResNet-18 (batch size 7)", "2.5", "0", " "]
 SAMPLES = {fmt: trace_path(name).read_text(encoding="utf-8") for fmt, name in FORMAT_SAMPLES.items()}

@@ -15,15 +15,8 @@ import placement.app.shipped  # noqa: F401 - names the goodput model's applicati
 from placement.app.cli import main
 from placement.errors import InstanceError
 from placement.sim.gavel_throughputs import GAVEL_V100_THROUGHPUT
-from placement.sim.trace import (
-    Job,
-    Trace,
-    load_trace,
-    load_trace_csv,
-    synthetic_trace,
-    trace_format,
-)
-from placement.sim.trace_formats import table1_model
+from placement.sim.trace import Job, Trace, load_trace_csv, synthetic_trace
+from placement.sim.trace_formats import load_trace, table1_model, trace_format
 
 
 def _trace():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .context import Context, fmt_spread
-from .mast import POLICIES, RUNS, VIEWS, Config, H, per_seed, points, wilson
+from .mast_setup import POLICIES, RUNS, VIEWS, Config, H, per_seed, points, wilson
 
 __all__ = ["sweep_figure", "latency_figure", "workload_section", "condition_section", "window_section",
            "class_section"]
