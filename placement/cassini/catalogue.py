@@ -1,4 +1,5 @@
-"""The 13 models of CASSINI's testbed (§5.1) as communication profiles built from what the paper states.
+"""The 13 models of CASSINI's testbed (§5.1) as communication profiles built from what the paper states
+(GPT-2 and GPT-3 in two parallelizations: model-parallel, and data-parallel for Fig. 11's trace).
 
 The paper's measured profiles are not public. Each model gets a kind (data, pipeline, tensor
 or hybrid parallel: :mod:`.profiles`, shaped like Fig. 1), an iteration time, and the shape's
@@ -28,10 +29,13 @@ Up bandwidths (Fig. 1, Fig. 2, Table 2)
     CamemBERT 30: drawn, below the larger models. ResNet50 **5 Gbps**: drawn
     small, as §5.5 says its network demand "is not significant and can co-exist with the other
     jobs".
-    GPT-2 (tensor parallel) 25 Gbps: Fig. 1(c), "roughly 25 Gbps" in both passes. GPT-1
-    (pipeline) 25 Gbps AllReduce with 15 Gbps activation peaks: Fig. 1(b)'s shape, the height
-    drawn so that GPT-1 and GPT-2 fit on one link (Fig. 12: GPT-2-A is compatible with GPT-1).
-    GPT-3 (hybrid) 45 Gbps peak: Fig. 1(d); not compatible with GPT-2 (Fig. 12: 45 + 25 > 50).
+    GPT shapes per Fig. 1: GPT-1 data parallel (Fig. 1(a)), Up 0.5 at 30 Gbps, drawn so that it
+    fits beside GPT-2's 15 Gbps activation peaks (§5.4, Fig. 12: GPT-2-A is placed with a
+    compatible GPT-1); GPT-2 pipeline parallel (Fig. 1(b)), three 15 Gbps activation peaks
+    (drawn) and a 45 Gbps AllReduce; GPT-3 hybrid (Fig. 1(d)), 45 Gbps peak, not compatible with
+    GPT-2 (Fig. 12). §5.2 trains only DLRM model-parallel on Fig. 11's trace: there GPT-2 and
+    GPT-3 run data-parallel (``GPT-2-DP``, ``GPT-3-DP``: Up 0.6 and 0.65 at 45 Gbps, drawn as the
+    large language models BERT and XLM).
     DLRM (pipeline, model parallel in §5.2) 45 Gbps: drawn heavy, the stress test's contrast
     with ResNet50 (§5.3).
 
@@ -51,7 +55,7 @@ from __future__ import annotations
 
 from .profiles import JobProfile, synthetic_profile
 
-__all__ = ["CATALOGUE", "VARIANTS", "profile_of", "variant_profile", "period_of", "COMMON_PERIOD", "GOODPUT",
+__all__ = ["CATALOGUE", "READINGS", "PROFILES", "VARIANTS", "profile_of", "variant_profile", "period_of", "COMMON_PERIOD", "GOODPUT",
            "GOODPUT_ANALOGUE", "goodput_inputs"]
 
 #: the common period (ms): the median of Table 2's snapshot periods fitted on its Themis column,
@@ -69,8 +73,8 @@ CATALOGUE: dict[str, tuple[str, int, dict]] = {
     "RoBERTa": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.6, "bandwidth": 45}),
     "XLM": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.65, "bandwidth": 45}),
     "CamemBERT": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.35, "bandwidth": 30}),
-    "GPT-1": ("pipeline_parallel", COMMON_PERIOD, {"bandwidth": 25, "peak": 15}),
-    "GPT-2": ("tensor_parallel", COMMON_PERIOD, {"bandwidth": 25}),
+    "GPT-1": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.5, "bandwidth": 30}),
+    "GPT-2": ("pipeline_parallel", COMMON_PERIOD, {"bandwidth": 45, "peak": 15}),
     "GPT-3": ("hybrid_parallel", COMMON_PERIOD, {"bandwidth": 45}),
     "DLRM": ("pipeline_parallel", COMMON_PERIOD, {"bandwidth": 45}),
 }
@@ -84,6 +88,14 @@ def _batch_fraction(model: str, batch: int) -> float:
     f = CATALOGUE[model][2]["comm_fraction"]
     return round(f / (f + (1 - f) * batch / _BASE_BATCH[model]), 3)
 
+
+#: the data-parallel GPT-2 and GPT-3 of Fig. 11's trace (module docstring): second readings of two models
+READINGS: dict[str, tuple[str, int, dict]] = {
+    "GPT-2-DP": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.6, "bandwidth": 45}),
+    "GPT-3-DP": ("data_parallel", COMMON_PERIOD, {"comm_fraction": 0.65, "bandwidth": 45}),
+}
+#: every profile a trace job's ``model`` may name: the 13 models and the readings
+PROFILES: dict[str, tuple[str, int, dict]] = {**CATALOGUE, **READINGS}
 
 # "model (batch size)" of Table 2: (catalogue model, shape overrides) -- module docstring
 VARIANTS: dict[str, tuple[str, dict]] = {
@@ -105,8 +117,9 @@ def period_of(model: str, common: int) -> int:
 
 
 def profile_of(model: str, job: str) -> JobProfile:
-    """The profile of catalogue ``model``, named ``job``; KeyError for another model."""
-    kind, it, kw = CATALOGUE[model]
+    """The profile of catalogue ``model`` (or a reading of :data:`READINGS`), named ``job``;
+    KeyError for another model."""
+    kind, it, kw = PROFILES[model]
     return synthetic_profile(kind, job, it, **kw)
 
 
@@ -126,7 +139,7 @@ def variant_profile(variant: str, job: str, common: int = COMMON_PERIOD, overrid
 GOODPUT_ANALOGUE: dict[str, str] = {
     "VGG11": "cifar10", "VGG16": "cifar10", "VGG19": "cifar10", "ResNet50": "imagenet",
     "WideResNet101": "imagenet", "BERT": "bert", "RoBERTa": "bert", "XLM": "bert", "CamemBERT": "bert",
-    "GPT-1": "bert", "GPT-2": "bert", "GPT-3": "bert", "DLRM": "ncf",
+    "GPT-1": "bert", "GPT-2": "bert", "GPT-3": "bert", "GPT-2-DP": "bert", "GPT-3-DP": "bert", "DLRM": "ncf",
 }
 # analogue: (M0, max batch, min local batch, max local batch, noise scale at start / middle / end)
 _ANALOGUE_DATA = {

@@ -6,8 +6,11 @@ randomly selected between 200 - 1,000 iterations"; a job's initial worker count 
 1-12; arrivals are Poisson with the rate set by the *load*, "the average fraction of GPUs that
 are serving active jobs" (80-100%). Here:
 
-- models: the 13 of :data:`placement.cassini.catalogue.CATALOGUE` (synthetic profiles; the model-parallel ones,
-  GPT-1/2/3 and DLRM, with their own pipeline / tensor / hybrid phases), drawn uniformly;
+- models: the 13 of §5.1, drawn uniformly; on the Poisson trace (Fig. 11) only DLRM is
+  model-parallel (§5.2: "we use model parallelism for the DLRM model ... and data parallelism
+  for all the other DNN models"): GPT-1 is data-parallel as in Fig. 1(a), GPT-2 and GPT-3 are
+  the catalogue's data-parallel ``GPT-2-DP`` and ``GPT-3-DP``; the model-parallel mix (Fig. 12)
+  is GPT-1 (Fig. 1(a)), GPT-2 (pipeline, Fig. 1(b)), GPT-3 (hybrid, Fig. 1(d)) and DLRM;
 - iterations: uniform integers in 200-1,000; a job's ``duration`` is its iterations times its
   profile's ideal iteration (s), so at 120-240 ms an iteration a job runs 24-240 s alone;
 - arrival rate ``load * G / (E[workers] * E[duration])`` with ``E[workers] = 6.5`` and
@@ -22,20 +25,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cassini.catalogue import CATALOGUE
+from ..cassini.catalogue import PROFILES
 from .trace import Job, Trace
 
 __all__ = ["ALL_MODELS", "MODEL_PARALLEL", "DATA_PARALLEL", "poisson_trace", "stress_trace", "mean_duration_s"]
 
-ALL_MODELS = tuple(CATALOGUE)
+ALL_MODELS = ("VGG11", "VGG16", "VGG19", "ResNet50", "WideResNet101", "BERT", "RoBERTa", "XLM", "CamemBERT",
+              "GPT-1", "GPT-2-DP", "GPT-3-DP", "DLRM")          # Fig. 11's 13 models (module docstring)
 MODEL_PARALLEL = ("GPT-1", "GPT-2", "GPT-3", "DLRM")            # Fig. 12's mix
-DATA_PARALLEL = tuple(m for m in ALL_MODELS if CATALOGUE[m][0] == "data_parallel")
+DATA_PARALLEL = tuple(m for m in ALL_MODELS if PROFILES[m][0] == "data_parallel")
 _SYNTH = frozenset({"submit", "gpus", "duration", "model"})
 
 
 def mean_duration_s(models, iterations: tuple[int, int] = (200, 1000)) -> float:
     """Mean ideal duration (s) of a job drawn from ``models`` with uniform ``iterations``."""
-    return float(np.mean([CATALOGUE[m][1] for m in models])) * (iterations[0] + iterations[1]) / 2 / 1000.0
+    return float(np.mean([PROFILES[m][1] for m in models])) * (iterations[0] + iterations[1]) / 2 / 1000.0
 
 
 def poisson_trace(seed: int, *, gpus: int = 24, hours: float = 1.0, load: float = 1.0,
@@ -58,7 +62,7 @@ def poisson_trace(seed: int, *, gpus: int = 24, hours: float = 1.0, load: float 
         m = models[int(rng.integers(len(models)))]
         n_it = int(rng.integers(iterations[0], iterations[1] + 1))
         w = int(rng.integers(lo, hi + 1))
-        out.append(Job(f"j{len(out)}-{m}", round(t, 3), w, n_it * CATALOGUE[m][1] / 1000.0, model=m,
+        out.append(Job(f"j{len(out)}-{m}", round(t, 3), w, n_it * PROFILES[m][1] / 1000.0, model=m,
                        synthetic=_SYNTH))
     return Trace(f"cassini-poisson-{seed}", tuple(out),
                  f"CASSINI §5.1 Poisson trace (synthetic): load {load}, {iterations[0]}-{iterations[1]} "
@@ -77,7 +81,7 @@ def stress_trace(seed: int, *, iterations: int = 1000) -> Trace:
     out = []
     for k in range(3):
         m = others[int(rng.integers(len(others)))]
-        out.append(Job(f"b{k}-{m}", 0.0, 6, 3 * iterations * CATALOGUE[m][1] / 1000.0, model=m, synthetic=_SYNTH))
+        out.append(Job(f"b{k}-{m}", 0.0, 6, 3 * iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
     for k, m in enumerate(("ResNet50", "DLRM")):
-        out.append(Job(f"s{k}-{m}", 60.0, 3, iterations * CATALOGUE[m][1] / 1000.0, model=m, synthetic=_SYNTH))
+        out.append(Job(f"s{k}-{m}", 60.0, 3, iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
     return Trace(f"cassini-stress-{seed}", tuple(out), "CASSINI Fig. 13 stress test (synthetic)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cassini.catalogue import CATALOGUE, profile_of
+from ..cassini.catalogue import PROFILES, profile_of
 from ..cassini.stepped import exact_step_iteration_times
 from .links import MAX_FLUID_JOBS, LinkSharing, instants, set_score
 from .log import EventLog
@@ -57,7 +57,7 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
         for t, _, run, factor in instants(trace, log):
             on = {}   # this instant's catalogue jobs: (links, phase)
             for jid, (job, gpus, phase) in run.items():
-                if job.model in CATALOGUE:
+                if job.model in PROFILES:
                     key = tuple(sorted({int(m) for m in np.searchsorted(first, gpus, side="right") - 1}))
                     if key not in routes:
                         routes[key] = topo.job_links(tuple(f"s{m}" for m in key))
@@ -106,7 +106,7 @@ def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, 
         if len(comp) < 2:
             continue
         # phases to the nanosecond (1e-6 ms), as the engine runs them
-        specs = [(jobs[jid].model, on[jid][0], round(on[jid][1] % CATALOGUE[jobs[jid].model][1], 6)) for jid in comp]
+        specs = [(jobs[jid].model, on[jid][0], round(on[jid][1] % PROFILES[jobs[jid].model][1], 6)) for jid in comp]
         key = tuple(specs)
         if key not in done and len(comp) > MAX_FLUID_JOBS:
             done[key] = _average_load_again(specs, topo.capacity, topo.shared_goodput)

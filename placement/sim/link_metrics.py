@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..cassini.catalogue import CATALOGUE, profile_of
+from ..cassini.catalogue import PROFILES, profile_of
 from .links import LinkSharing, instants
 from .log import EventLog, extra_value
 from .trace import Trace
@@ -30,8 +30,8 @@ def iteration_time_samples(trace: Trace, log: EventLog) -> list[tuple[str, float
     def close(jid: str, t: float) -> None:
         since, f = cur.pop(jid)
         model = jobs[jid].model
-        if t > since and model in CATALOGUE:
-            it = CATALOGUE[model][1] / f
+        if t > since and model in PROFILES:
+            it = PROFILES[model][1] / f
             out.append((jid, it, (t - since) * 1000.0 / it))
 
     for r in log:
@@ -69,7 +69,7 @@ def iteration_summary(trace: Trace, log: EventLog) -> dict[str, float | None]:
     jobs = {j.id: j for j in trace.jobs}
     it = np.array([s[1] for s in samples])
     w = np.array([s[2] for s in samples])
-    ideal = np.array([CATALOGUE[jobs[s[0]].model][1] for s in samples], dtype=float)
+    ideal = np.array([PROFILES[jobs[s[0]].model][1] for s in samples], dtype=float)
     return {"iteration_ms_mean": float(np.average(it, weights=w)),
             "iteration_ms_p99": weighted_quantile(it, w, 0.99),
             "iteration_ideal_ms_mean": float(np.average(ideal, weights=w)),
@@ -163,7 +163,7 @@ def placement_bound(trace: Trace, log: EventLog, links: LinkSharing, start: floa
         load: dict[str, float] = {}
         on = {}
         for jid, (job, gpus, _) in run.items():
-            if job.model in CATALOGUE:
+            if job.model in PROFILES:
                 on[jid] = links.links(gpus)
                 bw = profile_of(job.model, jid).mean_bandwidth
                 for lk in on[jid]:
@@ -171,7 +171,7 @@ def placement_bound(trace: Trace, log: EventLog, links: LinkSharing, start: floa
         for jid, lks in on.items():
             if only is not None and jid not in only:
                 continue
-            ideal = CATALOGUE[run[jid][0].model][1]
+            ideal = PROFILES[run[jid][0].model][1]
             f = factor.get(jid, 1.0)
             it = ideal / f
             w = (t1 - t0) * 1000.0 / it

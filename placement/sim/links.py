@@ -6,8 +6,8 @@ job's rate (its :mod:`.perf` rate at the placement's tier) by a *link factor*
 running jobs or a job's phase changes. Semantics (our construction):
 
 profile
-    A job communicates only if its trace ``model`` is one of the 13 synthetic profiles of
-    :mod:`placement.cassini.catalogue`; any other job is compute-only (factor 1, counted in
+    A job communicates only if its trace ``model`` names a synthetic profile of
+    :mod:`placement.cassini.catalogue` (:data:`~placement.cassini.catalogue.PROFILES`); any other job is compute-only (factor 1, counted in
     ``stats["no_profile"]``). A job's servers are the machines of its GPUs (server ``s{i}`` is
     machine ``i``); its ring all-reduce crosses :meth:`~placement.cassini.topology.Topology.job_links`.
 phase
@@ -91,7 +91,7 @@ from collections.abc import Mapping
 import networkx as nx
 import numpy as np
 
-from ..cassini.catalogue import CATALOGUE, profile_of
+from ..cassini.catalogue import PROFILES, profile_of
 from .log import EventLog, extra_value
 from .network import fluid_window, mean_iterations
 from .trace import Job, Trace
@@ -112,7 +112,7 @@ AGENT_MIN_SCORE = 0.99
 
 def default_phase(job: Job, start: float) -> float:
     """The phase (ms) of a job whose iterations begin when its attempt starts at ``start`` (s)."""
-    period = CATALOGUE[job.model][1] if job.model in CATALOGUE else 1
+    period = PROFILES[job.model][1] if job.model in PROFILES else 1
     return float((start * 1000.0) % period)
 
 
@@ -143,7 +143,7 @@ def phase_shifts(view, decisions, spread: float) -> list:
     for d in decisions:
         if isinstance(d, Start):
             job = view.job(d.job_id)
-            if job.model in CATALOGUE:
+            if job.model in PROFILES:
                 out.append(Shift(d.job_id, spread_phase(job, view.now, spread)))
     return out
 
@@ -217,7 +217,7 @@ class LinkSharing:
         adjust: dict[str, float] = {}
         g = nx.Graph()
         for jid, (job, gpus, _) in running.items():
-            if job.model not in CATALOGUE:
+            if job.model not in PROFILES:
                 if jid not in self._seen_no_profile:
                     self._seen_no_profile.add(jid)
                     self.stats["no_profile"] += 1
@@ -247,7 +247,7 @@ class LinkSharing:
         specs = []
         for jid in members:
             job, gpus, phase = running[jid]
-            period = CATALOGUE[job.model][1]
+            period = PROFILES[job.model][1]
             specs.append((job.model, self.links(gpus), round(float(phase) % period, 6), jid, gpus))
         key = tuple(s[:3] for s in specs)
         res = self._cache.get(key)
@@ -282,7 +282,7 @@ class LinkSharing:
                 adj = {n: (drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup),
                            drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
                        for n, b, e in zip(names, r.begin, r.ends, strict=True)}
-            res = (tuple(min(1.0, CATALOGUE[m][1] / times[jid]) for m, _, _, jid, _ in specs),
+            res = (tuple(min(1.0, PROFILES[m][1] / times[jid]) for m, _, _, jid, _ in specs),
                    r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs),
                    bool(on) if self.agent else None)
             if self.seen is not None and self.agent:

@@ -49,7 +49,7 @@ from placement.solvers.online.pollux import Pollux
 from placement.solvers.online.themis import Themis
 from placement.solvers.online.tiresias import Tiresias
 
-from placement.cassini.catalogue import CATALOGUE, profile_of
+from placement.cassini.catalogue import PROFILES, profile_of
 from placement.cassini.instance import Candidate, build_instance
 from placement.options import PosFloat, PosInt
 from placement.sim.placement import usable_mask
@@ -104,7 +104,7 @@ class CassiniPlugin:
         now_ms = view.now * 1000.0
         for j, s in sorted(shifts.items()):
             if j in running or j in chosen:
-                period = CATALOGUE[view.job(j).model][1]
+                period = PROFILES[view.job(j).model][1]
                 out.append(Shift(j, float((now_ms + s) % period)))
                 self._cassini["shifts"] += 1
         return out
@@ -189,7 +189,7 @@ class CassiniPlugin:
         g = nx.Graph()
         for c in cands:
             for j, gpus in {**running, **c}.items():
-                if view.job(j).model in CATALOGUE:
+                if view.job(j).model in PROFILES:
                     g.add_node(("job", j))
                     g.add_edges_from((("job", j), ("link", lk)) for lk in links.links(gpus))
         keep: set[str] = set()

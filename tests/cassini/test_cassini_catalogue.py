@@ -106,3 +106,18 @@ def test_snapshot1_regimes_period_mismatch_and_up_bandwidth():
     assert out[("period mismatch", 0.0)] == pytest.approx([at_paper])      # the paper's configuration
     assert out[("Up bandwidth", 45.0)] == pytest.approx([at_paper])        # the catalogue's 45 Gbps
     assert out[("Up bandwidth", 25.0)] == pytest.approx([1.0])             # 25 + 25 fits: nothing to gain
+
+
+def test_gpt_shapes_per_fig1_and_only_dlrm_model_parallel_on_fig11s_trace():
+    from placement.cassini.catalogue import PROFILES
+    from placement.sim.cassini_workload import ALL_MODELS, MODEL_PARALLEL, poisson_trace
+
+    # Fig. 1: GPT-1 data parallel (a), GPT-2 pipeline (b), GPT-3 hybrid (d)
+    assert [CATALOGUE[m][0] for m in ("GPT-1", "GPT-2", "GPT-3")] == ["data_parallel", "pipeline_parallel",
+                                                                        "hybrid_parallel"]
+    # §5.2: on Fig. 11's trace only DLRM is model-parallel; Fig. 12's mix keeps the GPT shapes
+    assert len(ALL_MODELS) == 13 and len(CATALOGUE) == 13
+    assert [m for m in ALL_MODELS if PROFILES[m][0] != "data_parallel"] == ["DLRM"]
+    assert {m for j in poisson_trace(3, hours=0.5).jobs for m in [j.model]} <= set(ALL_MODELS)
+    assert [PROFILES[m][0] for m in MODEL_PARALLEL] == ["data_parallel", "pipeline_parallel", "hybrid_parallel",
+                                                        "pipeline_parallel"]

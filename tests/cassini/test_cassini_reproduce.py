@@ -15,11 +15,11 @@ import pytest
 from placement.app import reproduce as rp
 from placement.app.reproduce import cassini
 from placement.app.reproduce.claims import VERDICTS
-from placement.cassini.catalogue import CATALOGUE
+from placement.cassini.catalogue import PROFILES
 from placement.sim.cassini_workload import poisson_trace
 from tests.support import run_reproduction_with
 
-TINY = cassini.Config(hours=0.08, regime_hours=0.05, snapshots=False, stress_iterations=100)
+TINY = cassini.Config(hours=0.08, regime_hours=0.035, snapshots=False, stress_iterations=100)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_logs_pass_the_checks_and_a_row_is_recomputed_from_its_log(run):
         t0, f = since.pop(job)
         t = min(t, end)
         if t > t0:
-            ms = CATALOGUE[model[job]][1] / f
+            ms = PROFILES[model[job]][1] / f
             it.append(ms)
             w.append((t - t0) * 1000 / ms)
 

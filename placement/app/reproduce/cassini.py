@@ -10,9 +10,10 @@ over time (:mod:`placement.sim.links`), each log checked by ``replay_check`` and
 check (:mod:`.cassini_sim`). Ideal is the paper's dedicated-cluster benchmark: every job at its
 profile's iteration time.
 
-- Fig. 11, the Poisson trace of §5.1: all 13 models (GPT-1/2/3 and DLRM with their model-parallel
-  phases), 200-1,000 iterations, 1-12 workers, load 1;
-- Fig. 12, the model-parallel mix (GPT-1/2/3, DLRM) on the same arrivals' rule;
+- Fig. 11, the Poisson trace of §5.1: all 13 models (only DLRM model-parallel, §5.2),
+  200-1,000 iterations, 1-12 workers, load 1;
+- Fig. 12, the model-parallel mix (GPT-1 data-parallel as Fig. 1(a), GPT-2 pipeline, GPT-3 hybrid,
+  DLRM) on the same arrivals' rule;
 - Fig. 13, the stress test: DLRM and ResNet50 into a busy cluster;
 - Fig. 17, time-shift adjustments per minute (the agents' re-alignment trigger of §5.7) on Table 2's
   snapshots 1-3 as the paper measures them (:mod:`.cassini_snapshots`), and on the Poisson trace
@@ -110,8 +111,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
              f"Transport: links carrying more than one flow deliver {SECTION_2_2_GOODPUT} of their capacity "
              f"(goodput factor calibrated on §2.2's 22 + 22 of 50 Gbps), max-min without it as a second view.")
     ctx.note(f"Workload (§5.1): Poisson arrivals at load {cfg.load} for {cfg.hours} h, the 13 models drawn "
-             f"uniformly (drawn profiles at one common period fitted on Table 2's Themis column; GPT-1/2/3 and DLRM "
-             f"model-parallel), 200-1,000 iterations, 1-12 workers; Fig. 12's mix is GPT-1/2/3 and DLRM; Fig. 13 is "
+             f"uniformly (drawn profiles at one common period fitted on Table 2's Themis column; only DLRM "
+             f"model-parallel, §5.2), 200-1,000 iterations, 1-12 workers; Fig. 12's mix is GPT-1 (data-parallel, "
+             f"Fig. 1(a)), GPT-2 (pipeline), GPT-3 (hybrid) and DLRM; Fig. 13 is "
              f"DLRM + ResNet50 (3 workers each) into 18 busy GPUs. Seeds {ctx.seeds}.")
     ctx.note("Schedulers: Themis as §5.1 runs it (finish-time fairness auctions, 10-minute leases returning "
              "servers to the auction on expiry, rack penalty, and elastic workers: at each auction a job gets 1 to "
@@ -348,7 +350,7 @@ def _figures(ctx: Context, logs0: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from placement.cassini.catalogue import CATALOGUE
+    from placement.cassini.catalogue import PROFILES
     from placement.sim.trace import Trace
 
     fig, axes = plt.subplots(1, len(logs0), figsize=(4.2 * len(logs0), 3.6), sharey=True)
@@ -357,7 +359,7 @@ def _figures(ctx: Context, logs0: dict) -> None:
         jobs = {j.id: j for j in trace.jobs}
         for pol, label in (("themis", "Themis"), ("themis+cassini", "Th+CASSINI"), (None, "Ideal")):
             s = iteration_time_samples(sub, logs[pol or "themis"])
-            v = np.array([CATALOGUE[jobs[x[0]].model][1] if pol is None else x[1] for x in s])
+            v = np.array([PROFILES[jobs[x[0]].model][1] if pol is None else x[1] for x in s])
             w = np.array([x[2] for x in s])
             o = np.argsort(v)
             ax.step(v[o], np.cumsum(w[o]) / w.sum(), where="post", label=label)

@@ -100,7 +100,7 @@ def _cut(log: EventLog, end: float) -> EventLog:
 
 def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     """The run's measures (module docstring), from its log alone."""
-    from placement.cassini.catalogue import CATALOGUE
+    from placement.cassini.catalogue import PROFILES
 
     if exp == "stress":
         only = {j.id for j in trace.jobs if j.submit > 0}
@@ -113,7 +113,7 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     it = np.array([s[1] for s in samples])
     w = np.array([s[2] for s in samples])
     jobs = {j.id: j for j in trace.jobs}
-    ideal = np.array([CATALOGUE[jobs[s[0]].model][1] for s in samples], dtype=float)
+    ideal = np.array([PROFILES[jobs[s[0]].model][1] for s in samples], dtype=float)
     ceil = placement_bound(trace, log, links, start, end, only=only)
     adj = shift_adjustments(trace, log, links, start, end)
     mean = float(np.average(it, weights=w))

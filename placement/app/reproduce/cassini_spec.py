@@ -172,7 +172,8 @@ _SNAP = ("table2_diminish", "fig17_adjust")
 CHOICES = (
     Choice("profiles", "catalogue: kinds, Up fractions and Up bandwidths per model",
            "ours, not fitted: the measured profiles are not public; VGG16 0.45 from Fig. 3(c), 45 Gbps from Fig. 2(b), "
-           "GPT-2 25 Gbps from Fig. 1(c), BERT 0.6 from §2.3 (BERT and VGG19 not compatible), XLM 0.65 from §5.2 "
+           "GPT shapes from Fig. 1 (GPT-1 data, GPT-2 pipeline, GPT-3 hybrid parallel; on Fig. 11's trace only "
+           "DLRM model-parallel, §5.2), BERT 0.6 from §2.3 (BERT and VGG19 not compatible), XLM 0.65 from §5.2 "
            "(XLM and WideResNet101 not compatible); WideResNet101 0.4, RoBERTa 0.6, CamemBERT 0.35 / 30 Gbps, "
            "ResNet50 0.3 / 5 Gbps (§5.5: its demand not significant), BERT 40 Gbps and the model-parallel shapes drawn",
            affects=_TRACE + _SNAP),
@@ -184,7 +185,8 @@ CHOICES = (
            affects=_TRACE + _SNAP, derived_from=("table2.themis.s2",)),
     Choice("snapshot profiles", "Table 2's batch sizes: Up fraction 0.45 at VGG19 (1400) / VGG16 (1700), compute "
            "linear in the batch (VGG19 (1024) 0.528, VGG16 (1200) 0.537); the other variants as their model",
-           "paper Table 2 (batch sizes), compute linear in the batch (ours)", affects=_SNAP),
+           "paper Table 2 (batch sizes), compute linear in the batch (ours); a second reading with every variant "
+           "as its model's profile (they differ on snapshot 3)", affects=_SNAP),
     Choice("timing jitter", "sd 1% of each compute phase (mapped over 0-2% on the regime map)",
            "ours, not fitted: the paper does not state its servers' jitter", affects=("fig17_adjust",)),
     Choice("link model", "fluid max-min per link with the goodput factor; the engine's factor is a component's "
