@@ -1,8 +1,10 @@
 """HiveD's reproduction: the two quota views, the load read both ways, and the examined anomalies.
 
 Quota views
-    ``table1``: HiveD Table 1's production shares mapped onto the window's tenants by job-size mix
-    (:func:`placement.solvers.online.tenants.table1_assignment`), node-level cells; a job larger
+    ``table1``: HiveD Table 1's production shares, node-level cells, on the trace's tenants as
+    identified once over the whole shipped Philly trace by Table 1's absolute job counts per size
+    (:func:`philly_mapping`, :func:`placement.hived.table1.identify_tenants`): the same mapping and
+    the same quotas on every seed and window. A job larger
     than its tenant's quota runs only as a low-priority job in the shared schemes and is left out
     of its private cluster and of every tenant comparison (:func:`comparable`). ``fitted``: VCs
     fitted to the demand of the jobs that run, every tenant holding its largest job
@@ -24,11 +26,12 @@ Examined anomalies
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
-__all__ = ["VIEWS", "assignment", "comparable", "busy_share", "pick_size", "examine", "job_classes", "anomalies",
+__all__ = ["VIEWS", "philly_mapping", "assignment", "comparable", "busy_share", "pick_size", "examine", "job_classes", "anomalies",
            "free_nodes"]
 
 VIEWS = ("table1", "fitted")
@@ -41,9 +44,21 @@ def anomalies(shared: dict[str, float], private: dict[str, float]) -> list[str]:
     return sorted(t for t, d in shared.items() if t in private and d > 1.05 * private[t] and d - private[t] > 600.0)
 
 
+@functools.cache
+def philly_mapping() -> tuple[dict[str, str], tuple[dict, ...]]:
+    """The shipped Philly trace's tenants identified with Table 1's rows over the whole trace
+    (:func:`placement.hived.table1.identify_tenants`): the mapping and its fit per row."""
+    from placement.hived.table1 import identify_tenants
+    from placement.instances.traces import trace_path
+    from placement.sim.trace import load_philly
+
+    mapping, fit = identify_tenants(load_philly(trace_path("philly.csv")).jobs)
+    return mapping, tuple(fit)
+
+
 def assignment(view: str, jobs, n: int, levels: str = "node"):
     """The VC assignment of ``view`` on ``n`` nodes (``levels``: "node" or "multi"; Table 1's
-    view has node-level cells only)."""
+    view has node-level cells only, on :func:`philly_mapping`'s tenants)."""
     from placement.errors import InstanceError
     from placement.solvers.online.tenants import fit_assignment, table1_assignment
 
@@ -52,7 +67,7 @@ def assignment(view: str, jobs, n: int, levels: str = "node"):
     if view == "table1":
         if levels != "node":
             raise InstanceError("levels", "Table 1's quota view has node-level cells only")
-        return table1_assignment(jobs, n)[0]
+        return table1_assignment(jobs, n, philly_mapping()[0])[0]
     raise InstanceError("view", f"must be one of {', '.join(VIEWS)}, not {view!r}")
 
 
