@@ -43,6 +43,7 @@ from .cassini_sim import (
     GAIN_RULE,
     KNOBS,
     PHASE_GRID,
+    ROOM_CLAIM,
     THEMIS_OVER_IDEAL,
     TREE,
     experiment_trace,
@@ -332,7 +333,8 @@ def _regime_section(ctx: Context, reg: dict) -> None:
                          f"{fmt_spread(conc)} |")
     rule = f"a gain of {GAIN_RULE:g}x or more (the paper's 1.6x within the contract's tolerance)"
     found = (f"{rule} on most seeds at: " + ", ".join(where) if where else f"no knob value gives {rule} on most seeds")
-    cross = " " + " ".join(ctx.crossover(GAIN_CLAIM, k) for k in KNOBS)
+    cross = (" " + " ".join(ctx.crossover(GAIN_CLAIM, k) for k in KNOBS) + " The room: "
+             + " ".join(ctx.crossover(ROOM_CLAIM, k) for k in KNOBS))
     ctx.section("Where interleaving pays: the regime map", "\n".join(lines) + "\n\n"
                 f"Each row: the Poisson trace of all 13 models at load 1 on the Clos with the goodput factor, "
                 f"one knob changed (jobs at once through the workers per job, 1-12 down to 1-2; oversubscription "
