@@ -407,8 +407,8 @@ def _num(v, digits: int = 3) -> str:
 
 def summary_markdown(summary: list[dict[str, Any]]) -> str:
     """The library page's measured table, from ``library_summary.csv`` rows (strings or numbers)."""
-    lines = ["| family | kind | solver | runs | solved | reached | failures | sgm 1 s | sgm 10 s | mean primal gap |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| family | kind | solver | runs | solved | reached | failures | sgm 1 s | sgm 10 s | mean primal gap "
+             "| primal integral (s) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     def g(r, k):
         v = r.get(k)
         if v in ("", "None", None):
@@ -418,7 +418,8 @@ def summary_markdown(summary: list[dict[str, Any]]) -> str:
     for r in summary:
         lines.append(f"| {r['family']} | {r['kind']} | {r['solver']} | {int(float(r['runs']))} | "
                      f"{int(float(r['solved']))} | {int(float(r['reached']))} | {int(float(r['failures']))} | "
-                     f"{_num(g(r, 'sgm_time_1s'))} | {_num(g(r, 'sgm_time_10s'))} | {_num(g(r, 'mean_primal_gap'))} |")
+                     f"{_num(g(r, 'sgm_time_1s'))} | {_num(g(r, 'sgm_time_10s'))} | {_num(g(r, 'mean_primal_gap'))} | "
+                     f"{_num(g(r, 'primal_integral_s'))} |")
     return "\n".join(lines)
 
 
