@@ -278,7 +278,7 @@ def test_offered_load_and_paper_sizes_hand_values():
 
 def test_paper_sizes_note_in_report(run):
     ctx, out = run
-    assert "The paper's sizes under this window (seed 0)" in (out / "report.md").read_text()
+    assert "The paper's sizes under this window at the trace's own arrival rate (seed 0)" in (out / "report.md").read_text()
 
 
 def test_regime_map_and_binding_measure(run):

@@ -445,7 +445,8 @@ def run(ctx: Context, config: Config | None = None) -> None:
         trace, window, w0, w1 = _trace(cfg, seed, k)
         tenants = sorted({j.tenant for j in window})
         if seed == ctx.seeds[0]:
-            ctx.note(_paper_sizes_note(window, w0, w1))
+            _t, own, a0, a1 = _trace(cfg, seed)
+            ctx.note(_paper_sizes_note(own, a0, a1))
         n = cfg.nodes
         p: dict[str, Any] = {"seed": seed, "trace": trace.name, "jobs": len(window), "tenants": len(tenants),
                              "views": {}, "examined": [], "load": load, "scale": k, "nodes": n, "window": window, "w0": w0,
@@ -644,9 +645,10 @@ def _paper_sizes_note(window, w0: float, w1: float) -> str:
     runs exactly the offered load, so its busy share is the offered GPUs over its GPUs."""
     g = offered_gpus(window, w0, w1)
     parts = [f"{n} nodes: at most {100 * min(1.0, g / (8 * n)):.0f}% of GPUs busy" for n in (279, 200)]
-    return (f"The paper's sizes under this window (seed 0): its jobs offer {g:.0f} GPUs on average, so "
-            + "; ".join(parts) + " (all work, high and low priority; the paper: about 90% high-priority at 200 "
-            "nodes with its larger trace), which is why the cluster here is sized down.")
+    return (f"The paper's sizes under this window at the trace's own arrival rate (seed 0): its jobs offer {g:.0f} "
+            "GPUs on average, so " + "; ".join(parts) + " (all work, high and low priority; the paper: about 90% "
+            "high-priority at 200 nodes with its larger trace), which is why the cluster here is smaller and the "
+            "arrival rate scaled.")
 
 
 def anomaly_tenant() -> str | None:
