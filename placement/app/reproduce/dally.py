@@ -384,19 +384,23 @@ def _claim_values(ctx: Context, cfg: Config, d: int, results, rel, key: str, gl:
     return [rel("paper", at, kind, s, metric, base) for s in ctx.seeds], f"{at} racks", at
 
 
-def _judge(ctx: Context, key: str, by_reading: dict[str, list[float | None]], **kw: Any) -> None:
-    """Judge claim ``key`` once per Tiresias reading in ``by_reading`` (``""``: no reading), and
-    once per reading of Table 2's Gandiva median when the two workload knobs' statuses differ (each
-    reading then judged by :func:`.dally_spec.for_reading`); alike, one judgement depending on both."""
+def _judge(ctx: Context, key: str, by_reading: dict[str, list[float | None]], notes: dict[str, str] | None = None,
+           **kw: Any) -> None:
+    """Judge claim ``key`` once per Tiresias reading in ``by_reading`` (``""``: no reading; ``notes``:
+    each reading's set-up note, put before ``difference``), and once per reading of Table 2's
+    Gandiva median when the two workload knobs' statuses differ (each reading then judged by
+    :func:`.dally_spec.for_reading`); alike, one judgement depending on both."""
     from .dally_spec import GANDIVA_READINGS, SPEC, for_reading
 
     statuses = {r: ctx.knob_status(knob) for r, (_k, knob) in GANDIVA_READINGS.items()}
     readings = [""] if len(set(statuses.values())) == 1 else list(GANDIVA_READINGS)
+    why = kw.pop("difference", "")
     for gr in readings:
         ctx.spec = for_reading(gr) if gr else SPEC
         try:
             for tr, vals in by_reading.items():
-                row = ctx.judge(key, vals, reading="; ".join(x for x in (tr, gr) if x), **kw)
+                diff = "; ".join(x for x in ((notes or {}).get(tr, ""), why) if x)
+                row = ctx.judge(key, vals, reading="; ".join(x for x in (tr, gr) if x), difference=diff, **kw)
                 if row.verdict == "uncalibrated":
                     row.detail += "; on the workload as fitted: " + _as_fitted(ctx.spec, key, vals, kw.get("measured"))
         finally:
@@ -428,14 +432,14 @@ def _judge_claims(ctx: Context, cfg: Config, d: int, results, rel, gl: str) -> N
         for m in metrics:
             readings = TIRESIAS_READINGS if base == "tiresias" else {"": base}
             by_reading: dict[str, list[float | None]] = {}
-            notes = []
+            notes: dict[str, str] = {}
             ats = []
             for label, run_label in readings.items():
                 vals, note, at = _claim_values(ctx, cfg, d, results, rel, key, gl, m, run_label)
-                by_reading[(label + (f", {m.split('_')[0].replace('p', '>P')} JCT" if key in TAILS else "")).strip(", ")] = vals
-                notes.append((label + ": " if label else "") + note)
+                lab = (label + (f", {m.split('_')[0].replace('p', '>P')} JCT" if key in TAILS else "")).strip(", ")
+                by_reading[lab], notes[lab] = vals, note
                 ats.append(at)
-            kw: dict[str, Any] = {"difference": "; ".join(x for x in ("; ".join(notes), why) if x)}
+            kw: dict[str, Any] = {"difference": why, "notes": notes}
             if metric == "makespan_s":
                 one = sorted({s for at in ats if at is not None for s in _decided_by_one_job(
                     metric, [results[("paper", at, kind, s)] for s in ctx.seeds], _base(base, gl))})
