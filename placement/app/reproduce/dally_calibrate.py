@@ -4,7 +4,7 @@ What is fitted, to what
     The paper publishes no job length, GPU count or arrival rate (§5.1.1); it publishes the JCT
     statistics of its four policies on 8 racks (:data:`.dally_spec.TABLES`).
     Following "Calibrate on the baselines" (``../shared/DESIGN.md``), the workload of
-    :func:`placement.sim.dally_workload.fitted_trace` is fitted to the baselines' columns only:
+    :func:`placement.sim.dally_workload.fitted_trace` is fitted to the baselines' columns only.
 
     The fit in use (:data:`placement.sim.dally_workload.FIT`, :func:`search`): Table 2 read with
     Gandiva's median at 510 h (:data:`FIT_READING`; a dropped digit of the printed 183,717 s,
@@ -16,8 +16,9 @@ What is fitted, to what
     with the smallest worst error wins (:data:`TRIED_510`): job lengths log-normal with median
     132 h and sigma 0.6, 30% of jobs at 16-64 GPUs, 40% at 1 GPU; every target within 22% on
     seeds 0-2 (the quick run's), within 30% on seeds 0-4 (Tiresias's median the worst). The
-    Poisson load is then the load of :data:`SEARCH` with the lower loss on Table 3's four
-    baseline targets (16; their medians stay far under the paper's at every load). The printed
+    Poisson load is then the load of :data:`SEARCH` with the lowest loss on Table 3's four
+    baseline targets (16; their medians stay far under the paper's at every load: Tiresias's
+    -55%, Gandiva's -94% on seeds 0-2, so that knob does not converge). The printed
     51 h reading cannot be reached: Tiresias's batch median over Gandiva's is at most about 3
     on every shape tried, the paper's 13.9.
 
@@ -53,17 +54,16 @@ What is fitted, to what
     13.9 (its 51 h reading) or 1.39 (510 h). Least attained service finishes short and small
     jobs first; greedy FIFO and round-robin slicing over jobs of one size do not.
 
-    The fit: one seed, 8 racks, loss = mean |log(ours / paper)| over the batch targets plus the
-    same over the Poisson means, minimised over the points of :data:`TRIED`,
+    That earlier fit: one seed, 8 racks, loss = mean |log(ours / paper)| over the batch targets
+    plus the same over the Poisson means, minimised over the points of :data:`TRIED`,
     :data:`TRIED_RANDOM` (batch) and :data:`TRIED_POISSON` (the load), which record every point
-    evaluated with its outcome (explored by hand, a coarse grid then around the best; the
-    finalists 2.5 h and 4 h: 0.80 + 0.75 and 0.88 + 0.52);
-    frozen in :data:`placement.sim.dally_workload.FIT` and :data:`GANDIVA_MAX_SHARE`.
-    :func:`search` re-runs a grid (default :data:`SEARCH`, around the fit). Every run of
+    evaluated with its outcome (the finalists 2.5 h and 4 h: 0.80 + 0.75 and 0.88 + 0.52); its
+    Gandiva depth is the :data:`GANDIVA_MAX_SHARE` still in use.
+    :func:`search` re-runs the fit in use (default grid :data:`SEARCH`). Every run of
     ``placement reproduce dally`` re-measures the targets on its own seeds (:func:`record`: one
     ``calibration.csv`` row per target of the spec's knobs, :data:`.dally_spec.WORKLOAD_51H`,
     :data:`.dally_spec.WORKLOAD_510H` and :data:`.dally_spec.POISSON_LOAD`, each with its status
-    against the 25% tolerance), so the reader sees how close the fit holds out of the fitting seed
+    against the 25% tolerance), so the reader sees how close the fit holds on the run's seeds,
     and the claims that depend on a knob that did not converge read ``uncalibrated``.
     Run the fit again with ``python -m placement.app.reproduce.dally_calibrate`` (minutes).
 """
