@@ -113,9 +113,9 @@ def _main(argv: list[str] | None) -> int:
     reset_commit()
     args_ = sys.argv[1:] if argv is None else argv
     if list(args_) == ["--version"]:   # answered before the families' modules load
-        from .. import __version__
+        from .run import package_version
 
-        print(f"placement {__version__}")
+        print(f"placement {package_version()}")
         return 0
     try:
         try:

@@ -54,6 +54,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if not 1 <= v <= 100:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 100, got {text!r}")
+    return v
+
+
 def cell(key: str, v: Any) -> str:
     """A value as the command line prints it: ``-`` for None; a float with 4 significant digits,
     never in exponent form up to 10^15 (``78,440`` not ``7.844e+04``); a time in seconds (a key
@@ -190,7 +200,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.library or args.rebuild:
-        from .bench.library import cmd_library
+        from .bench.library_run import cmd_library
 
         return cmd_library(args)
     from .bench import run_bench
@@ -246,9 +256,12 @@ def base_parser(description: str = "") -> tuple[argparse.ArgumentParser, Any]:
     bench.add_argument("--scale", action="store_true", help="add the scale runs (minutes)")
     bench.add_argument("--out", default="bench-results", help="output folder (default: bench-results)")
     bench.add_argument("--seed", type=nonnegative_int, default=0)
-    bench.add_argument("--library", action="store_true",
-                       help="every chosen solver on the instance library (instances/library/): solved count, "
-                            "shifted geometric mean time, gap, performance profile")
+    bench.add_argument("--library", nargs="?", const=True, default=False, metavar="DIR",
+                       help="every chosen solver on the instance library (instances/library/), or on a folder DIR "
+                            "of MPS files (with .solu values where known): solved count, failures, shifted "
+                            "geometric mean time, primal gap, performance profile")
+    bench.add_argument("--seeds", type=_positive_int, default=1,
+                       help="--library: runs per solver and file with seeds 0..N-1 (variability; default 1)")
     bench.add_argument("--solvers", action="append", metavar="A,B",
                        help="--library: solver labels, e.g. highs,scip,cbc,hill-climb (default: "
                             "highs,scip,cbc,hill-climb,affinity,buddy)")

@@ -149,7 +149,7 @@ def test_cli_entry_takes_a_folder(tmp_path, planted, capsys):
     """cmd_library with ``--library DIR`` (args.library a path) benches the folder; --rebuild refuses it."""
     import argparse
 
-    from placement.app.bench.library import cmd_library
+    from placement.app.bench.library_run import cmd_library
 
     args = argparse.Namespace(library=str(planted), solvers=["highs"], time_limit=5.0, rebuild=False, only=None,
                               out=str(tmp_path / "o"), quick=False, seed=0)
@@ -159,3 +159,20 @@ def test_cli_entry_takes_a_folder(tmp_path, planted, capsys):
     args.rebuild = True
     with pytest.raises(InstanceError, match="--rebuild"):
         cmd_library(args)
+
+
+def test_command_line_and_front_door_take_a_folder(tmp_path, planted, capsys):
+    """``placement bench --library DIR --seeds 2`` benches the user's folder (both seeds run), and the
+    Python front door exposes the same verbs as ``placement.bench``/``export``/``load_solution``."""
+    import placement
+    from placement.app import library_api
+    from placement.app.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["bench", "--library", str(planted), "--solvers", "highs", "--time-limit", "5", "--seeds", "2",
+                 "--out", str(out)]) == 0
+    assert "4 failure(s)" in capsys.readouterr().out   # two planted failures, each on both seeds
+    assert main(["bench", "--library", str(planted), "--seeds", "0", "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+    assert (placement.bench, placement.export, placement.load_solution) == (
+        library_api.bench, library_api.export, library_api.load_solution)

@@ -403,30 +403,3 @@ def performance_profile(times: dict[str, list[float | None]]) -> dict[str, list[
             t = times[s][p]
             out[s].append(math.inf if t is None or best is None else max(t, PROFILE_FLOOR_S) / best)
     return out
-
-
-def cmd_library(args: argparse.Namespace) -> int:
-    """``placement bench --library [DIR]`` (and ``--rebuild``): the command-line entry.
-
-    ``args.library`` is ``True`` for the package's library or a folder of the user's MPS files.
-    """
-    from .library_run import run_library_bench, summary_markdown
-
-    solvers = None
-    if args.solvers:
-        solvers = [s.strip() for part in args.solvers for s in part.split(",") if s.strip()]
-    time_limit = args.time_limit
-    folder = args.library if isinstance(args.library, str) else None
-    if args.rebuild:
-        if folder is not None:
-            raise InstanceError("--rebuild", "rebuilds the package's library; it takes no folder")
-        build_library(time_limit=time_limit or 120.0, only=args.only)
-        print(f"wrote {library_dir() / 'manifest.csv'}")
-        return 0
-    res = run_library_bench(args.out, solvers, time_limit or (10.0 if args.quick else 60.0), args.quick,
-                            args.seed, args.only, folder=folder, seeds=getattr(args, "seeds", 1) or 1)
-    print(summary_markdown(res["summary"]))
-    fails = sum(bool(r["failure"]) for r in res["rows"])
-    print(f"{fails} failure(s); wrote {Path(args.out) / 'library_summary.csv'}, library_results.csv, "
-          f"library_failures.csv, library_report.md, {res['figure']}")
-    return 0

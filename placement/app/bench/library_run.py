@@ -44,6 +44,7 @@ incumbent trace: ``stats["incumbents"]`` of :func:`placement.models.backends.sol
 
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import io
@@ -66,6 +67,7 @@ from .library import (
     MIP_LABELS,
     QUICK,
     _by_name,
+    build_library,
     entry_instance,
     library_dir,
     load_manifest,
@@ -523,3 +525,28 @@ def _write(out: Path, rows, summary, fig: str, settings: dict, folder, quick: bo
         write_text(out / "library_report.md", "\n".join(report))
         if parquet is not None:
             write_bytes(out / "library_results.parquet", parquet)
+
+
+def cmd_library(args: argparse.Namespace) -> int:
+    """``placement bench --library [DIR]`` (and ``--rebuild``): the command-line entry.
+
+    ``args.library`` is ``True`` for the package's library or a folder of the user's MPS files.
+    """
+    solvers = None
+    if args.solvers:
+        solvers = [s.strip() for part in args.solvers for s in part.split(",") if s.strip()]
+    time_limit = args.time_limit
+    folder = args.library if isinstance(args.library, str) else None
+    if args.rebuild:
+        if folder is not None:
+            raise InstanceError("--rebuild", "rebuilds the package's library; it takes no folder")
+        build_library(time_limit=time_limit or 120.0, only=args.only)
+        print(f"wrote {library_dir() / 'manifest.csv'}")
+        return 0
+    res = run_library_bench(args.out, solvers, time_limit or (10.0 if args.quick else 60.0), args.quick,
+                            args.seed, args.only, folder=folder, seeds=getattr(args, "seeds", 1) or 1)
+    print(summary_markdown(res["summary"]))
+    fails = sum(bool(r["failure"]) for r in res["rows"])
+    print(f"{fails} failure(s); wrote {Path(args.out) / 'library_summary.csv'}, library_results.csv, "
+          f"library_failures.csv, library_report.md, {res['figure']}")
+    return 0
