@@ -2,8 +2,8 @@
 
 The file is written by the modelling layer's own writer (Pyomo, or highspy for the matrix
 models); read back by HiGHS (``Highs.readModel``) it must have the optimum the in-memory
-solve proved (1e-6 relative). Tetris's file is the model after the solve's cut rounds, which
-is exact at the answer (models/export.py).
+solve proved (1e-6 relative). Tetris's file carries every chord of each square term up front, so
+it is written without any solve and is the same bytes at any time limit (models/export.py).
 """
 
 from __future__ import annotations
