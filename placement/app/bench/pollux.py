@@ -9,7 +9,7 @@ Compared with the authors' stored results (``results/{pollux,tiresias}-1.0.json`
 per-job JCTs from their simulator): mean JCT per workload and quartiles of the per-job JCTs
 side by side, and our wall time per run (theirs: "up to 30 minutes" per Pollux run, their
 README; their simulator needs numpy < 1.24, pandas < 2 and pymoo 0.4, so the bench does not run
-it: the side-by-side timing is on ``placement/sim/README.md``). Default: workload 6 (the authors' testbed workload);
+it: the side-by-side timing is on ``placement/sim/POLLUX.md``). Default: workload 6 (the authors' testbed workload);
 ``--scale``: all eight; ``--quick``: none (a Pollux run of 160 jobs takes minutes on 2 cores).
 """
 
