@@ -291,8 +291,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
              "it; queue limits 3,250 / 7,200 GPU-s unscaled: neither paper gives a rule to scale them, so the regime "
              "map varies them), tiresias-strict (`consolidation=wait`), gandiva (§5.1.3's reading: migration "
              "whenever GPUs free up, plus the Gandiva paper's time slicing by suspend-resume of same-size jobs, "
-             f"{GANDIVA_MAX_SHARE} per GPU set at most, 2 h quantum), gandiva-introspective (the same with the "
-             "Gandiva paper's introspective migration rule), gandiva-none (no migration, no time slicing).")
+             f"{GANDIVA_MAX_SHARE} per GPU set at most, 2 h quantum, random GPUs), gandiva-lowest (the same on the "
+             "lowest-numbered free GPUs), gandiva-introspective (the Gandiva paper's introspective migration rule), "
+             "gandiva-none (no migration, no time slicing).")
     results: dict[tuple[str, int, str, int], dict[str, dict[str, Any]]] = {}
     d = cfg.detail_racks if cfg.detail_racks in cfg.racks else max(cfg.racks)
     for seed in ctx.seeds:
