@@ -28,7 +28,8 @@ import numpy as np
 from ..cassini.catalogue import PROFILES
 from .trace import Job, Trace
 
-__all__ = ["ALL_MODELS", "MODEL_PARALLEL", "DATA_PARALLEL", "poisson_trace", "stress_trace", "mean_duration_s"]
+__all__ = ["ALL_MODELS", "MODEL_PARALLEL", "DATA_PARALLEL", "poisson_trace", "stress_trace", "multigpu_trace",
+           "mean_duration_s"]
 
 ALL_MODELS = ("VGG11", "VGG16", "VGG19", "ResNet50", "WideResNet101", "BERT", "RoBERTa", "XLM", "CamemBERT",
               "GPT-1", "GPT-2-DP", "GPT-3-DP", "DLRM")          # Fig. 11's 13 models (module docstring)
@@ -85,3 +86,19 @@ def stress_trace(seed: int, *, iterations: int = 1000) -> Trace:
     for k, m in enumerate(("ResNet50", "DLRM")):
         out.append(Job(f"s{k}-{m}", 60.0, 3, iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
     return Trace(f"cassini-stress-{seed}", tuple(out), "CASSINI Fig. 13 stress test (synthetic)")
+
+
+def multigpu_trace(seed: int, *, iterations: int = 1000) -> Trace:
+    """§5.6's dynamic trace on six two-GPU servers (Fig. 16): at time 0 two 3-GPU jobs run (models
+    drawn from a mix of data- and model-parallel ones other than DLRM, ``3 * iterations`` each, as
+    §5.6's XLM and ResNet50 beside which DLRM arrives); 60 s later DLRM and a drawn job arrive
+    with 3 GPUs and ``iterations`` iterations each. Measured: every job's iterations."""
+    rng = np.random.default_rng(seed)
+    mix = [m for m in ALL_MODELS if m != "DLRM"] + ["GPT-2", "GPT-3"]
+    out = []
+    for k in range(2):
+        m = mix[int(rng.integers(len(mix)))]
+        out.append(Job(f"b{k}-{m}", 0.0, 3, 3 * iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
+    for k, m in enumerate(("DLRM", mix[int(rng.integers(len(mix)))])):
+        out.append(Job(f"s{k}-{m}", 60.0, 3, iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
+    return Trace(f"cassini-multigpu-{seed}", tuple(out), "CASSINI §5.6 multi-GPU dynamic trace (synthetic)")

@@ -74,7 +74,8 @@ def test_claims_from_rows_with_the_room_beside_each_gain(run):
     ctx, out = run
     rows = _rows(out)
     by = {c.key: c for c in ctx.claims}
-    for exp, key in (("poisson", "poisson_mean"), ("model-parallel", "mp_mean"), ("stress", "stress_mean")):
+    for exp, key in (("poisson", "poisson_mean"), ("model-parallel", "mp_mean"), ("stress", "stress_mean"),
+                     ("multi-gpu", "multi_mean")):
         c = by[key]
         a, b = (float(rows[f"main-{exp}-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
         assert c.ours == pytest.approx([a / b])
@@ -170,6 +171,19 @@ def test_baselines_and_measures(run):
     assert by["poisson_mean"].preconditions[0]["measured"] == pytest.approx([float(th["gpu_load"])])
     sets = float(rows["main-poisson-themis+cassini-s0"]["link_sets"])
     assert 1 <= sets <= 10 and measures["candidate_sets"].ours == pytest.approx([sets])
+
+
+def test_multigpu_runs_on_six_two_gpu_servers(run):
+    from placement.app.reproduce.cassini_sim import experiment_trace
+
+    _, out = run
+    inst = json.loads((out / "logs" / "main-multi-gpu-themis-s0" / "instance.json").read_text())
+    assert "multigpu" in json.dumps(inst["cluster"]).replace("-", "")
+    trace = experiment_trace("multi-gpu", 0, 1.0, stress_iterations=TINY.stress_iterations)
+    assert [j.gpus for j in trace.jobs] == [3, 3, 3, 3] and trace.jobs[2].model == "DLRM"
+    assert trace == experiment_trace("multi-gpu", 0, 1.0, stress_iterations=TINY.stress_iterations)
+    log = [r for r in csv.DictReader(open(out / "logs" / "main-multi-gpu-themis+cassini-s0" / "log.csv"))]
+    assert {r["job"] for r in log if r["event"] == "finish"} == {j.id for j in trace.jobs}
 
 
 def test_regime_map_has_its_knobs_of_four_values(run):

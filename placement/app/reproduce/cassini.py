@@ -15,6 +15,8 @@ profile's iteration time.
 - Fig. 12, the model-parallel mix (GPT-1 data-parallel as Fig. 1(a), GPT-2 pipeline, GPT-3 hybrid,
   DLRM) on the same arrivals' rule;
 - Fig. 13, the stress test: DLRM and ResNet50 into a busy cluster;
+- Fig. 16, §5.6's multi-GPU servers: six two-GPU servers, DLRM and a drawn job arriving beside
+  two running 3-GPU jobs;
 - Fig. 17, time-shift adjustments per minute (the agents' re-alignment trigger of §5.7) on Table 2's
   snapshots 1-3 as the paper measures them (:mod:`.cassini_snapshots`), and on the Poisson trace
   the trigger's count and the scheduler's re-alignments when placements change;
@@ -48,6 +50,7 @@ from .cassini_sim import (
     TREE,
     experiment_trace,
     fit_phase_spread,
+    multigpu_testbed,
     regime_map,
     run_pair,
     run_pollux_pair,
@@ -148,6 +151,14 @@ def run(ctx: Context, config: Config | None = None) -> None:
                 if seed == ctx.seeds[0] and view == "main":
                     logs0[exp] = (trace, logs)
 
+    # §5.6: multi-GPU servers (Fig. 16), the same policies on six two-GPU servers
+    for seed in ctx.seeds:
+        trace = experiment_trace("multi-gpu", seed, cfg.hours, stress_iterations=cfg.stress_iterations)
+        r, _ = run_pair(ctx, "multi-gpu", multigpu_testbed(SECTION_2_2_GOODPUT), trace, seed, "main-multi-gpu",
+                        spread=spread)
+        for pol, m in r.items():
+            res[("main", "multi-gpu", pol, seed)] = m
+
     # the agent's rule, second views (Poisson trace, main testbed): Th+CASSINI with the agent on every
     # shared link, and without it; Themis is the main view's run (no agent, same trace and seed)
     for view, agent in AGENT_VIEWS[1:]:
@@ -185,7 +196,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
             "Themis by our reading of its partial-allocation auction, linear scaling in workers; Clos reading of "
             "Fig. 10")
     for exp, keys in (("poisson", ("poisson_mean", "poisson_p99")), ("model-parallel", ("mp_mean", "mp_p99")),
-                      ("stress", ("stress_mean", "stress_p99"))):
+                      ("stress", ("stress_mean", "stress_p99")), ("multi-gpu", ("multi_mean", "multi_p99"))):
         for key, metric in zip(keys, ("iter_mean", "iter_p99"), strict=True):
             ctx.judge(key, gains("main", exp, metric), measured=load if exp == "poisson" else None,
                       difference=f"{beside('main', exp)}; {diff}")

@@ -30,7 +30,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from placement.cassini.fluid import SECTION_2_2_GOODPUT
-from placement.sim.cassini_workload import ALL_MODELS, MODEL_PARALLEL, poisson_trace, stress_trace
+from placement.sim.cassini_workload import (
+    ALL_MODELS,
+    MODEL_PARALLEL,
+    multigpu_trace,
+    poisson_trace,
+    stress_trace,
+)
 from placement.sim.instance import SimInstance
 from placement.sim.link_metrics import (
     iteration_time_samples,
@@ -72,13 +78,28 @@ def testbed(name: str = CLOS[0], goodput: float = SECTION_2_2_GOODPUT, oversubsc
         f"-o{oversubscription:g}" if oversubscription is not None else ""))
 
 
+def multigpu_testbed(goodput: float = SECTION_2_2_GOODPUT):
+    """§5.6's testbed (Fig. 16(a)): six servers of two A100s with 50 Gbps NICs; the layout is not
+    stated, ours is three racks of two servers with 2:1 rack uplinks (the testbed's
+    oversubscription), the transport's ``goodput`` factor."""
+    from placement.sim.cluster import Cluster
+
+    net = {"racks": 3, "servers_per_rack": 2, "gpus_per_server": 2, "server_capacity": 50, "oversubscription": 2,
+           "goodput": float(goodput)}
+    cl = Cluster.uniform(racks=3, machines=2, gpus_per_machine=2, gpu_type="A100", name="cassini-multigpu")
+    return cl.with_network(net)
+
+
 def experiment_trace(exp: str, seed: int, hours: float, load: float = 1.0, workers: tuple[int, int] = (1, 12),
                      stress_iterations: int = 1000) -> Trace:
     """``poisson`` (all 13 models, Fig. 11), ``model-parallel`` (GPT-1/2/3 and DLRM, Fig. 12) or
-    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13, ``stress_iterations`` each), seeded
-    (:mod:`placement.sim.cassini_workload`)."""
+    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13, ``stress_iterations`` each) or
+    ``multi-gpu`` (§5.6: DLRM and a drawn job into two running ones, for :func:`multigpu_testbed`),
+    seeded (:mod:`placement.sim.cassini_workload`)."""
     if exp == "stress":
         return stress_trace(seed, iterations=stress_iterations)
+    if exp == "multi-gpu":
+        return multigpu_trace(seed, iterations=stress_iterations)
     models = MODEL_PARALLEL if exp == "model-parallel" else ALL_MODELS
     return poisson_trace(seed, hours=hours, load=load, models=models, workers=workers)
 
@@ -105,6 +126,8 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     if exp == "stress":
         only = {j.id for j in trace.jobs if j.submit > 0}
         start, end = -math.inf, math.inf
+    elif exp == "multi-gpu":
+        only, start, end = None, -math.inf, math.inf
     else:
         only = None
         start, end = trace.jobs[0].submit, max(j.submit for j in trace.jobs)
