@@ -48,6 +48,8 @@ Sharing safety
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from placement.models import hived_vc as hv
 from placement.solvers.buddy import BuddyAllocator
@@ -60,6 +62,7 @@ from placement.solvers.online.tenants import (
     check_order,
 )
 
+from placement.errors import InstanceError
 from placement.sim.policy import Policy, Preempt, Start, Timer
 
 __all__ = ["VCLogical", "HiveD", "HiveDStatic", "sharing_safety_check"]
@@ -220,6 +223,8 @@ class HiveD(Policy):
     needs = {"assignment": "vc-assignment"}
     fit_levels = "multi"
 
+    pick = "fewest-low"   # which free physical cell a binding takes (static binding: an option)
+
     def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
         self.assignment_arg, self.order = assignment, check_order(order)
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
@@ -261,10 +266,12 @@ class HiveD(Policy):
     def _bind(self, tenant: str, key: tuple[int, int], preempt: set[str]) -> int:
         k = key[0]
         if self.binding == "static":
-            # §3.3's rule inside the VC: the free bound cell with the fewest low-priority GPUs
+            # pick="fewest-low": §3.3's rule inside the VC, the free bound cell with the fewest
+            # low-priority GPUs; pick="lowest": a fixed order, the free bound cell of lowest index
             pool = self.pool[tenant][k - 1]
             busy = self.low_owner >= 0
-            j = min(range(len(pool)), key=lambda x: (int(busy[pool[x] * G[k]:(pool[x] + 1) * G[k]].sum()), pool[x]))
+            j = min(range(len(pool)), key=lambda x: pool[x]) if self.pick == "lowest" else min(
+                range(len(pool)), key=lambda x: (int(busy[pool[x] * G[k]:(pool[x] + 1) * G[k]].sum()), pool[x]))
             i = pool.pop(j)
         else:
             al = self.alloc.allocate(self.vc_of[tenant], 0, k)
@@ -297,7 +304,8 @@ class HiveD(Policy):
                 if got is None:
                     h = G[m + 1] // G[m]
                     kids = [c for c in range(parent * h, parent * h + h) if (m, c) not in taken]
-                    c = min(kids, key=lambda c, m=m: (int(busy_low[c * G[m]:(c + 1) * G[m]].sum()), c))
+                    c = kids[0] if self.pick == "lowest" else min(
+                        kids, key=lambda c, m=m: (int(busy_low[c * G[m]:(c + 1) * G[m]].sum()), c))
                     got = sub[(m, lid)] = [c, 0]
                     taken.add((m, c))
                 got[1] += 1
@@ -472,10 +480,25 @@ class HiveD(Policy):
 
 
 class HiveDStatic(HiveD):
-    """HiveD with static binding: every reserved cell bound at the start (§5.3's baseline)."""
+    """HiveD with static binding: every reserved cell bound at the start (§5.3's baseline).
+
+    ``pick``: which of its VC's free bound cells a new logical cell takes (the paper does not
+    say): ``"fewest-low"`` (§3.3's rule inside the VC: the fewest GPUs of low-priority jobs, then
+    the lowest index; the sub-cells below it alike) or ``"lowest"`` (a fixed order: the lowest
+    index, unaware of low-priority jobs)."""
 
     name = "hived-static"
     binding = "static"
+
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo",
+                 pick: Literal["fewest-low", "lowest"] = "fewest-low"):
+        super().__init__(assignment, order)
+        if pick not in ("fewest-low", "lowest"):
+            raise InstanceError("pick", f"must be 'fewest-low' or 'lowest', not {pick!r}")
+        self.pick = pick
+
+    def stats(self):
+        return {**super().stats(), "pick": self.pick}
 
 
 def sharing_safety_check(assignment: hv.VCAssignment):

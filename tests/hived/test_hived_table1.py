@@ -141,6 +141,14 @@ def test_static_binding_takes_the_cell_with_fewest_low_priority_gpus():
     assert {g // 8 for g in start["j000"].gpus} == {0}
     assert {g // 8 for g in start["j001"].gpus} == {1} and "cells=8:1" in start["j001"].extra
     assert not [r for r in res.log.rows if r.event == "preempt"]
+    # the fixed order takes the lowest bound cell, node 0, and preempts C's scavenger there
+    fixed = simulate(trace, cluster, HiveDStatic(assignment=a, pick="lowest"), perf=PERF)
+    assert replay_check(trace, cluster, fixed.log, perf=PERF, checks=[guarantee_check(a.cells)]) == []
+    start = {r.job: r for r in fixed.log.rows if r.event == "start" and r.job == "j001"}
+    assert {g // 8 for g in start["j001"].gpus} == {0} and "cells=8:0" in start["j001"].extra
+    assert [r.job for r in fixed.log.rows if r.event == "preempt"] == ["j000"]
+    with pytest.raises(InstanceError, match="pick"):
+        HiveDStatic(assignment=a, pick="random")
 
 
 def test_busy_share_pick_size_and_job_classes_hand_values():

@@ -118,9 +118,10 @@ CHOICES = (
            "cluster's", "ours, not fitted", affects=("hived.no_anomaly",)),
     Choice("preemption", "checkpoint every hour of run time (main reading); all progress kept (second reading)",
            "ours, not fitted", affects=("hived.mean_reduction",)),
-    Choice("static binding", "a new logical cell takes the VC's free statically bound cell with the fewest "
-           "low-priority GPUs", "ours, not fitted: §3.3's rule for dynamic binding applied inside the VC; the "
-           "paper does not say which bound cell static binding takes", affects=("fig10.preemption",)),
+    Choice("static binding", "two readings: a new logical cell takes the VC's free statically bound cell of lowest "
+           "index (a fixed order, the main reading), or the one with the fewest low-priority GPUs (§3.3's rule for "
+           "dynamic binding applied inside the VC)", "ours, not fitted: the paper binds every cell for good (§5.3) "
+           "and does not say which bound cell a job takes", affects=("fig10.preemption",)),
     Choice("opportunistic placement", "low-priority jobs run on any idle GPU, bound cells included",
            "ours, not fitted: read from §3.3 (low-priority cells scavenge idle GPUs)", affects=("hived.no_anomaly",)),
     Choice("multi-level cells", "each tenant's GPUs of the node-level fit split over levels by its demand per level",
