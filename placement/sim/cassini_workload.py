@@ -29,7 +29,7 @@ from ..cassini.catalogue import PROFILES
 from .trace import Job, Trace
 
 __all__ = ["ALL_MODELS", "MODEL_PARALLEL", "DATA_PARALLEL", "poisson_trace", "stress_trace", "multigpu_trace",
-           "mean_duration_s"]
+           "mp_dynamic_trace", "mean_duration_s"]
 
 ALL_MODELS = ("VGG11", "VGG16", "VGG19", "ResNet50", "WideResNet101", "BERT", "RoBERTa", "XLM", "CamemBERT",
               "GPT-1", "GPT-2-DP", "GPT-3-DP", "DLRM")          # Fig. 11's 13 models (module docstring)
@@ -102,3 +102,20 @@ def multigpu_trace(seed: int, *, iterations: int = 1000) -> Trace:
     for k, m in enumerate(("DLRM", mix[int(rng.integers(len(mix)))])):
         out.append(Job(f"s{k}-{m}", 60.0, 3, iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
     return Trace(f"cassini-multigpu-{seed}", tuple(out), "CASSINI §5.6 multi-GPU dynamic trace (synthetic)")
+
+
+def mp_dynamic_trace(seed: int, *, iterations: int = 1000) -> Trace:
+    """Fig. 14's dynamic trace with model parallelism (§5.4) on the 24-server testbed: at time 0
+    three 6-worker jobs drawn from the model-parallel mix (GPT-1/2/3, DLRM; ``3 * iterations``
+    each) train; 60 s later DLRM and a drawn GPT arrive with 3 workers and ``iterations``
+    iterations each ("the arrival of multiple GPT and DLRM models while the cluster is training
+    other model parallel jobs"). Measured: every job's iterations."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(3):
+        m = MODEL_PARALLEL[int(rng.integers(len(MODEL_PARALLEL)))]
+        out.append(Job(f"b{k}-{m}", 0.0, 6, 3 * iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
+    gpts = [m for m in MODEL_PARALLEL if m.startswith("GPT")]
+    for k, m in enumerate(("DLRM", gpts[int(rng.integers(len(gpts)))])):
+        out.append(Job(f"s{k}-{m}", 60.0, 3, iterations * PROFILES[m][1] / 1000.0, model=m, synthetic=_SYNTH))
+    return Trace(f"cassini-mp-dynamic-{seed}", tuple(out), "CASSINI Fig. 14 dynamic model-parallel trace (synthetic)")

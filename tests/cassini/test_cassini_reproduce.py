@@ -75,7 +75,7 @@ def test_claims_from_rows_with_the_room_beside_each_gain(run):
     rows = _rows(out)
     by = {c.key: c for c in ctx.claims}
     for exp, key in (("poisson", "poisson_mean"), ("model-parallel", "mp_mean"), ("stress", "stress_mean"),
-                     ("multi-gpu", "multi_mean")):
+                     ("mp-dynamic", "mpdyn_mean"), ("multi-gpu", "multi_mean")):
         c = by[key]
         a, b = (float(rows[f"main-{exp}-{p}-s0"]["iter_mean"]) for p in ("themis", "themis+cassini"))
         assert c.ours == pytest.approx([a / b])
@@ -153,7 +153,7 @@ def test_baselines_and_measures(run):
     assert measures["tiresias_gain"].ours == pytest.approx(
         [float(rows["main-poisson-tiresias-s0"]["iter_mean"]) / float(rows["main-poisson-tiresias+cassini-s0"]["iter_mean"])])
     for key, exp, metric in (("poisson_pollux", "poisson", "iter_mean"), ("stress_po_mean", "stress", "iter_mean"),
-                             ("stress_po_p99", "stress", "iter_p99")):
+                             ("stress_po_p99", "stress", "iter_p99"), ("mpdyn_pollux", "mp-dynamic", "iter_mean")):
         a, b = (float(rows[f"main-{exp}-{p}-s0"][metric]) for p in ("pollux", "pollux+cassini"))
         assert by[key].ours == pytest.approx([a / b])
     assert float(rows["main-poisson-pollux+cassini-s0"]["agent_adjust_per_job_min"]) >= 0.0   # the agent's count
@@ -171,6 +171,16 @@ def test_baselines_and_measures(run):
     assert by["poisson_mean"].preconditions[0]["measured"] == pytest.approx([float(th["gpu_load"])])
     sets = float(rows["main-poisson-themis+cassini-s0"]["link_sets"])
     assert 1 <= sets <= 10 and measures["candidate_sets"].ours == pytest.approx([sets])
+
+
+def test_mp_dynamic_trace_brings_dlrm_and_a_gpt_into_model_parallel_jobs():
+    from placement.app.reproduce.cassini_sim import experiment_trace
+    from placement.sim.cassini_workload import MODEL_PARALLEL
+
+    trace = experiment_trace("mp-dynamic", 4, 1.0, stress_iterations=100)
+    assert all(j.model in MODEL_PARALLEL for j in trace.jobs)
+    assert [(j.submit, j.gpus) for j in trace.jobs] == [(0.0, 6)] * 3 + [(60.0, 3)] * 2
+    assert trace.jobs[3].model == "DLRM" and trace.jobs[4].model.startswith("GPT")
 
 
 def test_multigpu_runs_on_six_two_gpu_servers(run):

@@ -15,6 +15,7 @@ profile's iteration time.
 - Fig. 12, the model-parallel mix (GPT-1 data-parallel as Fig. 1(a), GPT-2 pipeline, GPT-3 hybrid,
   DLRM) on the same arrivals' rule;
 - Fig. 13, the stress test: DLRM and ResNet50 into a busy cluster;
+- Fig. 14, the dynamic model-parallel trace: DLRM and a GPT into three running model-parallel jobs;
 - Fig. 16, §5.6's multi-GPU servers: six two-GPU servers, DLRM and a drawn job arriving beside
   two running 3-GPU jobs;
 - Fig. 17, time-shift adjustments per minute (the agents' re-alignment trigger of §5.7) on Table 2's
@@ -75,11 +76,8 @@ class Config:
 
 FULL = Config()
 QUICK = Config(hours=0.75, regime_hours=0.4, regime_seeds=1, view_seeds=1)
-# (experiment, figure, paper's mean and p99 gains)
-EXPERIMENTS = (("poisson", "Fig. 11(b), §5.2", (1.6, 1.8)), ("model-parallel", "Fig. 12(b), §5.2", (1.2, 1.6)),
-               ("stress", "Fig. 13(a), §5.3", (1.5, 2.2)))
 # (view, cluster name, goodput, experiments run there, elastic Themis)
-VIEWS = (("main", CLOS, SECTION_2_2_GOODPUT, ("poisson", "model-parallel", "stress"), True),
+VIEWS = (("main", CLOS, SECTION_2_2_GOODPUT, ("poisson", "model-parallel", "stress", "mp-dynamic"), True),
          ("tree", TREE, SECTION_2_2_GOODPUT, ("poisson",), True),
          ("max-min", CLOS, 1.0, ("poisson",), True),
          ("fixed-gang", CLOS, SECTION_2_2_GOODPUT, ("poisson",), False))
@@ -97,7 +95,7 @@ def _pollux_rows(ctx: Context, cfg: Config) -> dict:
     checked (a broken one recorded)."""
     out: dict = {}
     cluster = testbed(CLOS[0], SECTION_2_2_GOODPUT)
-    for exp in ("poisson", "stress"):
+    for exp in ("poisson", "stress", "mp-dynamic"):
         for seed in ctx.seeds:
             trace = experiment_trace(exp, seed, cfg.hours, cfg.load, stress_iterations=cfg.stress_iterations)
             r, _logs = run_pollux_pair(ctx, exp, cluster, trace, seed, f"main-{exp}", agent=True)
@@ -196,7 +194,8 @@ def run(ctx: Context, config: Config | None = None) -> None:
             "Themis by our reading of its partial-allocation auction, linear scaling in workers; Clos reading of "
             "Fig. 10")
     for exp, keys in (("poisson", ("poisson_mean", "poisson_p99")), ("model-parallel", ("mp_mean", "mp_p99")),
-                      ("stress", ("stress_mean", "stress_p99")), ("multi-gpu", ("multi_mean", "multi_p99"))):
+                      ("stress", ("stress_mean", "stress_p99")), ("mp-dynamic", ("mpdyn_mean", "mpdyn_p99")),
+                      ("multi-gpu", ("multi_mean", "multi_p99"))):
         for key, metric in zip(keys, ("iter_mean", "iter_p99"), strict=True):
             ctx.judge(key, gains("main", exp, metric), measured=load if exp == "poisson" else None,
                       difference=f"{beside('main', exp)}; {diff}")
@@ -228,7 +227,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
                        unit="x", difference=f"Random (FIFO, fixed gangs)/Ideal {fmt_spread(fifo, 'x')}")
     po = _pollux_rows(ctx, cfg)
     for key, exp, metric in (("poisson_pollux", "poisson", "iter_mean"), ("stress_po_mean", "stress", "iter_mean"),
-                             ("stress_po_p99", "stress", "iter_p99")):
+                             ("stress_po_p99", "stress", "iter_p99"), ("mpdyn_pollux", "mp-dynamic", "iter_mean")):
         g = [po[(exp, "pollux", s)][metric] / po[(exp, "pollux+cassini", s)][metric] for s in ctx.seeds]
         room = fmt_spread([po[(exp, "pollux", s)]["over_ideal"] for s in ctx.seeds], "x")
         adj = fmt_spread([po[(exp, "pollux+cassini", s)]["agent_adjust_per_job_min"] for s in ctx.seeds], " /min")

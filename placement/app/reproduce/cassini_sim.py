@@ -33,6 +33,7 @@ from placement.cassini.fluid import SECTION_2_2_GOODPUT
 from placement.sim.cassini_workload import (
     ALL_MODELS,
     MODEL_PARALLEL,
+    mp_dynamic_trace,
     multigpu_trace,
     poisson_trace,
     stress_trace,
@@ -92,14 +93,17 @@ def multigpu_testbed(goodput: float = SECTION_2_2_GOODPUT):
 
 def experiment_trace(exp: str, seed: int, hours: float, load: float = 1.0, workers: tuple[int, int] = (1, 12),
                      stress_iterations: int = 1000) -> Trace:
-    """``poisson`` (all 13 models, Fig. 11), ``model-parallel`` (GPT-1/2/3 and DLRM, Fig. 12) or
-    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13, ``stress_iterations`` each) or
+    """``poisson`` (all 13 models, Fig. 11), ``model-parallel`` (GPT-1/2/3 and DLRM, Fig. 12),
+    ``stress`` (DLRM + ResNet50 into a busy cluster, Fig. 13, ``stress_iterations`` each),
     ``multi-gpu`` (§5.6: DLRM and a drawn job into two running ones, for :func:`multigpu_testbed`),
-    seeded (:mod:`placement.sim.cassini_workload`)."""
+    ``mp-dynamic`` (Fig. 14: DLRM and a GPT into three running model-parallel jobs), seeded
+    (:mod:`placement.sim.cassini_workload`)."""
     if exp == "stress":
         return stress_trace(seed, iterations=stress_iterations)
     if exp == "multi-gpu":
         return multigpu_trace(seed, iterations=stress_iterations)
+    if exp == "mp-dynamic":
+        return mp_dynamic_trace(seed, iterations=stress_iterations)
     models = MODEL_PARALLEL if exp == "model-parallel" else ALL_MODELS
     return poisson_trace(seed, hours=hours, load=load, models=models, workers=workers)
 
@@ -126,7 +130,7 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     if exp == "stress":
         only = {j.id for j in trace.jobs if j.submit > 0}
         start, end = -math.inf, math.inf
-    elif exp == "multi-gpu":
+    elif exp in ("multi-gpu", "mp-dynamic"):
         only, start, end = None, -math.inf, math.inf
     else:
         only = None
@@ -428,6 +432,8 @@ class PolluxInstance(SimInstance):
 #: parallelism for the DLRM model"; §5.3: Pollux places DLRM across servers): under Pollux they keep
 #: their trace's worker count (:class:`placement.solvers.online.pollux.Pollux` ``fixed_models``)
 POLLUX_FIXED = ("DLRM",)
+#: on the dynamic model-parallel trace (Fig. 14) GPT-2 (pipeline) and GPT-3 (hybrid) are model-parallel too
+POLLUX_FIXED_MP = ("DLRM", "GPT-2", "GPT-3")
 
 
 def run_pollux_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
@@ -444,7 +450,8 @@ def run_pollux_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, ta
     for pol in ("pollux", "pollux+cassini"):
         ag = agent if pol.endswith("+cassini") else False
         res, _rows, summ = ctx.simulate(inst, pol, seed, f"{tag}-{pol}-s{seed}", keep_log=keep_log, agent=ag,
-                                        options={"fixed_models": POLLUX_FIXED})
+                                        options={"fixed_models": POLLUX_FIXED_MP if exp == "mp-dynamic"
+                                                 else POLLUX_FIXED})
         m = _measure_with(exp, ptrace, res.log, cluster, ag, ctx.last_links)
         m["jct"] = summ["mean_jct_s"]
         m["agent_adjust_per_job_min"] = m["adjust_per_job_min"] if ag else None
