@@ -61,7 +61,7 @@ RACK_GPUS = 512                          # the paper's detail case: 8 racks x 8 
 # which records the grid, the targets and the errors (calibration.csv of every run).
 SMALL_SIZES = (1, 2, 4, 8)
 LARGE_SIZES = (16, 32, 64)
-FIT = {"median_h": 132.0, "sigma": 0.6, "share_large": 0.3, "share_single": 0.4, "load": 16.0}
+FIT = {"median_h": 132.0, "sigma": 0.6, "share_large": 0.3, "share_single": 0.4, "load": 32.0}
 
 
 def gpu_mix(share_large: float, share_single: float | None = None) -> dict[int, float]:

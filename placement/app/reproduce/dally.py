@@ -113,7 +113,7 @@ class Config:
     variants: bool = True
     # regime map (batch knobs on the detail racks; load on Poisson)
     shares: tuple[float, ...] = (0.1, 0.25, 0.4, 0.6)          # share of jobs at 16-64 GPUs
-    loads: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)           # Poisson offered load (fitted: 16)
+    loads: tuple[float, ...] = (8.0, 16.0, 32.0, 64.0)          # Poisson offered load (fitted: 32)
     threshold_scales: tuple[float, ...] = (1.0, 10.0, 100.0, 1000.0)   # x Tiresias's queue limits
     leases_h: tuple[float, ...] = (0.25, 1.0, 6.0)              # lease clock's re-offer period (with "submit")
     map_seeds: int | None = None                                # seeds of the map (None: all)
@@ -126,7 +126,7 @@ class Config:
         return float(FIT["load"] if self.paper_load is None else self.paper_load)
 
 
-FULL = Config(racks=(2, 4, 8, 16), shares=(0.1, 0.2, 0.4, 0.6, 0.75), loads=(2.0, 4.0, 8.0, 16.0, 32.0, 64.0),
+FULL = Config(racks=(2, 4, 8, 16), shares=(0.1, 0.2, 0.4, 0.6, 0.75), loads=(4.0, 8.0, 16.0, 32.0, 64.0, 128.0),
               threshold_scales=(0.1, 1.0, 10.0, 100.0, 1000.0))
 QUICK = Config(racks=(2, 8, 16), poisson_racks=(4, 8), variants=False, philly_view=False, bound=False, map_seeds=2)
 
