@@ -27,8 +27,8 @@ from typing import Any
 
 from .errors import InstanceError
 
-__all__ = ["ProblemSpec", "BenchSection", "problems", "get_problem", "resolve", "call_solver", "solver_parameters",
-           "check_solver_options", "problem_of_document"]
+__all__ = ["ProblemSpec", "BenchSection", "problems", "get_problem", "resolve", "lazy", "call_solver",
+           "solver_parameters", "check_solver_options", "problem_of_document"]
 
 ENTRY_POINT_GROUP = "placement.problems"
 
@@ -130,6 +130,24 @@ def resolve(target: str) -> Callable[..., Any]:
     """Import ``"module:function"``."""
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """``"module:function"`` as a function that imports its module on the first call.
+
+    A family's adapter names its loaders and reference evaluation this way, so that listing the
+    families (every command does) does not import them and what they import (networkx, scipy).
+    """
+    module, _, attr = target.partition(":")
+    if not module or not attr:
+        raise ValueError(f"target: must be 'module:function', got {target!r}")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return resolve(target)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = attr
+    call.__doc__ = f"``{target}``, imported on its first call."
+    return call
 
 
 def solver_parameters(spec: ProblemSpec, solver: str) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import os
 import sys
 
@@ -32,13 +33,28 @@ def load_instance_file(path: str):
     return load(path)
 
 
+# The command main() is about to run (its first argument), while it builds the parser.
+_RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar("placement_cli_command", default=None)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command.
+
+    While :func:`main` runs one of the commands of :func:`.commands.base_parser` (``generate``,
+    ``solve``, ``evaluate``, ``bench``, ``simulate``, ``check-cells``), ``sweep``, ``reproduce``
+    and ``export`` are left out: ``reproduce``'s parser lists the reproductions, whose modules
+    import the simulator's link model and networkx, a fifth of a second of every start. Any other
+    first argument (``--help``, a misspelt command, none) gets the whole parser.
+    """
     from .commands import base_parser
+
+    parser, sub = base_parser(__doc__.splitlines()[0])
+    if _RUNNING.get() in sub.choices:
+        return parser
     from .export import add_parser as add_export
     from .reproduce import add_parser as add_reproduce
     from .sweep import add_parser as add_sweep
 
-    parser, sub = base_parser(__doc__.splitlines()[0])
     add_sweep(sub)
     add_reproduce(sub)
     add_export(sub)
@@ -119,7 +135,11 @@ def _main(argv: list[str] | None) -> int:
         return 0
     try:
         try:
-            parser = build_parser()
+            token = _RUNNING.set(args_[0] if args_ and not args_[0].startswith("-") else None)
+            try:
+                parser = build_parser()
+            finally:
+                _RUNNING.reset(token)
             args = parser.parse_args(argv)
             return int(args.func(args) or 0)
         except InstanceError as exc:

@@ -17,24 +17,25 @@ candidate and one integer shift per job, scored by the reference evaluation
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from placement.cassini.evaluation import evaluate, violations
-from placement.cassini.instance import (
-    CassiniInstance,
-    instance_to_json,
-    load_instance,
-    load_solution,
-    solution_to_json,
-)
 from placement.errors import InstanceError
-from placement.io import read_document
-from placement.registry import ProblemSpec
+from placement.registry import ProblemSpec, lazy
 from placement.validate import generated_size, option_counts
+
+if TYPE_CHECKING:
+    from placement.cassini.instance import CassiniInstance
 
 __all__ = ["SPEC"]
 
+# The CASSINI modules (and networkx, which they import) load on first use, not when the registry
+# lists the families (every command lists them).
+
 
 def _evaluate_report(inst: CassiniInstance, sol) -> tuple[dict, list[str]]:
+    """The reference evaluation's terms and per-link scores, or the broken constraints."""
+    from placement.cassini.evaluation import evaluate, violations
+
     broken = violations(inst, sol)
     if broken:
         return {"candidate": sol.candidate}, broken
@@ -80,7 +81,9 @@ def _generate(args: argparse.Namespace) -> CassiniInstance:
 
 
 def _bench_instances(quick: bool) -> list[tuple[str, CassiniInstance]]:
+    from placement.cassini.instance import load_instance
     from placement.instances import stored, stored_path
+    from placement.io import read_document
 
     names = stored("cassini")
     if quick:
@@ -93,10 +96,10 @@ SPEC = ProblemSpec(
     name="cassini",
     sense="max",
     description="CASSINI: compatibility scores, Affinity-graph time shifts, candidate ranking (Table 1, Alg. 1-2)",
-    load_instance=load_instance,
-    instance_to_json=instance_to_json,
-    load_solution=load_solution,
-    solution_to_json=solution_to_json,
+    load_instance=lazy("placement.cassini.instance:load_instance"),
+    instance_to_json=lazy("placement.cassini.instance:instance_to_json"),
+    load_solution=lazy("placement.cassini.instance:load_solution"),
+    solution_to_json=lazy("placement.cassini.instance:solution_to_json"),
     evaluate_report=_evaluate_report,
     solvers={
         "exact": "placement.models.cassini:solve",

@@ -9,25 +9,31 @@ of honoured reserved cells (maximized, pinned cells included).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from placement.errors import InstanceError
-from placement.hived.cells import HivedInstance
-from placement.hived.config import claims, instance_to_json, load_instance
-from placement.hived.evaluation import evaluate, load_solution, solution_to_json, violations
-from placement.hived.feasibility import check_feasibility
-from placement.io import read_document
-from placement.registry import ProblemSpec
+from placement.registry import ProblemSpec, lazy
 from placement.validate import generated_size, option_counts
+
+if TYPE_CHECKING:
+    from placement.hived.cells import HivedInstance
 
 __all__ = ["SPEC", "cmd_check_cells", "format_checks"]
 
+# The HiveD modules load on first use, not when the registry lists the families.
+
 
 def _evaluate_report(inst: HivedInstance, sol) -> tuple[dict, list[str]]:
+    """The reference evaluation's terms and the broken hard constraints."""
+    from placement.hived.evaluation import evaluate, violations
+
     return evaluate(inst, sol).terms(), violations(inst, sol)
 
 
 def format_checks(inst: HivedInstance) -> tuple[bool, list[str]]:
     """Lines of the per-chain, per-level closed-form report, and overall feasibility."""
+    from placement.hived.feasibility import check_feasibility
+
     lines = []
     ok = True
     for chk in check_feasibility(inst):
@@ -46,6 +52,9 @@ def format_checks(inst: HivedInstance) -> tuple[bool, list[str]]:
 
 
 def cmd_check_cells(args: argparse.Namespace) -> int:
+    from placement.hived.config import load_instance
+    from placement.io import read_document
+
     inst = load_instance(read_document(args.config), name=args.config)
     ok, lines = format_checks(inst)
     print("\n".join(lines))
@@ -91,7 +100,9 @@ def _generate(args: argparse.Namespace) -> HivedInstance:
 
 
 def _bench_instances(quick: bool) -> list[tuple[str, HivedInstance]]:
+    from placement.hived.config import load_instance
     from placement.instances import generate_hived, stored, stored_path
+    from placement.io import read_document
 
     out = []
     for n in stored("hived"):
@@ -108,10 +119,10 @@ SPEC = ProblemSpec(
     name="hived",
     sense="max",
     description="HiveD: cells, VC-assignment feasibility and buddy cell binding (OSDI'20 §3)",
-    load_instance=load_instance,
-    instance_to_json=instance_to_json,
-    load_solution=load_solution,
-    solution_to_json=solution_to_json,
+    load_instance=lazy("placement.hived.config:load_instance"),
+    instance_to_json=lazy("placement.hived.config:instance_to_json"),
+    load_solution=lazy("placement.hived.evaluation:load_solution"),
+    solution_to_json=lazy("placement.hived.evaluation:solution_to_json"),
     evaluate_report=_evaluate_report,
     solvers={"exact": "placement.models.hived:solve", "exact-pulp": "placement.models.hived_pulp:solve", "buddy": "placement.solvers.buddy:solve"},
     exact_solver="exact",
@@ -121,6 +132,6 @@ SPEC = ProblemSpec(
     bench_solvers=["exact", "exact-pulp", "buddy"],
     bench_options={"exact": {"time_limit": 20.0}},
     bench_extra="placement.app.bench.hived:bench_sections",
-    claims=claims,
+    claims=lazy("placement.hived.config:claims"),
     add_commands=_add_commands,
 )

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from placement.io import read_document
-from placement.registry import ProblemSpec
-from placement.tetris.evaluation import evaluate, violations
-from placement.tetris.instance import (
-    TetrisInstance,
-    instance_to_json,
-    load_instance,
-    load_solution,
-    solution_to_json,
-)
+from placement.registry import ProblemSpec, lazy
 from placement.validate import generated_size, option_counts
+
+if TYPE_CHECKING:
+    from placement.tetris.instance import TetrisInstance
 
 __all__ = ["SPEC"]
 
+# The Tetris modules (and numpy) load on first use, not when the registry lists the families.
+
 
 def _evaluate_report(inst: TetrisInstance, sol) -> tuple[dict, list[str]]:
+    """The reference evaluation's terms and measures, and the broken hard constraints."""
+    from placement.tetris.evaluation import evaluate, violations
+
     ev = evaluate(inst, sol)
     report = ev.terms(inst)
     report.update(ev.measures)
@@ -53,6 +53,8 @@ def _generate(args: argparse.Namespace) -> TetrisInstance:
 
 def _bench_instances(quick: bool) -> list[tuple[str, TetrisInstance]]:
     from placement.instances import stored, stored_path
+    from placement.io import read_document
+    from placement.tetris.instance import load_instance
 
     names = stored("tetris")
     if quick:
@@ -68,10 +70,10 @@ SPEC = ProblemSpec(
     name="tetris",
     sense="min",
     description="MAST Tetris: home region per table (Figure 4, expressions (1)-(9))",
-    load_instance=load_instance,
-    instance_to_json=instance_to_json,
-    load_solution=load_solution,
-    solution_to_json=solution_to_json,
+    load_instance=lazy("placement.tetris.instance:load_instance"),
+    instance_to_json=lazy("placement.tetris.instance:instance_to_json"),
+    load_solution=lazy("placement.tetris.instance:load_solution"),
+    solution_to_json=lazy("placement.tetris.instance:solution_to_json"),
     evaluate_report=_evaluate_report,
     solvers={
         "exact": "placement.models.tetris:solve",

@@ -11,25 +11,27 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from placement.app.shipped import cluster_arg
 from placement.errors import InstanceError
-from placement.registry import ProblemSpec
-from placement.result import SolveResult, Status
-from placement.sim.instance import (
-    PERF_MODELS,
-    SimInstance,
-    evaluate_report,
-    instance_to_json,
-    load_instance,
-    load_solution,
-    solution_to_json,
-)
-from placement.sim.trace import MAX_TRACE_ROWS, synthetic_trace
+from placement.registry import ProblemSpec, lazy
 from placement.validate import generated_size
 
+if TYPE_CHECKING:
+    from placement.sim.cluster import Cluster
+    from placement.sim.instance import SimInstance
+
 __all__ = ["SPEC", "solve"]
+
+# The simulator's modules load on first use, not when the registry lists the families.
+PERF_MODELS = ("dally", "dally-machine", "ideal", "goodput")   # placement.sim.instance.PERF_MODELS
+
+
+def cluster_arg(text: str, option: str = "--cluster") -> Cluster:
+    """:func:`placement.app.shipped.cluster_arg`, imported on first use."""
+    from placement.app.shipped import cluster_arg as parse
+
+    return parse(text, option)
 
 
 def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
@@ -38,6 +40,7 @@ def solve(inst: SimInstance, policy: str = "fifo", seed: int | None = None,
     :class:`~placement.result.SolveResult` whose solution is the log and objective the mean JCT
     (from the log). ``time_limit`` is not used (a simulation runs to its end)."""
     from placement.app.run import run_simulation
+    from placement.result import SolveResult, Status
 
     t0 = time.perf_counter()
     res, _rows, terms, broken = run_simulation(inst, policy, seed or 0, options)
@@ -94,6 +97,7 @@ BYTES_PER_JOB = 2_500
 def _week(args: argparse.Namespace, sizes: tuple[int, ...]):
     """``--kind mast --days D``: :func:`placement.sim.meta_week.meta_week`, its size checked first."""
     from placement.sim.meta_week import DAILY_GPU_WORKLOADS, MAX_DAYS, PAPER_FLEET_GPUS, meta_week
+    from placement.sim.trace import MAX_TRACE_ROWS
 
     if not (math.isfinite(args.days) and 0 < args.days <= MAX_DAYS):
         raise InstanceError("--days", f"must be a number of days in (0, {MAX_DAYS:g}]")
@@ -110,6 +114,8 @@ def _dally_paper(args: argparse.Namespace, load: float | None) -> SimInstance:
     """``--kind dally-paper-batch|poisson``: :func:`placement.sim.dally_workload.paper_trace` on the
     cluster (default 8 racks of 8 machines of 8 GPUs, the Dally paper's detail case)."""
     from placement.sim.dally_workload import paper_trace
+    from placement.sim.instance import SimInstance
+    from placement.sim.trace import MAX_TRACE_ROWS
 
     if args.jobs_per_hour is not None:
         raise InstanceError("--jobs-per-hour", "does not apply to the dally-paper kinds (give --load)")
@@ -130,6 +136,9 @@ def _named(cluster, masks: dict[str, int]) -> dict[str, tuple[str, ...]]:
 
 
 def _generate(args: argparse.Namespace) -> SimInstance:
+    from placement.sim.instance import SimInstance
+    from placement.sim.trace import MAX_TRACE_ROWS, synthetic_trace
+
     if getattr(args, "days", None) is not None and args.kind != "mast":
         raise InstanceError("--days", "applies to --kind mast only")
     load = getattr(args, "load", None)
@@ -197,11 +206,11 @@ SPEC = ProblemSpec(
     name="trace",
     sense="min",
     description="trace-driven simulation: a trace on a cluster, a policy's event log",
-    load_instance=load_instance,
-    instance_to_json=instance_to_json,
-    load_solution=load_solution,
-    solution_to_json=solution_to_json,
-    evaluate_report=evaluate_report,
+    load_instance=lazy("placement.sim.instance:load_instance"),
+    instance_to_json=lazy("placement.sim.instance:instance_to_json"),
+    load_solution=lazy("placement.sim.instance:load_solution"),
+    solution_to_json=lazy("placement.sim.instance:solution_to_json"),
+    evaluate_report=lazy("placement.sim.instance:evaluate_report"),
     solvers={"simulate": "placement.app.families.trace:solve"},
     exact_solver="simulate",
     add_generate_args=_add_generate_args,
