@@ -6,6 +6,9 @@ and read back. Definitions (per job, times in s):
 - queueing delay = first start - submit; JCT = finish - submit;
 - run time = sum of the attempts' lengths (start to preempt/finish); slowdown = run time / ideal
   duration (>= 1; communication overhead per Dally Table 1 plus work lost to preemption);
+  communication overhead = run time - ideal duration. Both need a duration in seconds: a goodput
+  job's (perf ``goodput``, Pollux §3) is its total progress in samples, so for such a job (its
+  ``start`` rows carry the goodput model's ``epoch=`` and ``atomic=``) both are None;
 - makespan = last finish - first submit;
 - SLO: a job violates its priority's scheduling-latency limit when its queueing delay (or its
   wait so far, if it never started) exceeds ``slo[priority]``. MAST does not define SLOs;
@@ -14,6 +17,7 @@ and read back. Definitions (per job, times in s):
   the total available hardware hours", GPU-seconds held by started jobs over all the cluster's
   GPU-seconds, inside the measured window: from the first to the last submission (never over the
   drain after arrivals stop, which the longest jobs decide); None when all jobs arrive at once;
+  the mean GPU utilization is the same number (``mean_utilization``);
 - over time (bins of ``bin_s``): GPU utilization and queue length are time averages of the step
   functions the log defines; the SLO violation rate of a bin is over the jobs submitted in it.
 """
@@ -21,7 +25,7 @@ and read back. Definitions (per job, times in s):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import numpy as np
@@ -30,7 +34,7 @@ from .log import EventLog, LogRow
 from .trace import Trace
 
 __all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures",
-           "utilization_between", "allocation_rate", "METRICS", "glossary"]
+           "utilization_between", "allocation_rate", "METRICS", "glossary", "goodput_start"]
 
 DEFAULT_SLO = {0: 600.0, 1: 3600.0, 2: 4 * 3600.0}
 
@@ -57,12 +61,15 @@ METRICS: dict[str, tuple[str, str]] = {
     "time_to_99pct_finished_s": ("s", "first submit until 99% of all jobs have finished (None if fewer finish)"),
     "preemptions": ("count", "preemptions (and migrations) over all jobs"),
     "mean_slowdown": ("ratio", "mean of run time / ideal duration over finished jobs (>= 1: placement slowdown "
-                      "and lost work)"),
+                      "and lost work); None under perf 'goodput', where a job's duration is its total progress "
+                      "in samples, not an ideal run time"),
     "mean_comm_overhead_s": ("s", "mean of run time - ideal duration over finished jobs: exposed communication "
-                             "(Dally §5.1.4); 0 under perf 'ideal'"),
+                             "(Dally §5.1.4); 0 under perf 'ideal'; None under perf 'goodput' (a duration in "
+                             "samples, not seconds)"),
     "gpu_seconds_busy": ("GPU-s", "GPU-seconds held by running jobs"),
-    "mean_utilization": ("fraction", "gpu_seconds_busy / (GPUs x makespan): over the whole run, the drain "
-                         "after the last submit included (a long tail dilutes it)"),
+    "mean_utilization": ("fraction", "GPU-seconds held / available inside the measured window, first to last "
+                         "submit (the drain after it, which one long job can stretch, left out): allocation_rate; "
+                         "None when every job arrives at once (no window)"),
     "allocation_rate": ("fraction", "GPU-seconds held / available inside the measured window, first to last "
                         "submit (MAST §5.2): the utilization while work arrives"),
     "allocation_window_h": ("h", "length of the measured window (first to last submit)"),
@@ -92,16 +99,25 @@ def slo_limit(priority: int, slo: dict[int, float] | None = None) -> float:
     return slo[max(k for k in slo if k <= priority)] if any(k <= priority for k in slo) else math.inf
 
 
+def goodput_start(extra: str) -> bool:
+    """Whether a ``start`` row's extra text is a goodput job's: the goodput model writes the
+    segment it starts on (``rate= epoch= bsz= atomic= accum= placement=``,
+    :meth:`placement.sim.goodput.Segment.extra`)."""
+    words = {w.split("=", 1)[0] for w in extra.split() if "=" in w}
+    return {"epoch", "atomic", "accum"} <= words
+
+
 def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float] | None = None
             ) -> list[dict[str, Any]]:
-    """One row per job of the trace, in submit order."""
+    """One row per job of the trace, in submit order. A goodput job's ``slowdown`` is None (its
+    duration is progress in samples, not an ideal run time: module docstring)."""
     info: dict[str, dict[str, Any]] = {}
     end = 0.0
     for r in log:
         end = max(end, r.time)
         d = info.setdefault(r.job, {"submit": None, "first_start": None, "finish": None,
                                     "attempts": 0, "preemptions": 0, "run_time": 0.0,
-                                    "tiers": [], "unschedulable": False, "_t": None})
+                                    "tiers": [], "unschedulable": False, "_t": None, "goodput": False})
         if r.event == "submit":
             d["submit"] = r.time
         elif r.event == "start":
@@ -111,6 +127,7 @@ def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float
                 d["first_start"] = r.time
             tier = next((x[5:] for x in r.extra.split() if x.startswith("tier=")), "")
             d["tiers"].append(tier)
+            d["goodput"] = d["goodput"] or goodput_start(r.extra)
         elif r.event in ("preempt", "finish"):
             if d["_t"] is not None:
                 d["run_time"] += r.time - d["_t"]
@@ -138,7 +155,8 @@ def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float
             "jct": fin - sub if fin is not None else None,
             "attempts": d.get("attempts", 0), "preemptions": d.get("preemptions", 0),
             "run_time": d.get("run_time", 0.0),
-            "slowdown": d["run_time"] / j.duration if fin is not None and j.duration > 0 else None,
+            "slowdown": (d["run_time"] / j.duration if fin is not None and j.duration > 0 and not d["goodput"]
+                         else None),
             "tiers": " ".join(d.get("tiers", [])),
             "slo_violated": state != "unschedulable" and wait > slo_limit(j.priority, slo),
         })
@@ -154,7 +172,10 @@ def _mean(values: list[float]) -> float | None:
 
 
 def summary(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus: int) -> dict[str, Any]:
-    """Headline numbers from :func:`per_job` rows and the log."""
+    """Headline numbers from :func:`per_job` rows and the log (glossary: :data:`METRICS`).
+
+    ``mean_utilization`` and ``allocation_rate`` are one number: the GPU-seconds held inside the
+    measured window, first to last submission, over the cluster's (None without a window)."""
     fin = [r for r in rows if r["state"] == "finished"]
     jct = [r["jct"] for r in fin]
     qd = [r["queueing_delay"] for r in rows if r["queueing_delay"] is not None]
@@ -171,12 +192,11 @@ def summary(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus
         "mean_slowdown": _mean(sd),
         "gpu_seconds_busy": float(sum(r["run_time"] * r["gpus"] for r in rows)),
     }
-    span = out["makespan_s"]
-    out["mean_utilization"] = (out["gpu_seconds_busy"] / (n_gpus * span)) if span else None
     t0, t1 = (min(subs), max(subs)) if subs else (0.0, 0.0)
-    out["allocation_rate"] = allocation_rate(log, n_gpus, t0, t1)
+    out["mean_utilization"] = out["allocation_rate"] = allocation_rate(log, n_gpus, t0, t1)
     out["allocation_window_h"] = (t1 - t0) / 3600.0
-    out.update(dally_measures(rows))
+    progress = {r.job for r in log if r.event == "start" and goodput_start(r.extra)}
+    out.update(dally_measures(rows, progress_jobs=progress))
     by_p: dict[int, list[bool]] = {}
     for r in rows:
         if r["state"] != "unschedulable":
@@ -186,7 +206,7 @@ def summary(rows: list[dict[str, Any]], log: EventLog | Iterable[LogRow], n_gpus
     return out
 
 
-def dally_measures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def dally_measures(rows: list[dict[str, Any]], progress_jobs: Collection[str] = ()) -> dict[str, Any]:
     """The measures of Dally §5.1.4 and §5.2 beyond the headline ones, from :func:`per_job` rows.
 
     - ``*_waiting_s``: queueing delay as Dally defines it, "time spent by a job in the wait
@@ -199,7 +219,9 @@ def dally_measures(rows: list[dict[str, Any]]) -> dict[str, Any]:
       makespan without its last few jobs, which a single job cannot decide.
     - ``mean_comm_overhead_s``: "exposed communication time of a job" (§5.1.4) as the
       simulator has it, run time - ideal duration of a finished job (the slowdown of its
-      placements, plus work lost to restarts when checkpoints are on); mean over finished jobs.
+      placements, plus work lost to restarts when checkpoints are on); mean over finished jobs
+      but those in ``progress_jobs`` (goodput jobs, whose duration is progress, not seconds; None
+      when no job is left).
     """
     fin = [r for r in rows if r["state"] == "finished"]
     wait = [r["jct"] - r["run_time"] for r in fin]
@@ -212,7 +234,8 @@ def dally_measures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for q in (95, 99):
         k = int(np.ceil(q / 100 * len(rows)))   # jobs that must have finished
         out[f"time_to_{q}pct_finished_s"] = (done[k - 1] - first) if 0 < k <= len(done) else None
-    out["mean_comm_overhead_s"] = _mean([r["run_time"] - r["duration"] for r in fin])
+    out["mean_comm_overhead_s"] = _mean([r["run_time"] - r["duration"] for r in fin
+                                         if r["job"] not in progress_jobs])
     return out
 
 
@@ -229,7 +252,7 @@ def allocation_rate(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1
 def utilization_between(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float) -> float | None:
     """Mean GPU utilization over ``[t0, t1)`` from the log's starts, preemptions and finishes
     (None for an empty window): e.g. over the submission window, where the drain after the last
-    submission, which one long job can stretch, does not dilute it as it does ``mean_utilization``."""
+    submission, which one long job can stretch, does not dilute it."""
     rows_log = list(log)
     if t1 <= t0 or not n_gpus:
         return None
