@@ -213,3 +213,25 @@ def test_calibrating_on_a_claim_number_is_refused(tmp_path):
 def test_a_full_run_with_a_spec_needs_five_seeds():
     with pytest.raises(InstanceError, match="at least 5 seeds"):
         rp.Reproduction("toy", "t", "s", lambda ctx: None, seeds=3, spec=_spec())
+
+
+def test_a_reading_may_depend_on_one_knob_of_two(tmp_path):
+    """``depends_on=`` replaces the claim's knobs for one row: the reading whose knob converged is
+    judged, the other reads uncalibrated; a name outside the spec is refused."""
+    spec = _spec(numbers=_spec().numbers + (Number("gandiva.median", 51.0, 51.0, "Table 2", "baseline"),),
+                 knobs=(Knob("sigma", ("tiresias.median",), 0.25), Knob("sigma-51h", ("gandiva.median",), 0.25)),
+                 claims=(ClaimSpec("jct", "Dally lowers mean JCT", "jct.claim", "mean JCT",
+                                   depends_on=("sigma", "sigma-51h")),))
+    ctx = rp.Context("toy", "t", tmp_path, quick=True, seeds=[0, 1], spec=spec)
+    ctx.calibrate(knob="sigma", value=1, target="tiresias.median", ours=700.0)
+    ctx.calibrate(knob="sigma-51h", value=1, target="gandiva.median", ours=500.0)
+    both = ctx.judge("jct", [-0.3, -0.25])
+    one = ctx.judge("jct", [-0.3, -0.25], depends_on=("sigma",), reading="510 h")
+    assert (both.verdict, one.verdict) == ("uncalibrated", "holds")
+    with pytest.raises(InstanceError, match="depends_on"):
+        ctx.judge("jct", [-0.3, -0.25], depends_on=("ghost",))
+    from placement.app.reproduce.fidelity import fidelity_block
+
+    doc = {"paper": "toy", "command": "c", "seeds": 2, "elapsed_s": 1.0, "logs": 0, "replay_ok": True,
+           "claims": [c.document() for c in ctx.claims[:2]]}
+    assert "| toy | Dally lowers mean JCT [510 h] |" in fidelity_block([doc])

@@ -220,13 +220,25 @@ class Context:
 
     def judge(self, key: str, ours: list[float | None], *, measured: dict[str, list[float | None]] | None = None,
               comparable: bool = True, not_comparable: str = "", reading: str = "", claim: str | None = None,
-              difference: str = "", decided_by: str = "") -> Claim:
+              difference: str = "", decided_by: str = "", depends_on: tuple[str, ...] | None = None) -> Claim:
         """Judge the spec's claim ``key`` on ours (one value per seed) with :func:`.claims.verdict`:
         ``measured`` holds each of its preconditions' values per seed; ``comparable=False`` when
         the compared policies coincide (``not_comparable`` says how); ``reading`` labels a row of a
-        two-reading choice (``claim`` overrides the text, e.g. to name the reading)."""
+        two-reading choice (``claim`` overrides the text, e.g. to name the reading); ``depends_on``
+        replaces the claim's knobs and choices for this row (a reading that depends on one knob of
+        two, each a knob or choice of the spec)."""
+        import dataclasses
+
+        from ...errors import InstanceError
+
         spec = self._spec()
         c = spec.claim(key)
+        if depends_on is not None:
+            names = {k.name for k in spec.knobs} | {ch.name for ch in spec.choices}
+            bad = [d for d in depends_on if d not in names]
+            if isinstance(depends_on, str) or bad:
+                raise InstanceError(f"claim {key}: depends_on", f"must be knob or choice names of the spec, got {bad or depends_on!r}")
+            c = dataclasses.replace(c, depends_on=tuple(depends_on))
         num = spec.by_key[c.number]
         ok, pre = judge_preconditions(c.preconditions, measured or {}, len(ours))
         failed = "; ".join(f"{p['name']} {p['rule']} measured "
@@ -240,8 +252,9 @@ class Context:
                 deps.append({"name": d, "kind": "knob", "status": st})
                 if st != "converged":
                     bad.append(f"{d} ({st})")
-        for ch in spec.choices_for(key):
-            deps.append({"name": ch.name, "kind": "choice", "how": ch.how})
+        for ch in spec.choices:
+            if ch.name in c.depends_on or key in ch.affects:
+                deps.append({"name": ch.name, "kind": "choice", "how": ch.how})
         v = verdict(ours, num.lo, num.hi, tolerance=spec.tolerance, null=c.null, kind=c.kind,
                     precondition_ok=ok if c.preconditions else None, failed=failed, comparable=comparable,
                     not_comparable=not_comparable, uncalibrated=bad)

@@ -389,23 +389,22 @@ def _judge(ctx: Context, key: str, by_reading: dict[str, list[float | None]], no
            **kw: Any) -> None:
     """Judge claim ``key`` once per Tiresias reading in ``by_reading`` (``""``: no reading; ``notes``:
     each reading's set-up note, put before ``difference``), and once per reading of Table 2's
-    Gandiva median when the two workload knobs' statuses differ (each reading then judged by
-    :func:`.dally_spec.for_reading`); alike, one judgement depending on both."""
+    Gandiva median when the two workload knobs' statuses differ (each reading then depending on its
+    own knob, :func:`.dally_spec.for_reading`); alike, one judgement depending on both."""
     from .dally_spec import GANDIVA_READINGS, SPEC, for_reading
 
     statuses = {r: ctx.knob_status(knob) for r, (_k, knob) in GANDIVA_READINGS.items()}
     readings = [""] if len(set(statuses.values())) == 1 else list(GANDIVA_READINGS)
     why = kw.pop("difference", "")
     for gr in readings:
-        ctx.spec = for_reading(gr) if gr else SPEC
-        try:
-            for tr, vals in by_reading.items():
-                diff = "; ".join(x for x in ((notes or {}).get(tr, ""), why) if x)
-                row = ctx.judge(key, vals, reading="; ".join(x for x in (tr, gr) if x), difference=diff, **kw)
-                if row.verdict == "uncalibrated":
-                    row.detail += "; on the workload as fitted: " + _as_fitted(ctx.spec, key, vals, kw.get("measured"))
-        finally:
-            ctx.spec = SPEC
+        spec = for_reading(gr) if gr else SPEC
+        deps = spec.claim(key).depends_on
+        for tr, vals in by_reading.items():
+            diff = "; ".join(x for x in ((notes or {}).get(tr, ""), why) if x)
+            row = ctx.judge(key, vals, reading="; ".join(x for x in (tr, gr) if x), difference=diff,
+                            depends_on=deps, **kw)
+            if row.verdict == "uncalibrated":
+                row.detail += "; on the workload as fitted: " + _as_fitted(spec, key, vals, kw.get("measured"))
 
 
 def _as_fitted(spec, key: str, vals: list[float | None], measured: dict | None) -> str:

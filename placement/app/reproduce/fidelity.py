@@ -66,7 +66,8 @@ def fidelity_block(docs: list[dict[str, Any]]) -> str:
     rows = []
     for d in docs:
         for c in d["claims"]:
-            rows.append({"paper": d["paper"], "claim": _cell(c["claim"]),
+            reading = f" [{c['reading']}]" if c.get("reading") else ""
+            rows.append({"paper": d["paper"], "claim": _cell(c["claim"] + reading),
                          "paper's number": _cell(f"{c['paper']} ({c['source']})"),
                          "ours": _cell(c["ours_text"]), "verdict": _verdict(c)})
     lines = [markdown_table(rows, ["paper", "claim", "paper's number", "ours", "verdict"]) if rows
