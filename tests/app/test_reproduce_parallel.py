@@ -28,8 +28,8 @@ from placement.app.shipped import cluster_arg
 from placement.sim.instance import SimInstance
 from placement.sim.trace import synthetic_trace
 
-TINY_HIVED = hived.Config(start_day=50.0, days=0.25, warmup_days=0.1, nodes=(16, 24), max_jobs=60,
-                          regime_nodes=(16,), regime_spare=(0.0,), regime_checkpoint_h=(1.0,))
+TINY_HIVED = hived.Config(start_day=50.0, days=0.25, warmup_days=0.1, nodes=16, scales=(1.0, 2.0), refine=1,
+                          max_jobs=60, regime_nodes=(20,), regime_spare=(0.0,), regime_checkpoint_h=(1.0,))
 
 
 def _chain(ctx: rp.Context) -> None:
