@@ -80,7 +80,9 @@ def _add_generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", default=None,
                    help="cluster: spec file, openb node CSV, 'openb' or RxCxKxMxG[:TYPE] "
                         "(default 1x1x4x8x8; the dally kinds 1x1x8x8x8, the bench's 8 racks)")
-    p.add_argument("--perf", choices=PERF_MODELS, default="dally")
+    p.add_argument("--perf", choices=PERF_MODELS, default=None,
+                   help="the performance model written into the instance (default dally; --kind cassini: ideal, "
+                        "the only one its catalogue models run under)")
     p.add_argument("--load", type=float, default=None,
                    help="offered load (GPU-seconds submitted per GPU-second): dally-paper-poisson (default 1) "
                         "and mast with --days (default 1.05) only")
@@ -126,7 +128,7 @@ def _dally_paper(args: argparse.Namespace, load: float | None) -> SimInstance:
     generated_size([("--jobs", jobs * BYTES_PER_JOB)], "the trace")
     cluster = cluster_arg(args.cluster or "1x1x8x8x8")
     trace = paper_trace(kind, jobs=jobs, seed=args.seed, load=1.0 if load is None else load, gpus=cluster.n_gpus)
-    return SimInstance(trace, cluster, args.perf)
+    return SimInstance(trace, cluster, args.perf or "dally")
 
 
 def _named(cluster, masks: dict[str, int]) -> dict[str, tuple[str, ...]]:
@@ -139,6 +141,10 @@ def _generate(args: argparse.Namespace) -> SimInstance:
     from placement.sim.instance import SimInstance
     from placement.sim.trace import MAX_TRACE_ROWS, synthetic_trace
 
+    if args.kind == "cassini" and args.perf not in (None, "ideal"):
+        raise InstanceError("--perf", f"--kind cassini runs under perf 'ideal' only (CASSINI's catalogue models are "
+                            f"in neither Dally's Table 1 nor the goodput measurements), not {args.perf!r}")
+    perf = args.perf or ("ideal" if args.kind == "cassini" else "dally")
     if getattr(args, "days", None) is not None and args.kind != "mast":
         raise InstanceError("--days", "applies to --kind mast only")
     load = getattr(args, "load", None)
@@ -172,7 +178,7 @@ def _generate(args: argparse.Namespace) -> SimInstance:
 
         if args.cluster is None:
             cluster = cluster_arg("cassini-testbed-clos")
-        return SimInstance(poisson_trace(args.seed, gpus=cluster.n_gpus), cluster, "ideal")
+        return SimInstance(poisson_trace(args.seed, gpus=cluster.n_gpus), cluster, perf)
     if args.kind == "mast":
         from placement.sim.meta_trace import meta_trace
 
@@ -181,7 +187,7 @@ def _generate(args: argparse.Namespace) -> SimInstance:
             trace, masks = _week(args, sizes)
         else:
             trace, masks = meta_trace(sizes, tenants=args.tenants, seed=args.seed)
-        return SimInstance(trace, cluster, args.perf, table_regions=_named(cluster, masks))
+        return SimInstance(trace, cluster, perf, table_regions=_named(cluster, masks))
     if dally:
         from placement.app.bench.dally import dally_trace
 
@@ -189,7 +195,7 @@ def _generate(args: argparse.Namespace) -> SimInstance:
     else:
         trace = synthetic_trace(kind, jobs=jobs, seed=args.seed, jobs_per_hour=rate,
                                 max_gpus=args.max_gpus, tenants=args.tenants, gpu_types=types)
-    return SimInstance(trace, cluster, args.perf)
+    return SimInstance(trace, cluster, perf)
 
 
 def _add_commands(sub) -> None:
