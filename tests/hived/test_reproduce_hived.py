@@ -234,6 +234,13 @@ def test_claims_recompute_from_results(run):
         if c["verdict"] not in ("off-regime", "not comparable"):
             assert (c["verdict"] == "uncalibrated") == (not converged), key
         assert {d["name"] for d in c["depends_on"] if d["kind"] == "knob"} == {"arrival rate"}
+    # the fragmentation bound, recomputed from the lower-load rows: every seed at or below 0 holds
+    fl = claims[("frag.lower", "")]
+    want = [per[s]["hived-low"]["fragmentation"] / per[s]["yarn-cs-low"]["fragmentation"] - 1 for s in (0, 1)]
+    assert fl["ours"] == pytest.approx(want) and fl["range"] == ["-inf", 0.0]
+    if converged:
+        below = [w <= 0 for w in want]
+        assert fl["verdict"] == ("holds" if all(below) else "no" if not any(below) else "not decided")
     # measures are reported, not judged
     assert measures["fig7.worst"]["verdict"] is None and "fig10.delay" in measures
     assert len(ctx.figures) == 3 + len({r["knob"] for r in csv.DictReader(open(out / "regimes.csv"))})
