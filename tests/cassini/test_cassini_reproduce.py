@@ -170,7 +170,10 @@ def test_baselines_and_measures(run):
     assert 0 < float(th["gpu_load"]) <= 1
     assert by["poisson_mean"].preconditions[0]["measured"] == pytest.approx([float(th["gpu_load"])])
     sets = float(rows["main-poisson-themis+cassini-s0"]["link_sets"])
-    assert 1 <= sets <= 10 and measures["candidate_sets"].ours == pytest.approx([sets])
+    cands = float(rows["main-poisson-themis+cassini-s0"]["candidates"])
+    assert 1 <= sets <= cands <= 10 and measures["candidate_sets"].ours == pytest.approx([sets])
+    report = (out / "report.md").read_text()
+    assert "## Time per part" in report and "| regime map |" in report
 
 
 def test_mp_dynamic_trace_brings_dlrm_and_a_gpt_into_model_parallel_jobs():

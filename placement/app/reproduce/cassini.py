@@ -32,6 +32,7 @@ sharing without the factor. Beside every gain: Themis/Ideal and the shift ceilin
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,8 +128,17 @@ def run(ctx: Context, config: Config | None = None) -> None:
              "(`themis --option elastic=true`); a fixed-gang Themis (the job's own worker count) as a second "
              "view; Random: Themis's auctions with each winner's GPUs drawn at random. Ideal: every job at its "
              "profile's iteration.")
+    times: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def lap(part: str) -> None:
+        now = time.perf_counter()
+        times[part] = times.get(part, 0.0) + now - clock[0]
+        clock[0] = now
+
     ctx.say("  phase spread: fitting Themis / Ideal on the Poisson trace")
     spread, edge, _fit = fit_phase_spread(ctx, cfg.regime_hours, cfg.load)
+    lap("phase spread fit (Themis on the grid)")
     res: dict = {}
     logs0: dict = {}
     view_seeds = ctx.seeds[:cfg.view_seeds] if cfg.view_seeds else ctx.seeds
@@ -157,6 +167,8 @@ def run(ctx: Context, config: Config | None = None) -> None:
         for pol, m in r.items():
             res[("main", "multi-gpu", pol, seed)] = m
 
+    lap("main runs and second views")
+
     # the agent's rule, second views (Poisson trace, main testbed): Th+CASSINI with the agent on every
     # shared link, and without it; Themis is the main view's run (no agent, same trace and seed)
     for view, agent in AGENT_VIEWS[1:]:
@@ -167,6 +179,8 @@ def run(ctx: Context, config: Config | None = None) -> None:
                             agent=agent, spread=spread)
             res[(view, "poisson", "themis+cassini", seed)] = r["themis+cassini"]
             res[(view, "poisson", "themis", seed)] = res[("main", "poisson", "themis", seed)]
+
+    lap("the agent's second views")
 
     def vals(view, exp, pol, key):
         return [res[(view, exp, pol, s)][key] for s in (ctx.seeds if view == "main" else view_seeds)]
@@ -226,6 +240,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
                                                                               "over_ideal"), strict=True)],
                        unit="x", difference=f"Random (FIFO, fixed gangs)/Ideal {fmt_spread(fifo, 'x')}")
     po = _pollux_rows(ctx, cfg)
+    lap("Pollux and Po+CASSINI")
     for key, exp, metric in (("poisson_pollux", "poisson", "iter_mean"), ("stress_po_mean", "stress", "iter_mean"),
                              ("stress_po_p99", "stress", "iter_p99"), ("mpdyn_pollux", "mp-dynamic", "iter_mean")):
         g = [po[(exp, "pollux", s)][metric] / po[(exp, "pollux+cassini", s)][metric] for s in ctx.seeds]
@@ -247,19 +262,32 @@ def run(ctx: Context, config: Config | None = None) -> None:
                        difference=f"phase spread {spread:g}; target ~{THEMIS_OVER_IDEAL}x (Fig. 11(b), implied)")
     ctx.report_measure("gpu_load", load["load"], unit="%", scale=100)
     ctx.report_measure("candidate_sets", vals("main", "poisson", "themis+cassini", "link_sets"),
-                       difference=f"at most 10 candidates per ranking; chosen candidates moved from the base's in "
-                                  f"{fmt_spread(vals('main', 'poisson', 'themis+cassini', 'moves'))} lease moves")
+                       difference=f"candidates per ranking {fmt_spread(vals('main', 'poisson', 'themis+cassini', 'candidates'))} "
+                                  f"(at most 10); Themis's lease moves "
+                                  f"{fmt_spread(vals('main', 'poisson', 'themis+cassini', 'moves'))}: a lease "
+                                  f"reassigns winners only when it expires, and the trace's jobs (28-140 s alone) "
+                                  f"finish before the 10-minute lease, so the candidates vary the placements of the "
+                                  f"jobs starting or growing at each auction")
     _gains_section(ctx, vals, gains)
     _agent_section(ctx, vals, gains)
+    lap("measures")
     if cfg.snapshots:
         run_snapshots(ctx, goodput=SECTION_2_2_GOODPUT, adjust_note=adjust_note)
         snapshot_regimes(ctx, goodput=SECTION_2_2_GOODPUT)
+        lap("Table 2's snapshots and Fig. 17")
     ctx.say("  regime map")
     reg = regime_map(ctx, cfg.regime_hours, spread=spread,
                      seeds=ctx.seeds[:cfg.regime_seeds] if cfg.regime_seeds else None)
     write_regimes_fallback(ctx)
     _regime_section(ctx, reg)
+    lap("regime map")
     _figures(ctx, logs0)
+    lap("figures")
+    total = sum(times.values())
+    ctx.section("Time per part", "| part | wall time (s) | share |\n|---|---|---|\n" + "\n".join(
+        f"| {k} | {v:.1f} | {v / total:.0%} |" for k, v in times.items()) + f"\n| total | {total:.1f} | |\n\n"
+        "Wall time on the machine as it ran (other work shares its cores): a guide to where the run spends, "
+        "not a benchmark.")
 
 
 def _gains_section(ctx: Context, vals, gains) -> None:

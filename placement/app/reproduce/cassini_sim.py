@@ -212,7 +212,9 @@ def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
         st = ctx.last_policy.stats()
         m["moves"] = st.get("moves", 0)
         m["partial_starts"] = st.get("partial_starts", 0)
-        m["link_sets"] = (st.get("cassini") or {}).get("mean_link_sets")
+        cas = st.get("cassini") or {}
+        m["link_sets"] = cas.get("mean_link_sets")
+        m["candidates"] = cas["candidates"] / cas["rankings"] if cas.get("rankings") else None
         ctx.row(run=name, seed=seed, experiment=exp, policy=pol, elastic=bool(opts and opts.get("elastic")),
                 spread=spread, cluster=cluster.name,
                 goodput=cluster.network.get("goodput", 1.0), jobs=len(trace), **m)
@@ -272,7 +274,7 @@ KNOBS = {
     "oversubscription": ("rack-uplink oversubscription k:1 (Clos)", (2.0, 4.0, 6.0, 8.0)),
     "goodput loss": ("share of a shared link's capacity lost to the transport (1 - goodput)",
                      (0.0, 0.06, 0.12, 0.24)),
-    "load": ("offered load of the Poisson trace (§5.1: 80-100%)", (0.5, 0.75, 1.0, 1.25)),
+    "load": ("offered load of the Poisson trace (§5.1: 80-100%)", (0.5, 0.8, 0.9, 1.0)),
     "phase spread": ("phase spread of network-agnostic jobs (1: start-time phases, 0: all in phase)",
                      (1.0, 0.5, 0.25, 0.0)),
 }
