@@ -107,10 +107,16 @@ def replace_figures_section(readme: str, section: str) -> str:
 @contextlib.contextmanager
 def agg_backend():
     """Draw the files' figures with Agg, then give the caller's backend back (a notebook keeps
-    its inline plots; the reproductions and the sweep select Agg for themselves)."""
+    its inline plots; the reproductions and the sweep select Agg for themselves). The caller's
+    backend is loaded first: in a Jupyter kernel, loading the inline backend while it is the
+    selected one is what registers the figures' PNG display, which a backend switched back to
+    later would lack (a notebook's first plot after a bench would show as text)."""
     import matplotlib
+    import matplotlib.pyplot as plt
 
     before = matplotlib.get_backend()
+    with contextlib.suppress(Exception):
+        plt.switch_backend(before)
     try:
         yield
     finally:
