@@ -570,8 +570,8 @@ def list_metrics():
     - JCT = finish - submit; ``mean_queueing_delay_s`` is the *first* wait (first start - submit);
       ``mean_waiting_s`` is *every* wait, JCT - run time (Dally §5.1.4), so it exceeds the first
       wait when jobs are preempted or migrated.
-    - ``mean_utilization`` is over the whole run (the drain after the last submit included);
-      ``allocation_rate`` is inside the measured window, first to last submit (MAST §5.2).
+    - ``mean_utilization`` and ``allocation_rate`` are measured inside the window from the first to
+      the last submit (MAST §5.2), not over the drain; None when every job arrives at once.
     - ``mean_comm_overhead_s`` = run time - ideal duration: 0 under ``perf="ideal"``.
 
     The full table: ``placement/sim/README.md`` ("Metrics") and this function's result."""
