@@ -199,6 +199,8 @@ def test_reproduction_writes_the_contract(monkeypatch, tmp_path, converge, load,
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"Verdicts: 1 {want}" in report and "ours, not fitted: placement rule" in report
     assert ctx.counts_line() == f"1 {want}"
+    fragment = (tmp_path / "out" / "measured" / "toy-reproduce.md").read_text()
+    assert f"Verdicts (1 claims): 1 {want}." in fragment and f"| {want} |" in fragment
 
 
 def test_calibrating_on_a_claim_number_is_refused(tmp_path):

@@ -43,6 +43,7 @@ from typing import Any
 from ...io import write_bytes, write_text
 from ..report import markdown_table
 from .claims import PaperSpec, calibration_status, count_verdicts, judge_preconditions, verdict
+from .fidelity import measured_fragment
 from .regimes import RegimeRow, check_row, crossover, regime_figures, regime_section, regimes_csv
 
 __all__ = ["Claim", "Context", "spread", "fmt_spread", "write_calibration", "CALIBRATION_COLUMNS",
@@ -401,7 +402,10 @@ class Context:
         for fig, name, caption in regime_figures(self.regimes):
             self.figure(fig, name, caption)
         write_text(self.out / "report.md", self.report_markdown(elapsed_s, command))
-        write_text(self.out / "claims.json", json.dumps(self.claims_document(elapsed_s, command), indent=1) + "\n")
+        (self.out / "measured").mkdir(exist_ok=True)
+        doc = self.claims_document(elapsed_s, command)
+        write_text(self.out / "measured" / f"{self.paper}-reproduce.md", measured_fragment(doc))
+        write_text(self.out / "claims.json", json.dumps(doc, indent=1) + "\n")
 
     def verdict_counts(self) -> dict[str, int]:
         """Claims per verdict category (rows recorded outside the contract count as ``unjudged``)."""

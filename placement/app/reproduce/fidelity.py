@@ -31,7 +31,7 @@ from ...io import write_text
 from ..report import markdown_table
 
 __all__ = ["BEGIN", "END", "SUMMARY_BEGIN", "SUMMARY_END", "fidelity_block", "summary_block", "replace_block",
-           "main", "PAGE"]
+           "measured_fragment", "main", "PAGE"]
 
 BEGIN = ("<!-- fidelity:begin (generated from `placement reproduce` runs by "
          "`python -m placement.app.reproduce.fidelity`; do not edit by hand) -->")
@@ -78,6 +78,22 @@ def fidelity_block(docs: list[dict[str, Any]]) -> str:
                 + ("all passing replay_check" if d["replay_ok"] else "SOME FAILING replay_check"))
         lines.append(f"- {d['paper']}: {runs}.")
     return "\n".join(lines)
+
+
+def measured_fragment(doc: dict[str, Any]) -> str:
+    """A run's ``measured/<paper>-reproduce.md`` (written beside its ``claims.json``): the run, its
+    verdict counts, its knobs' statuses and one row per claim -- the generated "Measured" section of
+    the paper's reference page (``python -m placement.app.pages --from DIR`` splices it in)."""
+    counts = ", ".join(f"{n} {v}" for v, n in _counts(doc).items()) or "no claims"
+    knobs = doc.get("knobs") or {}
+    head = (f"From `{doc['command']}`: {doc['seeds']} seeds, {doc['elapsed_s']:,.0f} s, {doc['logs']} logs "
+            + ("all passing `replay_check`" if doc["replay_ok"] else "SOME FAILING `replay_check`")
+            + f". Verdicts ({len(doc['claims'])} claims): {counts}."
+            + (" Knobs: " + "; ".join(f"{k} {v}" for k, v in knobs.items()) + "." if knobs else ""))
+    rows = [{"claim": _cell(c["claim"] + (f" [{c['reading']}]" if c.get("reading") else "")),
+             "paper": _cell(f"{c['paper']} ({c['source']})"), "ours": _cell(c["ours_text"]), "verdict": _verdict(c)}
+            for c in doc["claims"]]
+    return head + ("\n\n" + markdown_table(rows, ["claim", "paper", "ours", "verdict"]) if rows else "") + "\n"
 
 
 def summary_block(docs: list[dict[str, Any]], link: str) -> str:
