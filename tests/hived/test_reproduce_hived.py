@@ -245,6 +245,7 @@ def test_claims_recompute_from_results(run):
     assert measures["fig7.worst"]["verdict"] is None and "fig10.delay" in measures
     assert len(ctx.figures) == 3 + len({r["knob"] for r in csv.DictReader(open(out / "regimes.csv"))})
     report = (out / "report.md").read_text()
+    assert "## Figure 7 along prod-a's spare quota" in report
     assert "## Table 1 quota view" in report and "## Examined anomalies" in report and "## Calibration" in report
 
 
@@ -320,18 +321,21 @@ def test_regime_map_and_binding_measure(run):
     assert measures["fig10.delay"]["ours"] == pytest.approx(want)
 
 
-def test_spare_quota_and_heavy_tenant_hand_values():
+def test_spare_quota_and_demand_over_quota_hand_values():
     from placement.models import hived_vc as hv
 
     from placement.sim.trace import Job
 
-    jobs = [Job("a", 0.0, 8, 100.0, tenant="A"), Job("b", 0.0, 1, 5000.0, tenant="B"),
-            Job("c", 0.0, 16, 10.0, tenant="B")]
-    assert hived.heavy_tenant(jobs) == "A"   # 800 GPU-s of node work against B's 320
     a = hv.VCAssignment(4, {"A": (0, 0, 0, 2), "B": (1, 0, 1, 1)})
     grown, extra = hived.with_spare(a, "A", 1.0)
     assert extra == 2 and grown.n_nodes == 6 and grown.cells["A"] == (0, 0, 0, 4) and grown.cells["B"] == (1, 0, 1, 1)
     assert hived.with_spare(a, "A", 0.0)[1] == 0
+    # A offers 8 GPUs x 100 s + 16 x 50 s over a 100 s window: 16 GPUs on its 16-GPU quota
+    jobs = [Job("a", 0.0, 8, 100.0, tenant="A"), Job("b", 0.0, 16, 50.0, tenant="A"), Job("c", 0.0, 1, 99.0, tenant="B")]
+    assert hived.demand_over_quota(jobs, a, "A", 0.0, 100.0) == pytest.approx(1.0)
+    assert hived.demand_over_quota(jobs, grown, "A", 0.0, 100.0) == pytest.approx(0.5)
+    assert hived.demand_over_quota(jobs, a, "C", 0.0, 100.0) is None          # no quota
+    assert hived.zero_quota_tenants(jobs + [Job("d", 0.0, 1, 1.0, tenant="C")], a) == ["C"]
 
 
 def test_load_share_counts_each_run_by_its_own_priority():

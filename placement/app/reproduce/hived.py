@@ -58,7 +58,7 @@ Measures (from the logs)
     (:func:`.hived_quotas.examine`).
 Regime map
     Quota reading (fitted, Table 1); cluster size around the busy size at the seed's scale; spare
-    quota of the 8-GPU-heaviest tenant; the arrival-rate scale (the load search's points, with
+    quota given to prod-a (where its quota covers its demand: Figure 7's regime); the arrival-rate scale (the load search's points, with
     private clusters beside YARN-CS); the checkpoint interval (full run).
 ``--quick``: a 4-day window (days 50-53), 1-day warm-up, 3 seeds, no free-preemption reading, the
 regime map on seed 0.
@@ -127,7 +127,7 @@ class Config:
     max_jobs: int | None = None        # keep the first N window jobs (tests)
     checkpoint_s: float = 3600.0       # the engine's checkpoint interval for every scheme
     regime_nodes: tuple[int, ...] = (24, 28, 40, 48)
-    regime_spare: tuple[float, ...] = (0.0, 0.5, 1.0, 2.0)
+    regime_spare: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0)
     regime_checkpoint_h: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
     regime_seeds: int | None = None    # map the regimes on the first N seeds (None: all)
     free_view: bool = True             # rerun the preempting schemes with free preemption (main reading)
@@ -135,7 +135,7 @@ class Config:
 
 FULL = Config(regime_seeds=1)   # 20-day windows: the regime map on seed 0 only, for time
 
-QUICK = Config(start_day=50.0, days=4.0, warmup_days=1.0, regime_nodes=(24, 40), regime_spare=(0.0, 1.0),
+QUICK = Config(start_day=50.0, days=4.0, warmup_days=1.0, regime_nodes=(24, 40), regime_spare=(0.0, 1.0, 3.0),
                regime_checkpoint_h=(), regime_seeds=1, free_view=False)
 
 
@@ -527,14 +527,6 @@ def run(ctx: Context, config: Config | None = None) -> None:
     _figures(ctx, per_seed)
 
 
-def heavy_tenant(jobs) -> str:
-    """The tenant with the most GPU-time in jobs of a whole node or more (8-GPU work)."""
-    from placement.models import hived_vc as hv
-
-    d = hv.demand_from_jobs(jobs)
-    return max(sorted(d), key=lambda t: d[t][hv.K - 1])
-
-
 def with_spare(a, tenant: str, spare: float):
     """``a`` on a cluster grown by ``round(spare * a.gpus(tenant) / 8)`` nodes, all of them given to
     ``tenant`` as node cells (its quota beyond its fitted share; the others keep theirs)."""
@@ -569,7 +561,7 @@ def _regime_point(ctx: Context, knob: str, value, seed: int, runs: dict[str, Any
 
 SIZE_KNOB = "cluster size (nodes), Table 1 quotas, at the seed's arrival rate"
 LOAD_REGIME_KNOB = "arrival-rate scale (the load search's points)"
-SPARE_KNOB = "spare quota to the 8-GPU-heaviest tenant (x its Table 1 GPUs)"
+SPARE_KNOB = "spare quota to prod-a (x its Table 1 GPUs)"
 VIEW_KNOB = "quota assignment (at its busy size)"
 CK_KNOB = "checkpoint interval (h)"
 
@@ -601,6 +593,7 @@ def _regimes(ctx: Context, cfg: Config, p: dict[str, Any], trace, window, w0, w1
             r["log"] = None
         runs["private"]["log"] = None
         _regime_point(ctx, knob, value, seed, runs)
+        return runs, cmp_jobs
 
     for size in cfg.regime_nodes:
         if size == n:
@@ -619,14 +612,26 @@ def _regimes(ctx: Context, cfg: Config, p: dict[str, Any], trace, window, w0, w1
         _regime_point(ctx, SIZE_KNOB, n, seed, v["runs"])
     if p["nodes_low"] not in cfg.regime_nodes:
         _regime_point(ctx, SIZE_KNOB, p["nodes_low"], seed, p["low"])
-    heavy = heavy_tenant(trace.jobs)
+    pa = anomaly_tenant()
+    spare = []
     for x in cfg.regime_spare:
-        a, extra = with_spare(v["assign"], heavy, x)
+        a, extra = with_spare(v["assign"], pa, x) if pa in v["assign"].cells else (v["assign"], 0)
         if extra == 0:
             _regime_point(ctx, SPARE_KNOB, x, seed, v["runs"])
-            continue
-        point(SPARE_KNOB, x, _inst(trace, a.n_nodes, cfg.checkpoint_s), a, f"spare{x:g}",
-              ("private", "yarn-cs", "hived"))
+            runs, cmp_jobs = v["runs"], v["cmp"]
+        else:
+            runs, cmp_jobs = point(SPARE_KNOB, x, _inst(trace, a.n_nodes, cfg.checkpoint_s), a, f"spare{x:g}",
+                                   ("private", "yarn-cs", "hived"))
+        c = tenant_comparison(runs)
+        spare.append({"spare": x, "nodes": a.n_nodes, "quota": a.gpus(pa) if pa in a.cells else 0,
+                      "cover": demand_over_quota(cmp_jobs, a, pa, w0, w1),
+                      "frag": _median(runs["yarn-cs"]["frag_series"]), "high": runs["yarn-cs"]["high_share"],
+                      "ratio": c["anomaly_ratio"], "private_s": c["anomaly_private_s"],
+                      "shared_s": c["anomaly_shared_s"]})
+        ctx.row(seed=seed, variant=f"regime {SPARE_KNOB} = {x}: prod-a", nodes=a.n_nodes,
+                prod_a_demand_over_quota=spare[-1]["cover"], yarn_fragmentation_median=spare[-1]["frag"],
+                prod_a_ratio=c["anomaly_ratio"])
+    p["spare"] = spare
     for x in cfg.regime_checkpoint_h:
         if x * H == cfg.checkpoint_s:
             _regime_point(ctx, CK_KNOB, x, seed, v["runs"])
@@ -904,7 +909,28 @@ def _sections(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None
         ctx.section("Table 1 quota view", "\n".join(q))
     if "table1" in cfg.views:
         _where_section(ctx, per_seed)
+    _spare_section(ctx, per_seed)
     _examined_section(ctx, per_seed)
+
+
+def _spare_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
+    """Figure 7's two preconditions and prod-a's ratio along the spare quota given to prod-a (the
+    regime map's runs): where the paper's regime lies on this trace."""
+    rows = [(p["seed"], x) for p in per_seed for x in p.get("spare", [])]
+    if not rows:
+        return
+    lines = ["Figure 7's regime needs YARN-CS's fragmentation near 100% and prod-a's quota covering its demand. "
+             "Along the spare quota given to prod-a (its Table 1 nodes times 1 + x added to the cluster, the others "
+             "unchanged; the seed's arrival rate):", "",
+             "| seed | spare x | nodes | prod-a's GPUs | demand / quota | YARN-CS fragmentation (median) | GPUs running "
+             "high-priority work | prod-a under YARN-CS / private |", "|---|---|---|---|---|---|---|---|"]
+    for seed, x in rows:
+        lines.append(f"| {seed} | {x['spare']:g} | {x['nodes']} | {x['quota']} | "
+                     + ("-" if x["cover"] is None else f"{x['cover']:.2f}") + " | "
+                     + ("-" if x["frag"] is None else f"{100 * x['frag']:.0f}%") + f" | {100 * x['high']:.1f}% | "
+                     + ("-" if x["ratio"] is None else f"{x['ratio']:.2f}x") + f" ({_h(x['shared_s'])} vs "
+                     f"{_h(x['private_s'])}) |")
+    ctx.section("Figure 7 along prod-a's spare quota", "\n".join(lines))
 
 
 def _where_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
