@@ -16,7 +16,9 @@ phase
     attempt starts (``phase = start * 1000 mod iteration``): network-agnostic schedulers leave
     phases wherever start times put them. A policy's :class:`~placement.sim.policy.Shift`
     decision sets the phase (a CASSINI time shift, §4.1); the delay of at most one iteration
-    that the agent takes to apply it is not charged.
+    that the agent takes to apply it is not charged. Network-agnostic policies may place the
+    jobs they start at :func:`spread_phase` (Themis's and Random's ``phase_spread`` option,
+    :func:`phase_shifts`), recorded as ``shift`` rows.
 sharing
     Jobs that cross a common link form a component (connected through shared links); a job
     alone on its links has factor 1. A component's iteration times come from the event-driven
