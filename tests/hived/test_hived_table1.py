@@ -151,8 +151,8 @@ def test_static_binding_takes_the_cell_with_fewest_low_priority_gpus():
         HiveDStatic(assignment=a, pick="random")
 
 
-def test_busy_share_pick_size_and_job_classes_hand_values():
-    from placement.app.reproduce.hived_quotas import busy_share, job_classes, pick_size
+def test_busy_share_and_job_classes_hand_values():
+    from placement.app.reproduce.hived_quotas import busy_share, job_classes
 
     # 16 GPUs over [0, 10]: 8 GPUs busy over [0, 5), 4 over [5, 10) -> (40 + 20) / 160
     log = _log((0.0, "start", "a", tuple(range(8)), 0.0, "tier=machine rate=1.0 class=opportunistic vc=A"),
@@ -164,8 +164,6 @@ def test_busy_share_pick_size_and_job_classes_hand_values():
     c = job_classes(log)
     assert c["a"] == {"opportunistic": True, "preempted": 1, "lost": pytest.approx(3.0)}   # ran 5 s, kept 2
     assert c["b"] == {"opportunistic": False, "preempted": 0, "lost": 0.0}
-    pts = {40: {"high_share": 0.95, "busy_share": 0.99}, 48: {"high_share": 0.85, "busy_share": 0.9}}
-    assert pick_size(pts, "high_share", 0.9) == 40 and pick_size(pts, "busy_share", 0.9) == 48
 
 
 def test_examine_lists_tenant_jobs_and_cause():

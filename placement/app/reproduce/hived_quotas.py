@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["VIEWS", "philly_mapping", "assignment", "comparable", "busy_share", "pick_size", "examine", "job_classes", "anomalies",
+__all__ = ["VIEWS", "philly_mapping", "assignment", "comparable", "busy_share", "examine", "job_classes", "anomalies",
            "free_nodes"]
 
 VIEWS = ("table1", "fitted")
@@ -93,12 +93,6 @@ def busy_share(log, n_gpus: int, start: float, end: float) -> float:
     level = np.cumsum(np.array(deltas)[order])
     edges = np.clip(np.concatenate([t, [end]]), start, end)
     return float((level * np.diff(edges)).sum() / ((end - start) * n_gpus))
-
-
-def pick_size(points: dict[int, dict[str, float]], key: str, target: float) -> int | None:
-    """The node count whose ``key`` reading is closest to ``target`` (ties: the smaller cluster)."""
-    ok = [(abs(v[key] - target), n) for n, v in sorted(points.items()) if v.get(key) is not None]
-    return min(ok)[1] if ok else None
 
 
 def free_nodes(frag_series, n_nodes: int, need: tuple[int, ...] = (1, 2, 4)) -> dict[str, Any]:
