@@ -115,6 +115,9 @@ class FluidResult:
     events: int = 0
     #: per job, the agent's time-shift adjustments (§4.2 step 3, §5.7); 0 for jobs without one
     adjustments: list[int] = field(default_factory=list)
+    #: per job, the volume (Gbit) it sent while a link it crosses was offered more than its
+    #: capacity: a queue builds there, the marked-packet (ECN) proxy of CASSINI §5.3
+    marked: list[float] = field(default_factory=list)
 
     def iteration_times(self) -> list[np.ndarray]:
         """Per job, the duration of each completed iteration."""
@@ -219,6 +222,7 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
     done = np.zeros(n, dtype=bool)
     volume = np.zeros(len(link_names))
     over_time = np.zeros(len(link_names))
+    marked = np.zeros(n)
     t = 0.0
     events = 0
     # the agent (module docstring): the grid's reference, iterations since it, adjustments
@@ -271,7 +275,11 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
             load = inc[:, flows] @ rate[flows]
             volume += load * nxt
             offered = inc[:, flows] @ np.array([bws[f][phase[f]] for f in flows])
-            over_time += (offered > caps + _EPS) * nxt
+            hot = offered > caps + _EPS
+            over_time += hot * nxt
+            if hot.any():
+                cong = flows[inc[hot][:, flows].sum(axis=0) > 0]
+                marked[cong] += rate[cong] * nxt
         t += nxt
         remaining[cp] -= nxt
         remaining[cm] -= rate[cm] * nxt
@@ -301,4 +309,5 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
             enter(f)
     return FluidResult([np.array(e) for e in ends], begin, t,
                        {k: float(volume[i]) for k, i in lidx.items()},
-                       {k: float(over_time[i]) for k, i in lidx.items()}, events, adjust.tolist())
+                       {k: float(over_time[i]) for k, i in lidx.items()}, events, adjust.tolist(),
+                       marked.tolist())

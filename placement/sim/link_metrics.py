@@ -95,6 +95,29 @@ def _clipped_intervals(trace: Trace, log: EventLog, start: float, end: float):
         yield max(t0, start), min(t1, end), run, factor
 
 
+def ecn_marks(trace: Trace, log: EventLog, links: LinkSharing, start: float = -math.inf,
+              end: float = math.inf) -> dict[str, float]:
+    """Each job's marked-packet proxy per iteration over ``[start, end]`` (CASSINI §5.3's ECN
+    marks, Fig. 13(b)-(d)): per interval of constant running set, the link model's marked volume
+    per iteration (:meth:`LinkSharing.marks`; 0 for a job alone on its links), weighted by the
+    iterations the job ran there (the interval over its logged iteration time); jobs that ran no
+    iteration are left out."""
+    jobs = {j.id: j for j in trace.jobs}
+    tot: dict[str, float] = {}
+    its: dict[str, float] = {}
+    for t0, t1, run, factor in _clipped_intervals(trace, log, start, end):
+        marks = links.marks(run)
+        for jid in run:
+            job = jobs[jid]
+            if job.model not in PROFILES:
+                continue
+            f = factor.get(jid, 1.0)
+            n = (t1 - t0) * 1000.0 * f / PROFILES[job.model][1] if f == f and f > 0 else 0.0
+            tot[jid] = tot.get(jid, 0.0) + marks.get(jid, 0.0) * n
+            its[jid] = its.get(jid, 0.0) + n
+    return {j: tot[j] / its[j] for j in tot if its[j] > 0}
+
+
 def shift_adjustments(trace: Trace, log: EventLog, links: LinkSharing, start: float = -math.inf,
                       end: float = math.inf) -> dict[str, float]:
     """CASSINI §5.7's time-shift adjustments over ``[start, end]`` of a run, from its log and the

@@ -213,10 +213,18 @@ class LinkSharing:
         (:func:`drift_adjustments`); jobs alone on their links are left out (0)."""
         return self._solve(running)[2]
 
-    def _solve(self, running) -> tuple[dict[str, float], dict[str, float], dict[str, tuple]]:
+    def marks(self, running: Mapping[str, tuple[Job, tuple[int, ...], float]]) -> dict[str, float]:
+        """The marked-packet proxy of each job in a fluid-run component of ``running``: Gbit sent
+        per iteration while a link it crosses is offered more than its capacity (a queue builds:
+        CASSINI §5.3's ECN marks), over the component's window; jobs alone on their links are
+        left out (0), an approximated component's jobs are NaN."""
+        return self._solve(running)[3]
+
+    def _solve(self, running) -> tuple[dict[str, float], dict[str, float], dict[str, tuple], dict[str, float]]:
         out = {jid: 1.0 for jid in running}
         util: dict[str, float] = {}
         adjust: dict[str, float] = {}
+        marks: dict[str, float] = {}
         g = nx.Graph()
         for jid, (job, gpus, _) in running.items():
             if job.model not in PROFILES:
@@ -236,16 +244,18 @@ class LinkSharing:
                 util.update({lk: bw / cap[lk] for lk in self.links(gpus)})
                 continue
             self.stats["components"] += 1
-            factors, u, adj, _ = self._component(members, running)
+            factors, u, adj, _, mk = self._component(members, running)
             out.update(zip(members, factors, strict=True))
             adjust.update(zip(members, adj, strict=True))
+            marks.update(zip(members, mk, strict=True))
             util.update(u)
-        return out, util, adjust
+        return out, util, adjust, marks
 
     def _component(self, members: list[str], running) -> tuple[tuple[float, ...], dict[str, float], tuple,
-                                                             bool | None]:
+                                                             bool | None, tuple[float, ...]]:
         """A component's (factors, link utilisation, adjustment rates, agent acted: None when
-        the agent is off or the component approximated), cached by its content."""
+        the agent is off or the component approximated, marked-packet proxy per job), cached by
+        its content."""
         specs = []
         for jid in members:
             job, gpus, phase = running[jid]
@@ -262,7 +272,7 @@ class LinkSharing:
             self.stats["approximated"] += 1
             factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity,
                                          self.topology.shared_goodput)
-            res = (tuple(factors), util, ((0.0, 0.0),) * len(specs), None)
+            res = (tuple(factors), util, ((0.0, 0.0),) * len(specs), None, (math.nan,) * len(specs))
         else:
             self.stats["fluid_runs"] += 1
             jobs = {jid: (profile_of(model, jid), self.servers(gpus), ph) for model, _, ph, jid, gpus in specs}
@@ -284,9 +294,10 @@ class LinkSharing:
                 adj = {n: (drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup),
                            drift_adjustments(b, e, jobs[n][0].iteration_time, self.warmup, grid=times[n]))
                        for n, b, e in zip(names, r.begin, r.ends, strict=True)}
+            marked = {nm: v / max(1, len(e)) for nm, v, e in zip(names, r.marked, r.ends, strict=True)}
             res = (tuple(min(1.0, PROFILES[m][1] / times[jid]) for m, _, _, jid, _ in specs),
                    r.link_utilisation(self.topology.capacity), tuple(adj[jid] for _, _, _, jid, _ in specs),
-                   bool(on) if self.agent else None)
+                   bool(on) if self.agent else None, tuple(marked[jid] for _, _, _, jid, _ in specs))
             if self.seen is not None and self.agent:
                 self.seen[key] = bool(on)
         if len(self._cache) >= CACHE_LIMIT:

@@ -155,3 +155,18 @@ def test_one_capacity_overlaps_that_fit_run_free_and_score_one_means_ideal():
     st = stepped_iteration_times([(a, ("l",), 0.0), (b, ("l",), 0.0)], {"l": 50.0}, 501.0, dt=0.5,
                                  shared_goodput=SECTION_2_2_GOODPUT)
     assert float(st[0][-1]) == pytest.approx(500.0, rel=1e-6)
+
+
+def test_marked_volume_is_what_a_job_sends_while_its_link_is_over_capacity():
+    # two jobs of Up 50 ms at 40 Gbps on one 50 Gbps link: in phase, both send while the link is
+    # offered 80 Gbps (every Up phase marked, 25 Gbps each); half a period apart, never overloaded
+    from placement.cassini.profiles import data_parallel
+
+    p = data_parallel("p", 100, 0.5, 40)
+    together = simulate([FluidJob(p, ("l",), shift=0.0, iterations=4), FluidJob(p, ("l",), shift=0.0, iterations=4)],
+                        {"l": 50.0})
+    apart = simulate([FluidJob(p, ("l",), shift=0.0, iterations=4), FluidJob(p, ("l",), shift=50.0, iterations=4)],
+                     {"l": 50.0})
+    # each Up phase moves 50 ms x 40 Gbps = 2,000 units, all of it while the link is overloaded
+    assert together.marked == pytest.approx([4 * 2000.0, 4 * 2000.0])
+    assert apart.marked == [0.0, 0.0]

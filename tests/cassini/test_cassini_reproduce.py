@@ -88,13 +88,15 @@ def test_claims_from_rows_with_the_room_beside_each_gain(run):
 
 def _expected(claim, statuses) -> str | None:
     """The verdict category the contract gives, where it follows from the run's own records: a
-    failed precondition (majority of seeds) is off-regime, then a knob that did not converge
-    makes it uncalibrated; None when the verdict rests on the values."""
+    failed precondition (majority of seeds) is off-regime, no measured seed not comparable, then a
+    knob that did not converge makes it uncalibrated; None when the verdict rests on the values."""
     for p in claim["preconditions"]:
         rule = p["rule"].split()
         ok = [(v >= float(rule[1])) if rule[0] == ">=" else (v <= float(rule[1])) for v in p["measured"]]
         if 2 * sum(ok) <= len(ok):
             return "off-regime"
+    if all(v is None for v in claim["ours"]):
+        return "not comparable"                                 # no seed measured it (a ratio over 0)
     knobs = [d["name"] for d in claim["depends_on"] if d["kind"] == "knob"]
     return "uncalibrated" if any(statuses[k] != "converged" for k in knobs) else None
 
@@ -172,6 +174,10 @@ def test_baselines_and_measures(run):
     sets = float(rows["main-poisson-themis+cassini-s0"]["link_sets"])
     cands = float(rows["main-poisson-themis+cassini-s0"]["candidates"])
     assert 1 <= sets <= cands <= 10 and measures["candidate_sets"].ours == pytest.approx([sets])
+    th_m, cas_m = (rows[f"main-stress-{p}-s0"]["marks_dlrm"] for p in ("themis", "themis+cassini"))
+    want = float(th_m) / float(cas_m) if float(cas_m) > 0 else None
+    assert by["ecn_stress"].ours == ([pytest.approx(want)] if want is not None else [None])
+    assert float(th_m) >= 0 and float(cas_m) >= 0
     report = (out / "report.md").read_text()
     assert "## Time per part" in report and "| regime map |" in report
 

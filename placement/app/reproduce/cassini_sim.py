@@ -40,6 +40,7 @@ from placement.sim.cassini_workload import (
 )
 from placement.sim.instance import SimInstance
 from placement.sim.link_metrics import (
+    ecn_marks,
     iteration_time_samples,
     placement_bound,
     shift_adjustments,
@@ -143,6 +144,8 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
     ideal = np.array([PROFILES[jobs[s[0]].model][1] for s in samples], dtype=float)
     ceil = placement_bound(trace, log, links, start, end, only=only)
     adj = shift_adjustments(trace, log, links, start, end)
+    marks = ecn_marks(trace, log, links, start, end)
+    dlrm = [j.id for j in trace.jobs if j.model == "DLRM" and (only is None or j.id in only) and j.submit > 0]
     mean = float(np.average(it, weights=w))
     load = gpu_load(log, links, start, end) if math.isfinite(end) else None
     ideal_mean = float(np.average(ideal, weights=w))
@@ -151,7 +154,8 @@ def measure(exp: str, trace: Trace, log: EventLog, links: LinkSharing) -> dict:
             "adjust_per_job_min": adj["per_job_minute"], "adjust_steady_per_job_min": adj["per_job_minute_steady"],
             "adjust_per_min": adj["per_minute"], "realign_per_job_min": adj["realign_per_job_minute"],
             "realign_per_min": adj["realign_per_minute"], "starts_per_min": adj["starts_per_minute"],
-            "jobs_at_once": adj["jobs_running_mean"], "gpu_load": load}
+            "jobs_at_once": adj["jobs_running_mean"], "gpu_load": load,
+            "marks_dlrm": marks.get(dlrm[0], 0.0) if dlrm else None}
 
 
 def gpu_load(log: EventLog, links: LinkSharing, start: float, end: float) -> float:

@@ -1,10 +1,11 @@
 """CASSINI's claim contract (NSDI 2024, §5.1-§5.7): the paper's numbers, claims, knobs and choices.
 
 Everything ``placement reproduce cassini`` judges by, declared once (:mod:`.claims` states the
-rules). Eighteen claims, one per distinct claim of the paper: Fig. 11(b)'s mean and p99 gains,
+rules). Twenty-one claims, one per distinct claim of the paper: Fig. 11(b)'s mean and p99 gains,
 Th+CASSINI near Ideal, Po+CASSINI's similar gain on the Poisson trace; Fig. 12(b)'s two gains
 on the model-parallel mix; Fig. 13(a)'s four gains on the stress test (Themis and Pollux);
-Fig. 14(a)'s two gains on the dynamic model-parallel trace and Po+CASSINI's similar one (§5.4); Fig. 16(b)'s two gains on
+Fig. 14(a)'s two gains on the dynamic model-parallel trace and Po+CASSINI's similar one (§5.4);
+the ECN-mark reductions of Fig. 13(d) (Themis, Pollux) and Fig. 14(d), on a marked-packet proxy; Fig. 16(b)'s two gains on
 multi-GPU servers (§5.6); Table 2's diminishing gain at score 0.6; Fig. 17's fewer than two adjustments a minute; §5.1's
 Random with the highest network overhead. Self-checks of our model (the shifts hold in the link
 model), the Tiresias plug-in and the agent's counts on the Poisson trace are reported measures.
@@ -72,6 +73,9 @@ NUMBERS = (
     Number("fig14.p99", 1.6, 1.6, "Fig. 14(a), §5.4", "claim", "1.6x (99th percentile, dynamic model-parallel trace)"),
     Number("fig14.pollux", 1.2, 1.2, "§5.4", "claim",
            "similar gains between Pollux and Po+CASSINI (read as Th+CASSINI's 1.2x)"),
+    Number("fig13.ecn", 27, 27, "Fig. 13(d), §5.3", "claim", "DLRM: 27x more ECN marks per iteration under Themis"),
+    Number("fig13.ecn_po", 33, 33, "Fig. 13(d), §5.3", "claim", "DLRM: 33x more ECN marks per iteration under Pollux"),
+    Number("fig14.ecn", 29, 29, "Fig. 14(d), §5.4", "claim", "29x fewer ECN marked packets (average) with Th+CASSINI"),
     Number("fig16.mean", 1.4, 1.4, "Fig. 16(b), §5.6", "claim", "1.4x (average, multi-GPU servers)"),
     Number("fig16.p99", 1.9, 1.9, "Fig. 16(b), §5.6", "claim", "1.9x (99th percentile, multi-GPU servers)"),
     Number("table2.diminish", min(_HIGH), max(_HIGH), "Table 2, §5.5", "claim",
@@ -153,6 +157,16 @@ CLAIMS = (
     _gain("mpdyn_pollux", "Po+CASSINI improves the average iteration time vs Pollux (dynamic model-parallel trace)",
           "fig14.pollux", "Pollux / Po+CASSINI, mean iteration time", "dynamic model-parallel trace", baseline="Pollux",
           extra=("dynamic traces",) + _PO, pre=()),
+    *(ClaimSpec(key, text, number, "marked-packet proxy per iteration of the arriving DLRM, baseline over "
+                "+CASSINI", baseline=base, regime=exp, window="the arriving DLRM's run", null=1.0,
+                depends_on=ENGINE_DEPENDS + ("dynamic traces", "ECN proxy") + extra, unit="x")
+      for key, text, number, base, exp, extra in (
+          ("ecn_stress", "Th+CASSINI cuts DLRM's ECN marks vs Themis (stress test)", "fig13.ecn", "Themis",
+           "stress test", ()),
+          ("ecn_stress_po", "Po+CASSINI cuts DLRM's ECN marks vs Pollux (stress test)", "fig13.ecn_po", "Pollux",
+           "stress test", _PO),
+          ("ecn_mpdyn", "Th+CASSINI cuts ECN marks vs Themis (dynamic model-parallel trace, the arriving DLRM)",
+           "fig14.ecn", "Themis", "dynamic model-parallel trace", ()))),
     _gain("multi_mean", "Th+CASSINI improves the average iteration time vs Themis (multi-GPU servers)", "fig16.mean",
           "Themis / Th+CASSINI, mean iteration time", "multi-GPU dynamic trace", extra=("multi-GPU testbed",),
           pre=()),
@@ -191,7 +205,7 @@ KNOBS = (
 
 _TRACE = ("poisson_mean", "poisson_p99", "poisson_ideal", "poisson_pollux", "mp_mean", "mp_p99", "stress_mean",
           "stress_p99", "stress_po_mean", "stress_po_p99", "mpdyn_mean", "mpdyn_p99", "mpdyn_pollux", "multi_mean",
-          "multi_p99", "random_worst")
+          "multi_p99", "random_worst", "ecn_stress", "ecn_stress_po", "ecn_mpdyn")
 _SNAP = ("table2_diminish", "fig17_adjust")
 
 CHOICES = (
@@ -229,6 +243,9 @@ CHOICES = (
            "ours, not fitted: §5.3 and §5.4 name the arriving models, not the busy jobs nor their sizes",
            affects=("stress_mean", "stress_p99", "stress_po_mean", "stress_po_p99", "mpdyn_mean", "mpdyn_p99",
                     "mpdyn_pollux")),
+    Choice("ECN proxy", "the Gbit a job sends while a link it crosses is offered more than its capacity (a queue "
+           "builds), per iteration, in the fluid model", "ours, not fitted: the fluid model has no queues, DCQCN or "
+           "WRED thresholds (§5.1: 1000-2000 cells)", affects=("ecn_stress", "ecn_stress_po", "ecn_mpdyn")),
     Choice("multi-GPU testbed", "six two-GPU servers in three racks of two, 2:1 rack uplinks; two running 3-GPU "
            "jobs, DLRM and a drawn 3-GPU job arriving at 60 s", "ours, not fitted: Fig. 16(a)'s layout and the "
            "dynamic trace's jobs are not stated beyond §5.6's example (XLM, ResNet50, DLRM)",
