@@ -372,3 +372,28 @@ def test_by_size_splits_a_tenants_delays_by_job_size():
     shared = {"a": 100.0, "b": 300.0, "c": 50.0, "d": 9.0, "e": 7.0}
     private = {"a": 10.0, "b": 30.0, "c": 500.0, "d": 1.0}      # e did not finish in the private run
     assert hived.by_size(jobs, "A", shared, private) == [(1, 2, 200.0, 20.0), (8, 1, 50.0, 500.0)]
+
+
+def test_decommissioning_prod_a_recomputes_from_its_log(run):
+    ctx, out = run
+    claims, _measures, _doc = _claims(out)
+    c = claims[("decommission", "")]
+    pa, rf = hived.anomaly_tenant(), hived.anomaly_tenant("res-f")
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    for s in (0, 1):
+        main = next(r for r in rows if r["run"] == f"s{s}-table1-yarn-cs" and not r["tenant"])
+        trace, window, w0, w1 = _trace(s, float(main["scale"]))
+        a = view_assignment("table1", trace.jobs, int(main["nodes"]))
+        run_name = f"s{s}-table1-yarn-cs-without-prod-a"
+        folder = out / "logs" / run_name
+        inst = load_instance(json.loads((folder / "instance.json").read_text()))
+        log = load_solution(inst, json.loads((folder / "log.json").read_text()))
+        assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model()) == []
+        # prod-a's jobs and nodes are gone, nothing else
+        assert {j.id for j in inst.trace.jobs} == {j.id for j in trace.jobs if j.tenant != pa}
+        assert inst.cluster.n_gpus == 8 * (int(main["nodes"]) - a.cells[pa][3])
+        delays = hived._delays([j for j in comparable(window, a) if j.tenant != pa], log)
+        priv = {r["tenant"]: float(r["delay_s"]) for r in rows if r["run"] == f"s{s}-table1-private" and r["tenant"]}
+        want = delays[rf] / priv[rf] if priv.get(rf, 0) > 60 and rf in delays else None
+        assert c["ours"][s] == (None if want is None else pytest.approx(want))
+    assert c["range"] == [1.7, "inf"] and c["preconditions"][0]["name"] == "yarn_fragmentation"

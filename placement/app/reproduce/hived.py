@@ -492,6 +492,20 @@ def run(ctx: Context, config: Config | None = None) -> None:
                 r["log"] = None   # the examination is done; free the memory
         v = p["views"][main]
         p["runs"] = v["runs"]
+        pa = anomaly_tenant()
+        if main == "table1" and pa in v["assign"].cells and v["assign"].gpus(pa):
+            # §5.2: prod-a decommissioned (its GPUs and workload removed); the private clusters stay
+            d_trace, d_assign = decommission(trace, v["assign"], pa)
+            name = f"s{seed}-{main}-yarn-cs-without-prod-a"
+            r = p["decom"] = _scheme_run(ctx, _inst(d_trace, d_assign.n_nodes, cfg.checkpoint_s),
+                                         [j for j in v["cmp"] if j.tenant != pa], w0, w1, "yarn-cs", d_assign, seed,
+                                         name)
+            _row(ctx, r, run=name, seed=seed, nodes=d_assign.n_nodes, scale=k, view=main, scheme="yarn-cs",
+                 variant="without prod-a")
+            for t, d in r["delays"].items():
+                ctx.row(run=name, seed=seed, nodes=d_assign.n_nodes, scale=k, view=main, scheme="yarn-cs", tenant=t,
+                        delay_s=d, variant="without prod-a")
+            r["log"] = None
         if "fitted" in p["views"]:
             p["runs_fitted"] = p["views"]["fitted"]["runs"]
         free_inst = _inst(trace, n, None)
@@ -663,9 +677,26 @@ def _paper_sizes_note(window, w0: float, w1: float) -> str:
             "arrival rate scaled.")
 
 
-def anomaly_tenant() -> str | None:
-    """The trace tenant identified as Figure 7's prod-a (:func:`.hived_quotas.philly_mapping`)."""
-    return next((t for t, r in philly_mapping()[0].items() if r == ANOMALY_ROW), None)
+def anomaly_tenant(row: str = ANOMALY_ROW) -> str | None:
+    """The trace tenant identified as Table 1's ``row`` (Figure 7's prod-a unless told;
+    :func:`.hived_quotas.philly_mapping`)."""
+    return next((t for t, r in philly_mapping()[0].items() if r == row), None)
+
+
+def decommission(trace, a, tenant: str):
+    """§5.2's decommissioning: ``trace`` without ``tenant``'s jobs and ``a`` without its cells,
+    on a cluster smaller by its nodes (the others keep theirs). Node-level cells only."""
+    from dataclasses import replace
+
+    from placement.models import hived_vc as hv
+
+    gone = a.cells.get(tenant, (0, 0, 0, 0))
+    if any(gone[:-1]):
+        raise ValueError("decommissioning takes node-level cells only")
+    cells = {t: c for t, c in a.cells.items() if t != tenant}
+    jobs = tuple(j for j in trace.jobs if j.tenant != tenant)
+    return (replace(trace, name=trace.name + f"-without-{tenant}", jobs=jobs),
+            hv.VCAssignment(a.n_nodes - gone[-1], cells))
 
 
 def tenant_comparison(runs: dict[str, Any], quota: str = "yarn-cs", hived: str = "hived") -> dict[str, Any]:
@@ -679,7 +710,7 @@ def tenant_comparison(runs: dict[str, Any], quota: str = "yarn-cs", hived: str =
     both = [t for t in h if t in q and q[t] > 60.0]
     red = {t: h[t] / q[t] - 1 for t in both}
     pa = anomaly_tenant()
-    return {"anomaly_ratio": ratios.get(pa), "anomaly_private_s": priv.get(pa), "anomaly_shared_s": q.get(pa),
+    return {"anomaly_ratio": ratios.get(pa), "ratios": ratios, "anomaly_private_s": priv.get(pa), "anomaly_shared_s": q.get(pa),
             "worst_quota_ratio": max(ratios.values()) if ratios else None,
             "worst_quota_tenant": max(ratios, key=ratios.get) if ratios else None,
             "median_quota_ratio": float(np.median(list(ratios.values()))) if ratios else None,
@@ -767,6 +798,16 @@ def _claims(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
         ctx.judge("fig7.anomaly", [c["anomaly_ratio"] if c else None for c in cmp_f],
                   measured={FRAG_PRECONDITION: frag_f, QUOTA_PRECONDITION: cover_f}, reading=fv,
                   difference=priv_note(cmp_f))
+    rf = anomaly_tenant("res-f")
+    dec = [None if p.get("decom") is None or p["runs"]["private"]["delays"].get(rf, 0) <= 60.0
+           or rf not in p["decom"]["delays"] else p["decom"]["delays"][rf] / p["runs"]["private"]["delays"][rf]
+           for p in per_seed]
+    ctx.judge("decommission", dec,
+              measured={FRAG_PRECONDITION: [None if p.get("decom") is None else _median(p["decom"]["frag_series"])
+                                            for p in per_seed]},
+              difference=f"res-f = {rf}; prod-a's nodes and jobs removed, the others' quotas kept; res-f's delay "
+              "before decommissioning (YARN-CS / private): " + ", ".join(
+                  "-" if x is None else f"{x:.2f}x" for x in (tenant_comparison(r)["ratios"].get(rf) for r in runs)))
     ctx.report_measure("fig7.worst", [c["worst_quota_ratio"] for c in cmp_], unit="x",
                        difference="worst tenant per seed: " + ", ".join(
                            f"{c['worst_quota_tenant']} ({_row_of(p, c['worst_quota_tenant'])})"

@@ -21,9 +21,9 @@ LOAD_TOLERANCE = 0.05 / PAPER_LOAD   # 5 points of 90%
 LOAD_KNOB = "arrival rate"
 FRAG_PRECONDITION = "yarn_fragmentation"
 QUOTA_PRECONDITION = "prod_a_demand_over_quota"
-ALL = ("fig7.anomaly", "hived.no_anomaly", "hived.reduced_share", "hived.max_reduction", "hived.mean_reduction",
+ALL = ("fig7.anomaly", "decommission", "hived.no_anomaly", "hived.reduced_share", "hived.max_reduction", "hived.mean_reduction",
        "frag.lower", "fig10.preemption", "fig11.multi_level")
-TENANT_CLAIMS = ALL[:5]
+TENANT_CLAIMS = ALL[:6]
 
 NUMBERS = (
     Number("load.high_share", PAPER_LOAD, PAPER_LOAD, "§5.2", "setup",
@@ -36,6 +36,8 @@ NUMBERS = (
     Number("frag.busy_level", 1.0, 1.0, "§5.2", "setup",
            "at 200 nodes the quota scheme's fragmentation level stays at 100% for most of the time"),
     Number("fig7.ratio", 6.5, 7.0, "Fig. 7", "claim", "nearly 7x (prod-a, Quota over Private)"),
+    Number("decommission.res_f", 1.7, math.inf, "§5.2, Fig. 7", "claim",
+           "over 1.7x (res-f, Quota w/o prod-a over Private)"),
     Number("fig7.hived_anomalies", 0, 0, "Fig. 7", "claim",
            "0: every single tenant has a shorter queuing delay in HiveD than in its private cluster"),
     Number("fig7.reduced_share", 9 / 11, 9 / 11, "§5.2", "claim", "9 of the 11 tenants"),
@@ -61,6 +63,10 @@ CLAIMS = (
               "fig7.ratio", "mean queuing delay of prod-a's jobs, shared / private", baseline="private cluster",
               regime="§5.2's higher load (200 nodes)", window="the submission window", null=1.0,
               preconditions=(_FRAG, _COVERED), depends_on=_BASE + ("quota view", "anomaly tenant"), unit="x"),
+    ClaimSpec("decommission", "after prod-a is decommissioned, res-f's mean queuing delay under YARN-CS over its "
+              "private cluster's", "decommission.res_f", "mean queuing delay of res-f's jobs, shared / private",
+              baseline="private cluster", regime="§5.2's higher load without prod-a", null=1.0,
+              preconditions=(_FRAG,), depends_on=_BASE + ("decommissioned tenant",), unit="x"),
     ClaimSpec("hived.no_anomaly", "no tenant waits longer in HiveD than in its private cluster (tenants with an "
               "anomaly)", "fig7.hived_anomalies", "tenants whose mean delay in HiveD exceeds private's",
               baseline="private cluster", regime="§5.2's higher load", kind="bound",
@@ -114,6 +120,8 @@ CHOICES = (
            "claim row names how many)", "ours, not fitted", affects=TENANT_CLAIMS),
     Choice("anomaly tenant", "prod-a, as identified (the paper's tenant); the worst tenant is a reported measure",
            "paper §5.2 (prod-a)", affects=("fig7.anomaly",)),
+    Choice("decommissioned tenant", "prod-a: its jobs and its nodes removed, every other tenant's quota kept",
+           "paper §5.2 (removing its GPUs and workload)", affects=("decommission",)),
     Choice("anomaly rule", "a tenant's mean delay more than 5% and more than 10 minutes above its private "
            "cluster's", "ours, not fitted", affects=("hived.no_anomaly",)),
     Choice("preemption", "checkpoint every hour of run time (main reading); all progress kept (second reading)",
