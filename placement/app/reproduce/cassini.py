@@ -251,8 +251,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
                                      "applications), work = what the analogue completes in the trace's duration on "
                                      "the trace's workers, DLRM model-parallel (fixed_models); iteration time = "
                                      f"the profile's iteration over the link factor at Pollux's own allocation; {diff}")
-    def ratio(a, b):
-        return None if a is None or b is None or b <= 0 else a / b
+    def reduction(a, b):
+        """(a - b) / max(a, b): 1 - b/a when the baseline marks more, down to -1; None when neither marks."""
+        return None if a is None or b is None or max(a, b) <= 0 else (a - b) / max(a, b)
 
     for key, pairs, what in (
             ("ecn_stress", [(res[("main", "stress", "themis", s)], res[("main", "stress", "themis+cassini", s)])
@@ -263,12 +264,12 @@ def run(ctx: Context, config: Config | None = None) -> None:
                            for s in ctx.seeds], "Themis / Th+CASSINI")):
         a = [x["marks_dlrm"] for x, _ in pairs]
         b = [y["marks_dlrm"] for _, y in pairs]
-        none = [str(s) for s, x, y in zip(ctx.seeds, a, b, strict=True) if y is not None and y <= 0]
-        ctx.judge(key, [ratio(x, y) for x, y in zip(a, b, strict=True)],
+        none = [str(s) for s, x, y in zip(ctx.seeds, a, b, strict=True) if x is not None and max(x, y) <= 0]
+        ctx.judge(key, [reduction(x, y) for x, y in zip(a, b, strict=True)],
                   difference=f"{what}; marked Gbit per DLRM iteration {fmt_spread(a)} and {fmt_spread(b)}"
-                             + (f"; the +CASSINI run marked none on seed(s) {', '.join(none)} (ratio undefined)"
-                                if none else "") + "; proxy: the volume DLRM sends while a link it crosses is "
-                             "offered more than its capacity (fluid model, no queues)")
+                             + (f"; neither run marked any on seed(s) {', '.join(none)} (left out)" if none else "")
+                             + "; proxy: the volume DLRM sends while a link it crosses is offered more than its "
+                             "capacity (fluid model, no queues); a reduction of 1 - 1/k is k times fewer marks")
     own = vals("main", "poisson", "themis+cassini", "ceiling")
     per_seed = "; ".join(f"seed {s}: {a:.3f}x beside Themis/Ideal {b:.3f}x" for s, a, b in
                          zip(ctx.seeds, own, vals("main", "poisson", "themis", "over_ideal"), strict=True))
