@@ -18,7 +18,7 @@ from placement.solvers.online.tenants import oversize_jobs
 
 from placement.app import reproduce as rp
 from placement.app.bench.hived_trace import fragmentation
-from placement.app.reproduce import hived
+from placement.app.reproduce import hived, hived_report
 from placement.app.reproduce.hived_quotas import assignment as view_assignment
 from placement.app.reproduce.hived_quotas import busy_share, comparable, philly_mapping
 from placement.app.reproduce.hived_spec import LOAD_TOLERANCE, SPEC
@@ -371,7 +371,7 @@ def test_by_size_splits_a_tenants_delays_by_job_size():
             Job("d", 0.0, 1, 10.0, tenant="B"), Job("e", 0.0, 4, 10.0, tenant="A")]
     shared = {"a": 100.0, "b": 300.0, "c": 50.0, "d": 9.0, "e": 7.0}
     private = {"a": 10.0, "b": 30.0, "c": 500.0, "d": 1.0}      # e did not finish in the private run
-    assert hived.by_size(jobs, "A", shared, private) == [(1, 2, 200.0, 20.0), (8, 1, 50.0, 500.0)]
+    assert hived_report.by_size(jobs, "A", shared, private) == [(1, 2, 200.0, 20.0), (8, 1, 50.0, 500.0)]
 
 
 def test_decommissioning_prod_a_recomputes_from_its_log(run):

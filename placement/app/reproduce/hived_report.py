@@ -1,0 +1,269 @@
+"""HiveD's reproduction: the report's sections and figures from the runs of :mod:`.hived` (per-scheme
+tables, Table 1's quota view, where Figure 7's anomaly can occur, Figure 7 along prod-a's spare
+quota, the examined anomalies; Figures 6-7 and 10-11's views)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import Context
+from .hived import FREE_VIEW, LOW_SCHEMES, VIEW_SCHEMES, Config, H, _h, _row_of, tenant_comparison
+from .hived_quotas import VIEW_TEXT, cause_text, free_nodes
+from .hived_quotas import anomalies as _anomalies
+
+__all__ = ["sections", "figures", "by_size"]
+
+
+def _scheme_table(rows: list[tuple[str, list[dict[str, Any]], list[dict[str, float]] | None]]) -> list[str]:
+    from .context import fmt_spread
+
+    lines = ["| scheme | mean delay over tenants | fragmentation (paper's) | nodes with 1-7 high-priority GPUs | "
+             "GPUs running high-priority work | GPUs busy | preempted GPUs | low-priority starts beside guaranteed "
+             "work | tenants with an anomaly |", "|---|---|---|---|---|---|---|---|---|"]
+    for label, rs, priv in rows:
+        lines.append(
+            f"| {label} | {fmt_spread([r['mean_delay'] for r in rs], ' h', 1 / H)} | "
+            f"{fmt_spread([r['fragmentation'] for r in rs], '%', 100)} | "
+            f"{fmt_spread([r['partial_fragmentation'] for r in rs], '%', 100)} | "
+            f"{fmt_spread([r['high_share'] for r in rs], '%', 100)} | "
+            f"{fmt_spread([r['busy_share'] for r in rs], '%', 100)} | "
+            f"{fmt_spread([r['preempted_gpus'] for r in rs])} | "
+            f"{fmt_spread([r['low_in_bound'] for r in rs]) if rs[0]['low_in_bound'] is not None else '-'} | "
+            + ("-" if priv is None else
+               fmt_spread([len(_anomalies(r["delays"], pv)) for r, pv in zip(rs, priv, strict=True)])) + " |")
+    return lines
+
+
+def _quota_table(p: dict[str, Any]) -> list[str]:
+    """Table 1's quota view on one seed: each tenant's row, share, nodes, demand and oversize jobs,
+    beside its fitted quota."""
+    v = p["views"]["table1"]
+    fitted = p["views"].get("fitted")
+    lines = [f"Seed {p['seed']}, {v['nodes']} nodes: each tenant's Table 1 row (identified over the whole trace), its share, "
+             "its quota in node-level cells, its mean demand (GPU-time of its jobs over their span), its largest job "
+             "and the jobs larger than its quota (low-priority only in the shared schemes, left out of the private "
+             "cluster and the comparisons)"
+             + (f"; the fitted quota at the fitted view's {fitted['nodes']} nodes beside it" if fitted else "") + ":",
+             "", "| tenant | Table 1 row | share | nodes | GPUs | mean demand (GPUs) | largest job (GPUs) | jobs above "
+             "quota | fitted GPUs |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in v["t1rows"]:
+        fg = fitted["assign"].gpus(r["tenant"]) if fitted and r["tenant"] in fitted["assign"].cells else "-"
+        lines.append(f"| {r['tenant']} | {r['row']} | {100 * r['share']:.2f}% | {r['nodes']} | {r['gpus']} | "
+                     f"{r['demand_gpus']:.1f} | {r['largest']} | {r['oversize']} | {fg} |")
+    return lines
+
+
+def sections(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
+    main = cfg.views[0]
+    views = [v for v in cfg.views if all(v in p["views"] for p in per_seed)]
+    lines = []
+    for view in views:
+        priv = [p["views"][view]["runs"]["private"]["delays"] for p in per_seed]
+        rows = [(s, [p["views"][view]["runs"][s] for p in per_seed], None if s == "private" else priv)
+                for s in VIEW_SCHEMES[view]]
+        lines += [f"{VIEW_TEXT[view]} at the busy size (" + ", ".join(str(p["views"][view]["nodes"]) for p in per_seed)
+                  + " nodes per seed):", ""] + _scheme_table(rows) + [""]
+    lines = ["Median (min to max) over seeds; checkpointed preemption. Tenants in the window: "
+             + ", ".join(str(p["tenants"]) for p in per_seed) + " (per seed). 'Low-priority starts beside guaranteed "
+             "work': low-priority jobs started on a node where a guaranteed job runs, counted from the log.", ""] + lines
+    priv = [p["free"]["private"]["delays"] for p in per_seed]
+    privl = [p["low"]["private"]["delays"] for p in per_seed]
+    lines += [f"Free preemption (second view) and the lower-load size ({VIEW_TEXT[main]}; Figure 10 at "
+              + ", ".join(str(p["nodes_low"]) for p in per_seed) + " nodes):", ""]
+    lines += _scheme_table([(f"{s}, free preemption", [p["free"][s] for p in per_seed], priv) for s in FREE_VIEW
+                            if cfg.free_view]
+                           + [(f"{s}, lower load", [p["low"][s] for p in per_seed], None if s == "private" else privl)
+                              for s in LOW_SCHEMES])
+    lines += ["", "Seeds: " + "; ".join(f"seed {p['seed']}: {p['trace']}, {p['jobs']} jobs of {p['tenants']} tenants, "
+                                       f"{p['nodes']} nodes" for p in per_seed), ""]
+    p0 = per_seed[0]
+    for view in views:
+        runs = p0["views"][view]["runs"]
+        pv = runs["private"]["delays"]
+        shared = [s for s in VIEW_SCHEMES[view] if s != "private"]
+        lines += [f"Per tenant on seed {p0['seed']}, {VIEW_TEXT[view]}: mean queueing delay in the private cluster "
+                  "(hours) and each shared scheme's divided by it (- when the private delay is under a minute):", "",
+                  "| tenant | private (h) | " + " | ".join(shared) + " |", "|---|---|" + "---|" * len(shared)]
+        for t in sorted(pv):
+            cells = []
+            for s in shared:
+                d = runs[s]["delays"].get(t)
+                cells.append(f"{d / pv[t]:.2f}" if d is not None and pv[t] > 60 else "-")
+            lines.append(f"| {t} | {pv[t] / H:.2f} | " + " | ".join(cells) + " |")
+        lines.append("")
+    ctx.section("Schemes", "\n".join(lines))
+    if "table1" in cfg.views:
+        q = []
+        for p in per_seed:
+            q += _quota_table(p) + [""]
+        ctx.section("Table 1 quota view", "\n".join(q))
+    if "table1" in cfg.views:
+        _where_section(ctx, per_seed)
+    _spare_section(ctx, per_seed)
+    _examined_section(ctx, per_seed)
+
+
+def _spare_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
+    """Figure 7's two preconditions and prod-a's ratio along the spare quota given to prod-a (the
+    regime map's runs): where the paper's regime lies on this trace."""
+    rows = [(p["seed"], x) for p in per_seed for x in p.get("spare", [])]
+    if not rows:
+        return
+    lines = ["Figure 7's regime needs YARN-CS's fragmentation near 100% and prod-a's quota covering its demand. "
+             "Along the spare quota given to prod-a (its Table 1 nodes times 1 + x added to the cluster, the others "
+             "unchanged; the seed's arrival rate):", "",
+             "| seed | spare x | nodes | prod-a's GPUs | demand / quota | YARN-CS fragmentation (median) | GPUs running "
+             "high-priority work | prod-a under YARN-CS / private |", "|---|---|---|---|---|---|---|---|"]
+    for seed, x in rows:
+        lines.append(f"| {seed} | {x['spare']:g} | {x['nodes']} | {x['quota']} | "
+                     + ("-" if x["cover"] is None else f"{x['cover']:.2f}") + " | "
+                     + ("-" if x["frag"] is None else f"{100 * x['frag']:.0f}%") + f" | {100 * x['high']:.1f}% | "
+                     + ("-" if x["ratio"] is None else f"{x['ratio']:.2f}x") + f" ({_h(x['shared_s'])} vs "
+                     f"{_h(x['private_s'])}) |")
+    ctx.section("Figure 7 along prod-a's spare quota", "\n".join(lines))
+
+
+def _where_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
+    """Where YARN-CS's anomaly can occur under Table 1's quotas: Figure 7's 7x needs a tenant whose
+    quota covers its demand (its private cluster hardly queues) and whose jobs need affinity; a
+    tenant whose quota is below its demand queues longer alone than shared."""
+    lines = ["Two conditions make Figure 7's anomaly. (1) The tenant's private cluster hardly queues: its quota "
+             "covers its demand (below it, the private cluster queues longer than the shared one). (2) Its "
+             "within-quota jobs wait for affinity in the shared cluster: YARN-CS preempts low-priority work to give a "
+             "within-quota job of 8k GPUs its nodes, so such a job waits only while fewer than k nodes are free of "
+             "other tenants' high-priority work (the paper's 90% high-priority load makes those hours common).", "",
+             "Per seed at the busy size: (1) each tenant's Table 1 quota over its mean demand, and its mean delay "
+             "under YARN-CS over its private cluster's (tenants with a private delay of a minute or more); (2) under "
+             "YARN-CS, the nodes free of high-priority work at the hourly samples (median, min) and the share of "
+             "hours with fewer than 1, 2 and 4 such nodes (an 8-, 16- or 32-GPU within-quota job could then wait for "
+             "affinity).", "",
+             "| seed | nodes | tenant (Table 1 row): quota / demand, YARN-CS / private | nodes free of high-priority "
+             "work (median, min) | hours with < 1 / < 2 / < 4 free |", "|---|---|---|---|---|"]
+    for p in per_seed:
+        v = p["views"]["table1"]
+        priv, yarn = v["runs"]["private"]["delays"], v["runs"]["yarn-cs"]["delays"]
+        cells = []
+        for r in sorted(v["t1rows"], key=lambda r: -r["gpus"] / max(r["demand_gpus"], 1e-9)):
+            t = r["tenant"]
+            if priv.get(t, 0) >= 60 and t in yarn:
+                cells.append(f"{t} ({r['row']}): {r['gpus'] / max(r['demand_gpus'], 1e-9):.2f}, "
+                             f"{yarn[t] / priv[t]:.2f}x")
+        f = free_nodes(v["runs"]["yarn-cs"]["frag_series"], v["nodes"])
+        hours = " / ".join("-" if f[f"below_{k}"] is None else f"{100 * f[f'below_{k}']:.0f}%" for k in (1, 2, 4))
+        lines.append(f"| {p['seed']} | {v['nodes']} | " + "; ".join(cells)
+                     + (f" | {f['median']:g}, {f['min']} | {hours} |" if f["samples"] else " | - | - |"))
+    for p in per_seed:
+        v = p["views"]["table1"]
+        c = tenant_comparison(v["runs"])
+        if c["worst_quota_ratio"] is None or c["worst_quota_ratio"] < 2.0:
+            continue
+        t = c["worst_quota_tenant"]
+        sizes = by_size(v["cmp"], t, v["runs"]["yarn-cs"]["job_delays"], v["runs"]["private"]["job_delays"])
+        excess = sum(n * (y - pr) for _g, n, y, pr in sizes)
+        one = sum(n * (y - pr) for g, n, y, pr in sizes if g == 1)
+        why = (f"1-GPU jobs carry {100 * one / excess:.0f}% of the excess; a 1-GPU job needs no affinity, so this "
+               "is not Figure 7's mechanism: the order inside the tenant changes (sizes whose delay is below the "
+               "private one are served sooner; its small jobs wait longer, more of them beyond its quota, for idle "
+               "GPUs of a busy cluster)"
+               if excess > 0 and one > 0.5 * excess else
+               "most of the excess is in jobs of 2 GPUs or more (affinity can be the cause)")
+        parts = [f"{g} GPUs: {n} jobs, {y / H:.1f} h vs {pr / H:.1f} h" for g, n, y, pr in sizes]
+        lines += ["", f"Seed {p['seed']}'s {c['worst_quota_ratio']:.2f}x ({t}, {_row_of(p, t)}), by job size (mean delay "
+                  "under YARN-CS vs private): " + "; ".join(parts) + f"; {why}."]
+    ctx.section("Where the anomaly can occur (Table 1 quotas)", "\n".join(lines))
+
+
+def by_size(jobs, tenant: str, shared: dict[str, float], private: dict[str, float]) -> list[tuple[int, int, float, float]]:
+    """``(GPUs, jobs, mean delay shared, mean delay private)`` per job size of ``tenant``'s jobs
+    that finished in both runs (delays per job, as :func:`_job_delays`)."""
+    per: dict[int, list[tuple[float, float]]] = {}
+    for j in jobs:
+        if j.tenant == tenant and j.id in shared and j.id in private:
+            per.setdefault(j.gpus, []).append((shared[j.id], private[j.id]))
+    return [(g, len(v), float(np.mean([a for a, _ in v])), float(np.mean([b for _, b in v])))
+            for g, v in sorted(per.items())]
+
+
+def _examined_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
+    """Every HiveD anomaly of every run, with its tenant, jobs and cause (:func:`.hived_quotas.examine`)."""
+    rows = [e for p in per_seed for e in p["examined"]]
+    runs = sum(1 for _ in rows)
+    if not rows:
+        ctx.section("Examined anomalies", "No HiveD run (any view, size, binding or preemption mode) has a tenant "
+                    "waiting longer than in its private cluster.")
+        return
+    bugs = [e for e in rows if e["verdict"] != "outside the guarantee"]
+    lines = [f"{runs} HiveD anomalies (a tenant's mean delay > 5% and > 10 min above its private cluster's) over all "
+             f"HiveD runs; {len(bugs)} within a VC's guarantee (a bug). Each: run, tenant, jobs compared, "
+             "opportunistic / preempted jobs, mean delay in HiveD and private, excess per job, of it work lost "
+             "by preemption, excess of the jobs that only ran guaranteed, the three jobs that lost most, cause.", "",
+             "| run | tenant | jobs | opportunistic / preempted | HiveD (h) | private (h) | excess (h/job) | lost work "
+             "(h/job) | guaranteed-only excess (h/job) | worst jobs | cause |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for e in rows:
+        lines.append(f"| {e['run']} | {e['tenant']} | {e['jobs']} | {e['opportunistic_jobs']} / {e['preempted_jobs']} | "
+                     f"{e['delay_h']:.2f} | {e['private_h']:.2f} | {e['excess_h']:.2f} | {e['lost_work_h']:.2f} | "
+                     f"{e['guaranteed_only_excess_h']:.2f} | {e['worst_jobs']} | {cause_text(e)} |")
+    ctx.section("Examined anomalies", "\n".join(lines))
+
+
+def figures(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p0 = per_seed[0]
+    priv = p0["runs"]["private"]["delays"]
+    tenants = sorted(t for t in priv if priv[t] > 60)
+    if tenants:
+        fig, ax = plt.subplots(figsize=(10, 3.6))
+        xs = np.arange(len(tenants))
+        shown = ("yarn-cs", "quota", "hived", "hived-static")
+        for i, s in enumerate(shown):
+            ys = [p0["runs"][s]["delays"].get(t, np.nan) / priv[t] for t in tenants]
+            ax.bar(xs + (i - 1.5) * 0.2, ys, 0.2, label=s)
+        ax.axhline(1.0, color="k", lw=0.8, label="private")
+        ax.set_xticks(xs, tenants, rotation=60, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("delay / private")
+        ax.set_title(f"mean queueing delay per tenant, normalised to its private cluster (seed {p0['seed']})",
+                     fontsize=9)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        ctx.figure(fig, "fig7_tenants", "Figure 7's view (main quota view): each tenant's mean queueing delay under "
+                   "YARN-CS, quota (HiveD's rule) and HiveD (dynamic and static binding, node-level cells) divided by "
+                   "its private cluster's (above 1: a sharing anomaly).")
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    fr = p0.get("runs_fitted", {})
+    for label, r in (("yarn-cs", p0["runs"]["yarn-cs"]), ("hived", p0["runs"]["hived"]),
+                     ("hived-multi (fitted quotas)", fr.get("hived-multi"))):
+        if r is None:
+            continue
+        ys = r["frag_series"]
+        ax.plot(np.arange(len(ys)) / 24.0, 100 * np.array(ys), lw=1, label=label)
+    ax.set_xlabel("days into the window")
+    ax.set_ylabel("fragmentation (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("share of nodes that cannot give a high-priority job 8-GPU affinity (HiveD §5.2)", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    ctx.figure(fig, "fig6_11_fragmentation", "Figures 6 and 11's view: fragmentation of GPU affinity over the "
+               "window, YARN-CS vs HiveD with node-level cells vs HiveD with multi-level cells (seed 0).")
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
+    panels = [(a1, "preempted_gpus", "low", ("hived", "hived-static-fixed", "hived-static"),
+               "preempted GPUs, lower-load size (Figure 10)")]
+    if all("runs_fitted" in p for p in per_seed):
+        panels.append((a2, "fragmentation", "runs_fitted", ("hived-multi", "hived"), "mean fragmentation (Figure 11)"))
+    for ax, key, where, schemes, title in panels:
+        vals = [[p[where][s][key] or 0.0 for p in per_seed] for s in schemes]
+        med = [float(np.median(v)) for v in vals]
+        err = [[m - min(v) for m, v in zip(med, vals, strict=True)], [max(v) - m for m, v in zip(med, vals, strict=True)]]
+        ax.bar(range(len(schemes)), med, yerr=err, capsize=3, color=["C1", "C2", "C3"][:len(schemes)])
+        ax.set_xticks(range(len(schemes)), schemes)
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    ctx.figure(fig, "fig10_11_bars", "Figures 10 and 11's view: preempted GPUs with dynamic and static binding "
+               "(node-level cells, main quota view, the lower-load size where the paper measured), mean fragmentation "
+               "with multi-level and node-level cells (fitted quotas; median, min-max over seeds).")
