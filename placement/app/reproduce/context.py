@@ -43,7 +43,6 @@ from typing import Any
 from ...io import write_bytes, write_text
 from ..report import markdown_table
 from .claims import PaperSpec, calibration_status, count_verdicts, judge_preconditions, verdict
-from .fidelity import measured_fragment
 from .regimes import RegimeRow, check_row, crossover, regime_figures, regime_section, regimes_csv
 
 __all__ = ["Claim", "Context", "spread", "fmt_spread", "write_calibration", "CALIBRATION_COLUMNS",
@@ -403,6 +402,9 @@ class Context:
             self.figure(fig, name, caption)
         write_text(self.out / "report.md", self.report_markdown(elapsed_s, command))
         (self.out / "measured").mkdir(exist_ok=True)
+        # imported here: `python -m placement.app.reproduce.fidelity` imports this package first
+        from .fidelity import measured_fragment
+
         doc = self.claims_document(elapsed_s, command)
         write_text(self.out / "measured" / f"{self.paper}-reproduce.md", measured_fragment(doc))
         write_text(self.out / "claims.json", json.dumps(doc, indent=1) + "\n")
