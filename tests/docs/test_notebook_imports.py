@@ -17,7 +17,7 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 APP_IMPORT = re.compile(r"^\s*(from\s+placement\.app\b|import\s+placement\.app\b|from\s+placement\s+import\s+.*\bapp\b)"
                         r"|\bimportlib\.import_module\(\s*['\"]placement\.app", re.M)
-PUBLIC_CALL = re.compile(r"\bplacement\.(simulate|solve|sweep|reproduce)\(")
+PUBLIC_CALL = re.compile(r"\bplacement\.(simulate|solve|sweep|reproduce|bench|export)\(")
 
 
 def app_imports(source: str) -> list[str]:
