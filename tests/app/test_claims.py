@@ -152,10 +152,13 @@ def test_leaks_declared_and_by_value():
     assert leaks(warm) == ["choice 'warm_fill' = 0.98 equals claim number 'alloc.claim' (98%, Fig. 5)"]
 
 
-def test_every_registered_paper_declares_no_leak():
-    for name, rep in rp.reproductions().items():
-        if rep.spec is not None:
-            assert leaks(rep.spec) == [], name
+def test_every_registered_paper_declares_a_spec_without_leak():
+    reps = rp.reproductions()
+    assert set(reps) >= {"mast", "cassini", "hived", "dally"}
+    for name, rep in reps.items():
+        assert isinstance(rep.spec, PaperSpec), f"{name} declares no PaperSpec"
+        assert rep.spec.paper == name and rep.seeds >= 5
+        assert leaks(rep.spec) == [], name
 
 
 def test_calibration_status():
