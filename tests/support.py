@@ -160,7 +160,8 @@ def run_reproduction_with(rep, out):
 def rack_spreads(log, rack) -> list[tuple[str, float, int, int]]:
     """Every start of ``log`` whose GPUs span two racks or more, with the most free GPUs any one
     rack had at that moment, recomputed from the log alone (stops at a time are applied before
-    the starts at that time): ``(job, time, job's GPUs, most free in one rack)``."""
+    the starts at that time, and the starts at one time in the log's order, each taking its GPUs
+    before the next is placed): ``(job, time, job's GPUs, most free in one rack)``."""
     rack = [int(x) for x in rack]
     rows = list(log)
     held: dict[str, tuple[int, ...]] = {}
@@ -176,12 +177,12 @@ def rack_spreads(log, rack) -> list[tuple[str, float, int, int]]:
             if r.event in ("finish", "preempt") and r.job in held:
                 for g in held.pop(r.job):
                     busy[g] = False
-        free = [0] * (max(rack) + 1)
-        for g, b in enumerate(busy):
-            free[rack[g]] += not b
         for r in batch:
             if r.event == "start":
                 if len({rack[g] for g in r.gpus}) > 1:
+                    free = [0] * (max(rack) + 1)
+                    for g, b in enumerate(busy):
+                        free[rack[g]] += not b
                     out.append((r.job, r.time, len(r.gpus), max(free)))
                 held[r.job] = tuple(r.gpus)
                 for g in r.gpus:

@@ -36,23 +36,17 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_export)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def write_staged(family: str, instance, out: Path, model: str | None, options: dict,
+                 also=None) -> list[dict]:
+    """Write ``instance``'s model ``model`` to ``out`` (one file, or one per CASSINI candidate) in a
+    staging folder beside it, then move every file in as one set (``also(records)`` runs inside
+    the same commit): an interrupt or a bad option leaves nothing half-written."""
     from placement.models.export import write
 
-    out = Path(args.output)
-    if out.suffix.lower() not in (".mps", ".lp"):
-        raise InstanceError("-o", f"must end in .mps or .lp, got {out.name!r}")
-    check_output_path(args.output)
-    if args.manifest:
-        check_output_path(args.manifest)
-    spec, instance = load_instance_file(args.instance)
-    options = dict(args.option or [])
     out.parent.mkdir(parents=True, exist_ok=True)
-    # Written in a staging folder first and moved in as one set: an interrupt or a bad option
-    # leaves nothing half-written.
     with tempfile.TemporaryDirectory(prefix=".export-", dir=out.parent) as tmp:
         try:
-            records = write(spec.name, instance, Path(tmp) / out.name, args.model, **options)
+            records = write(family, instance, Path(tmp) / out.name, model, **options)
         except TypeError as exc:
             raise InstanceError("--option", f"is not a keyword of this model's writer ({exc})") from None
         with commit():
@@ -61,8 +55,23 @@ def cmd_export(args: argparse.Namespace) -> int:
                 final = out.parent / staged.name
                 staged.replace(final)
                 rec["path"] = str(final)
-            if args.manifest:
-                write_json(args.manifest, {"instance": args.instance, "files": records})
+            if also is not None:
+                also(records)
+    return records
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    if out.suffix.lower() not in (".mps", ".lp"):
+        raise InstanceError("-o", f"must end in .mps or .lp, got {out.name!r}")
+    check_output_path(args.output)
+    if args.manifest:
+        check_output_path(args.manifest)
+    spec, instance = load_instance_file(args.instance)
+    options = dict(args.option or [])
+    manifest = (lambda records: write_json(args.manifest, {"instance": args.instance, "files": records})) \
+        if args.manifest else None
+    records = write_staged(spec.name, instance, out, args.model, options, manifest)
     for rec in records:
         extra = rec.get("in_memory")
         note = "" if not extra else f"  (in memory: {extra['status']}, objective {extra['objective']})"

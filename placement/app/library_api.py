@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +61,9 @@ def export(instance, out: str | os.PathLike, model: str | None = None, **options
     record per written file (path, rows, columns, integers, sense). Checked before writing; a
     failure leaves nothing behind."""
     with _python_names():
-        from placement.models.export import write
 
-        from ..io import check_output_path, commit
+        from ..io import check_output_path
+        from .export import write_staged
         from .solving import family_of
 
         out = Path(out)
@@ -72,18 +71,7 @@ def export(instance, out: str | os.PathLike, model: str | None = None, **options
             raise InstanceError("-o", f"must end in .mps or .lp, got {out.name!r}")
         check_output_path(out)
         spec, inst = family_of(instance)
-        with tempfile.TemporaryDirectory(prefix=".export-", dir=out.parent) as tmp:
-            try:
-                records = write(spec.name, inst, Path(tmp) / out.name, model, **options)
-            except TypeError as exc:
-                raise InstanceError("--option", f"is not a keyword of this model's writer ({exc})") from None
-            with commit():
-                for rec in records:
-                    staged = Path(rec["path"])
-                    final = out.parent / staged.name
-                    staged.replace(final)
-                    rec["path"] = str(final)
-        return records
+        return write_staged(spec.name, inst, out, model, options)
 
 
 def bench(out: str | os.PathLike = "bench-results", *, folder: str | os.PathLike | None = None,

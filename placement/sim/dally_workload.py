@@ -4,7 +4,8 @@ What is public and what we draw
     The paper samples 500 (batch) and about 400 (Poisson) DL/DDL jobs from SenseTime's Helios
     trace as Lucid's pipeline processes it (§5.1.1, refs [14, 15]), with the models of Table 1
     (EfficientNet replaced by AlexNet). That job-level selection is not public. What the paper
-    publishes of it is the JCTs its four policies reach on 8 racks (:data:`PAPER_JCT_S`):
+    publishes of it is the JCTs its four policies reach on 8 racks (the reproduction's contract,
+    :data:`placement.app.reproduce.dally_spec.TABLES`):
     Dally's mean JCT is 2.83M s (786 h) in both batch and Poisson, Tiresias's Poisson median
     1,170 h, Dally's Poisson ">P95" / median ratio 6.3. It publishes no job duration, GPU count
     or arrival rate.
@@ -36,19 +37,10 @@ from ..errors import InstanceError
 from .table1 import DALLY_MODELS
 from .trace import Job, Trace
 
-__all__ = ["FIT", "SMALL_SIZES", "LARGE_SIZES", "fitted_trace", "gpu_mix", "PAPER_JCT_S", "PHILLY_MULTI_GPU_MEDIAN_H",
+__all__ = ["FIT", "SMALL_SIZES", "LARGE_SIZES", "fitted_trace", "gpu_mix", "PHILLY_MULTI_GPU_MEDIAN_H",
            "paper_trace", "philly_scaled", "offered_load", "rate_for_load"]
 
 H = 3600.0
-# Dally Tables 2 (batch) and 3 (Poisson), 8 racks, seconds: (mean, median, >P95, >P99) per policy.
-PAPER_JCT_S = {
-    "batch": {"gandiva": (5828719, 183717, 17485823, 39214710), "tiresias": (4461998, 2547080, 17841606, 25696135),
-              "dally-manual": (3128566, 2552189, 7097646, 8868401), "dally": (2828955, 2401390, 5983042, 8395214)},
-    "poisson": {"gandiva": (17371514, 22722917, 71362014, 208939883),
-                "tiresias": (4329941, 4212795, 15059080, 15390860),
-                "dally-manual": (4960727, 2787855, 39298828, 39817762),
-                "dally": (2831880, 2595529, 16469069, 16681241)},
-}
 PHILLY_MULTI_GPU_MEDIAN_H = 1.2729       # philly.csv rows with 2+ GPUs (5,620), measured
 RACK_GPUS = 512                          # the paper's detail case: 8 racks x 8 machines x 8 GPUs
 

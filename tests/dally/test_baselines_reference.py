@@ -121,3 +121,8 @@ def test_the_spread_check_sees_a_spread_that_had_room():
            LogRow(10.0, "start", "b", (3, 4)), LogRow(20.0, "finish", "b", (3, 4))]
     assert rack_spreads(log, rack) == [("b", 10.0, 2, 4)]
     assert rack_spreads(log[:2], rack) == []
+    # starts at one instant take their GPUs in the log's order: e and c take half of each rack, so d,
+    # spread over both racks after them, had at most 2 free GPUs in one rack (4 in rack 0 before c)
+    both = [LogRow(0.0, "start", "e", (5, 6)), LogRow(0.0, "start", "c", (0, 1)),
+            LogRow(0.0, "start", "d", (2, 3, 4)), LogRow(5.0, "finish", "c", (0, 1))]
+    assert rack_spreads(both, rack) == [("d", 0.0, 3, 2)]

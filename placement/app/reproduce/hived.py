@@ -67,7 +67,6 @@ regime map on seed 0.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,66 +74,38 @@ import numpy as np
 from . import Context, Reproduction
 from .hived_quotas import (
     VIEW_TEXT,
-    anomalies,
     busy_share,
     comparable,
     examine,
     philly_mapping,
 )
 from .hived_quotas import assignment as view_assignment
-from .hived_spec import FRAG_PRECONDITION, LOAD_KNOB, PAPER_LOAD, QUOTA_PRECONDITION, SPEC
+from .hived_setup import (
+    ANOMALY,
+    DAY,
+    FIG10,
+    FREE_VIEW,
+    FULL,
+    GAIN,
+    LOW_LOAD,
+    LOW_SCHEMES,
+    OFFSETS,
+    QUICK,
+    SCHEME_OPTIONS,
+    SCHEMES,
+    STATIC_READINGS,
+    VIEW_SCHEMES,
+    Config,
+    H,
+    _anomalies,
+    _h,
+    _row_of,
+    anomaly_tenant,
+    tenant_comparison,
+)
+from .hived_spec import FRAG_PRECONDITION, LOAD_KNOB, QUOTA_PRECONDITION, SPEC
 
 __all__ = ["REPRODUCTION", "Config", "FULL", "QUICK", "run", "SCHEMES"]
-
-H = 3600.0
-DAY = 86400.0
-SCHEMES = {
-    "private": ("private", "node"),
-    "yarn-cs": ("yarn-cs", "node"),
-    "quota": ("quota", "node"),
-    "hived": ("hived", "node"),
-    "hived-multi": ("hived", "multi"),
-    "hived-static": ("hived-static", "node"),
-    "hived-static-fixed": ("hived-static", "node"),
-}
-SCHEME_OPTIONS = {"hived-static-fixed": {"pick": "lowest"}}   # static binding in a fixed order
-VIEW_SCHEMES = {"table1": ("private", "yarn-cs", "quota", "hived", "hived-static"),
-                "fitted": ("private", "yarn-cs", "quota", "hived", "hived-multi", "hived-static")}
-LOW_SCHEMES = ("private", "yarn-cs", "hived", "hived-static-fixed", "hived-static")   # Figure 10's size
-STATIC_READINGS = {"hived-static-fixed": "static binding in a fixed order (the lowest free bound cell)",
-                   "hived-static": "static binding by §3.3's rule (the bound cell with the fewest low-priority GPUs)"}
-FREE_VIEW = ("yarn-cs", "hived", "hived-static")   # schemes rerun with free preemption (Table 1 view)
-OFFSETS = (0, -3, 3, -6, 6)   # days the window moves per seed
-LOW_LOAD = 279 / 200          # the paper's original cluster over its higher-load one
-ANOMALY = "sharing anomaly: prod-a's delay under YARN-CS over its private cluster's"
-GAIN = "HiveD's mean delay change against YARN-CS over tenants"
-FIG10 = "preempted GPUs, dynamic vs static binding by §3.3's rule (Figure 10)"
-ANOMALY_ROW = "prod-a"        # Figure 7's tenant
-
-
-@dataclass(frozen=True)
-class Config:
-    start_day: float = 35.0
-    days: float = 20.0
-    warmup_days: float = 2.0
-    nodes: int = 32                    # the busy size (the load is fitted by the arrival rate)
-    scales: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)   # the arrival-rate grid (ascending)
-    refine: int = 3                    # bisections of the bracket around the target
-    views: tuple[str, ...] = ("table1", "fitted")   # the first is the main reading
-    target_high_share: float = PAPER_LOAD
-    max_jobs: int | None = None        # keep the first N window jobs (tests)
-    checkpoint_s: float = 3600.0       # the engine's checkpoint interval for every scheme
-    regime_nodes: tuple[int, ...] = (24, 28, 40, 48)
-    regime_spare: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0)
-    regime_checkpoint_h: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
-    regime_seeds: int | None = None    # map the regimes on the first N seeds (None: all)
-    free_view: bool = True             # rerun the preempting schemes with free preemption (main reading)
-
-
-FULL = Config(regime_seeds=1)   # 20-day windows: the regime map on seed 0 only, for time
-
-QUICK = Config(start_day=50.0, days=4.0, warmup_days=1.0, regime_nodes=(24, 40), regime_spare=(0.0, 1.0, 3.0),
-               regime_checkpoint_h=(), regime_seeds=1, free_view=False)
 
 
 def window_start_day(cfg: Config, seed: int) -> float:
@@ -259,7 +230,6 @@ def _delays(window, log) -> dict[str, float]:
     return {t: float(np.mean(v)) for t, v in sorted(per.items())}
 
 
-_anomalies = anomalies
 
 
 def _cluster(n_nodes: int):
@@ -677,12 +647,6 @@ def _paper_sizes_note(window, w0: float, w1: float) -> str:
             "arrival rate scaled.")
 
 
-def anomaly_tenant(row: str = ANOMALY_ROW) -> str | None:
-    """The trace tenant identified as Table 1's ``row`` (Figure 7's prod-a unless told;
-    :func:`.hived_quotas.philly_mapping`)."""
-    return next((t for t, r in philly_mapping()[0].items() if r == row), None)
-
-
 def decommission(trace, a, tenant: str):
     """§5.2's decommissioning: ``trace`` without ``tenant``'s jobs and ``a`` without its cells,
     on a cluster smaller by its nodes (the others keep theirs). Node-level cells only."""
@@ -697,28 +661,6 @@ def decommission(trace, a, tenant: str):
     jobs = tuple(j for j in trace.jobs if j.tenant != tenant)
     return (replace(trace, name=trace.name + f"-without-{tenant}", jobs=jobs),
             hv.VCAssignment(a.n_nodes - gone[-1], cells))
-
-
-def tenant_comparison(runs: dict[str, Any], quota: str = "yarn-cs", hived: str = "hived") -> dict[str, Any]:
-    """Per-seed numbers of the Figure 7 claims from the per-tenant delays of one seed's runs
-    (``quota``: the quota baseline's scheme; ``hived``: HiveD's). Tenants are compared where
-    their private cluster ran their jobs (a tenant without quota has none); a delay ratio needs a
-    private delay of more than a minute."""
-    priv, q = runs["private"]["delays"], runs[quota]["delays"]
-    h = runs[hived]["delays"] if hived in runs else {}
-    ratios = {t: q[t] / priv[t] for t in q if priv.get(t, 0) > 60.0}
-    both = [t for t in h if t in q and q[t] > 60.0]
-    red = {t: h[t] / q[t] - 1 for t in both}
-    pa = anomaly_tenant()
-    return {"anomaly_ratio": ratios.get(pa), "ratios": ratios, "anomaly_private_s": priv.get(pa), "anomaly_shared_s": q.get(pa),
-            "worst_quota_ratio": max(ratios.values()) if ratios else None,
-            "worst_quota_tenant": max(ratios, key=ratios.get) if ratios else None,
-            "median_quota_ratio": float(np.median(list(ratios.values()))) if ratios else None,
-            "quota_anomalies": len(_anomalies(q, priv)), "hived_anomalies": len(_anomalies(h, priv)),
-            "compared": len([t for t in h if t in priv]),
-            "hived_below_quota_share": (sum(v < 0 for v in red.values()) / len(red)) if red else None,
-            "max_reduction": min(red.values()) if red else None,
-            "mean_reduction": float(np.mean(list(red.values()))) if red else None}
 
 
 def demand_over_quota(jobs, a, tenant: str | None, w0: float, w1: float) -> float | None:
@@ -855,16 +797,6 @@ def _claims(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
         ctx.report_measure("fitted.high_share", [r["yarn-cs"]["high_share"] if r else None for r in fitted],
                            unit="%", scale=100)
     ctx.report_measure("load.busy_share", [r["yarn-cs"]["busy_share"] for r in runs], unit="%", scale=100)
-
-
-def _h(x: float | None) -> str:
-    return "-" if x is None else f"{x / H:.2f} h"
-
-
-def _row_of(p: dict[str, Any], tenant: str | None) -> str:
-    """The Table 1 row a tenant is mapped to in seed ``p``'s Table 1 view (or '-')."""
-    rows = p["views"].get("table1", {}).get("t1rows", [])
-    return next((r["row"] for r in rows if r["tenant"] == tenant), "-")
 
 
 REPRODUCTION = Reproduction(

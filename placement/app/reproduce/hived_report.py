@@ -9,9 +9,18 @@ from typing import Any
 import numpy as np
 
 from . import Context
-from .hived import FREE_VIEW, LOW_SCHEMES, VIEW_SCHEMES, Config, H, _h, _row_of, tenant_comparison
 from .hived_quotas import VIEW_TEXT, cause_text, free_nodes
 from .hived_quotas import anomalies as _anomalies
+from .hived_setup import (
+    FREE_VIEW,
+    LOW_SCHEMES,
+    VIEW_SCHEMES,
+    Config,
+    H,
+    _h,
+    _row_of,
+    tenant_comparison,
+)
 
 __all__ = ["sections", "figures", "by_size"]
 
