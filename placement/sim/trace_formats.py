@@ -206,38 +206,17 @@ def load_blox(path: str | os.PathLike, *, start: float = 0.0, hours: float | Non
 
 def load_pollux(path: str | os.PathLike, *, start: float = 0.0, hours: float | None = None,
                 sample: int | None = None, seed: int = 0) -> Trace:
-    """A Pollux workload CSV (module docstring), read as
-    :func:`placement.sim.pollux_workload.load_pollux_workload` reads it, every row checked with
+    """A Pollux workload CSV (module docstring), read by
+    :func:`placement.sim.pollux_workload.read_pollux_rows` (the loader of the shipped workloads), every row checked with
     its line and column named: id ``name``, submit ``time``, GPUs ``num_replicas`` (1-64), model
     ``application`` (one of the goodput model's, :func:`placement.sim.goodput.default_perf`),
     duration its total progress; ``batch_size`` must lie in the application's measured range
     (the fixed batch sizes are not kept)."""
     from .goodput import default_perf
-    from .perf import near_miss
+    from .pollux_workload import read_pollux_rows
 
-    name, text = _open_rows(path, "CSV")
-    rows = _csv_rows(name, text)
-    cols, width = _header(name, rows, POLLUX_COLUMNS)
-    apps = default_perf().apps
-    jobs = []
-    for n, row in rows:
-        jid = _cell(name, n, row, cols, width, "name")
-        if not jid:
-            raise InstanceError(f"{name} row {n} column 'name'", "must be a non-empty job name")
-        app_name = _cell(name, n, row, cols, width, "application")
-        app = apps.get(app_name)
-        if app is None:
-            raise InstanceError(f"{name} row {n} column 'application'", f"must be one of {', '.join(sorted(apps))}, "
-                                f"not {app_name[:60]!r}{near_miss(app_name, sorted(apps))}")
-        t = _float(name, n, "time", _cell(name, n, row, cols, width, "time"))
-        k = _int(name, n, "num_replicas", _cell(name, n, row, cols, width, "num_replicas"), lo=1)
-        if k > 64:
-            raise InstanceError(f"{name} row {n} column 'num_replicas'", f"must be at most 64, not {k}")
-        b = _float(name, n, "batch_size", _cell(name, n, row, cols, width, "batch_size"))
-        if not app.init_batch_size <= b <= app.max_batch_size:
-            raise InstanceError(f"{name} row {n} column 'batch_size'", f"must be in {app.init_batch_size}.."
-                                f"{app.max_batch_size} for {app.name}, not {b:g}")
-        jobs.append(Job(id=jid, submit=t, gpus=k, duration=app.total, model=app.name))
+    name, rows = read_pollux_rows(path, default_perf().apps)
+    jobs = [job for job, _batch in rows]
     return _finish(name, jobs, "Pollux", "petuum/adaptdl osdi21-artifact simulator/workloads, Apache-2.0",
                    "duration = the application's total progress (run it under perf 'goodput')", start, hours,
                    sample, seed)

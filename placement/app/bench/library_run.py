@@ -67,6 +67,7 @@ from .library import (
     MIP_LABELS,
     QUICK,
     _by_name,
+    _cell,
     build_library,
     entry_instance,
     library_dir,
@@ -462,14 +463,6 @@ def _plot_profiles(rows, out: Path) -> str:
             ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return save_figure(fig, out, "performance_profile.png")
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
 
 
 def _csv(rows, columns) -> str:

@@ -315,10 +315,11 @@ class PaperSpec:
                 return m
         raise InstanceError("measure", f"{key!r} is not declared for {self.paper}")
 
-    def choices_for(self, claim_key: str) -> list[Choice]:
-        """The choices a claim depends on: named in its ``depends_on`` or naming it in ``affects``."""
-        spec = self.claim(claim_key)
-        return [ch for ch in self.choices if ch.name in spec.depends_on or claim_key in ch.affects]
+    def choices_for(self, claim_key: str, depends_on: tuple[str, ...] | None = None) -> list[Choice]:
+        """The choices a claim depends on: named in its ``depends_on`` (or the ``depends_on`` given,
+        a row's own) or naming it in ``affects``."""
+        names = self.claim(claim_key).depends_on if depends_on is None else depends_on
+        return [ch for ch in self.choices if ch.name in names or claim_key in ch.affects]
 
 
 # -- leaks --------------------------------------------------------------------------------------

@@ -252,9 +252,8 @@ class Context:
                 deps.append({"name": d, "kind": "knob", "status": st})
                 if st != "converged":
                     bad.append(f"{d} ({st})")
-        for ch in spec.choices:
-            if ch.name in c.depends_on or key in ch.affects:
-                deps.append({"name": ch.name, "kind": "choice", "how": ch.how})
+        for ch in spec.choices_for(key, c.depends_on):
+            deps.append({"name": ch.name, "kind": "choice", "how": ch.how})
         v = verdict(ours, num.lo, num.hi, tolerance=spec.tolerance, null=c.null, kind=c.kind,
                     precondition_ok=ok if c.preconditions else None, failed=failed, comparable=comparable,
                     not_comparable=not_comparable, uncalibrated=bad)
@@ -287,28 +286,16 @@ class Context:
         self.regimes.append(r)
         return r
 
-    def calibrate(self, *, knob: str | None = None, value: Any, target: str, ours: float | None, edge: bool = False,
-                  label: str = "", paper: float | None = None, parameter: str | None = None) -> dict[str, Any]:
+    def calibrate(self, *, knob: str, value: Any, target: str, ours: float | None, edge: bool = False,
+                  label: str = "", paper: float | None = None) -> dict[str, Any]:
         """Record one target of the spec's knob ``knob`` (``calibration.csv``): ``target`` is the key
         of a baseline or set-up number (its middle is the paper's value unless ``paper`` gives the
         value the fit aimed at inside its range), ``ours`` what the fitted set-up gives, ``edge``
         that the value sits on the search grid's edge. The status is ``converged`` when
         ``|ours/paper - 1|`` is within the knob's tolerance, else ``at the grid's edge`` (``edge``)
-        or ``not converged``; a target whose role is ``claim`` is an error (a leak).
-
-        ``parameter=`` instead of ``knob=`` records a row outside the contract (a module not yet
-        declaring its knobs): free-text ``target`` and ``paper``, no tolerance, no status."""
+        or ``not converged``; a target whose role is ``claim`` is an error (a leak)."""
         from ...errors import InstanceError
 
-        if knob is None:
-            if parameter is None:
-                raise InstanceError("calibrate", "needs knob= (a knob of the paper's spec)")
-            err = None if paper is None or ours is None or paper == 0 else ours / paper - 1
-            r = {"parameter": parameter, "knob": None, "value": value, "target": target, "paper": paper,
-                 "ours": ours, "error": err, "abs_error": None if paper is None or ours is None else ours - paper,
-                 "tolerance": None, "status": None}
-            self.calibration.append(r)
-            return r
         spec = self._spec()
         k = spec.knob(knob)
         if target not in k.targets:
