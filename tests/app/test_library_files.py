@@ -263,7 +263,7 @@ def test_every_stored_sol_checks_and_optimal_means_two_solvers(tmp_path):
     import gzip
 
     from placement.app.bench import library as L
-    from placement.app.bench.library_files import load_files
+    from placement.app.bench.library_files import difficulty, highs_proof_s, load_files
 
     rows = load_files()
     sols = sorted((L.library_dir() / "mps").glob("*.sol"))
@@ -287,10 +287,49 @@ def test_every_stored_sol_checks_and_optimal_means_two_solvers(tmp_path):
     for r in rows:
         if r["status"] == "optimal":
             assert r["solvers"].count("=optimal") >= 2, r
-        assert r["difficulty"] == ("easy" if r["status"] == "optimal" else "open"), r["file"]
+        assert r["difficulty"] == difficulty(r["status"], r["solvers"], r["objective"]), r["file"]
+        if r["difficulty"] == "easy":
+            assert r["status"] == "optimal"
+        if r["difficulty"] in ("medium", "hard"):  # HiGHS proved the row's value on the file
+            assert r["status"] in ("optimal", "best-known") and highs_proof_s(r["solvers"], r["objective"]) >= 60
     solu = mps_check.read_solu(L.library_dir() / "library.solu")
     assert set(solu) == set(by_stem)
     for stem, r in by_stem.items():
         assert solu[stem]["status"] == r["status"]
         if r["objective"] is not None:
             assert solu[stem]["objective"] == r["objective"]
+
+
+def test_difficulty_labels_by_highs_time_on_the_file():
+    """easy: two solvers prove it, HiGHS under 60 s; medium: HiGHS proves the row's value in
+    60-3,600 s (with SCIP agreeing, or alone: best-known); open: no proof."""
+    from placement.app.bench.library_files import difficulty, highs_proof_s
+
+    two = "highs=optimal 5.0 (bound 5.0, {t} s); scip=optimal 5.0 (bound 5.0, 9.0 s)"
+    assert difficulty("optimal", two.format(t=12.5), 5.0) == "easy"
+    assert difficulty("optimal", two.format(t=75.1), 5.0) == "medium"
+    assert difficulty("optimal", two.format(t=4000.0), 5.0) == "hard"
+    alone = "highs=optimal 5.0 (bound 5.0, 300.0 s); scip=time_limit 5.0 (bound 4.0, 1800.0 s)"
+    assert difficulty("best-known", alone, 5.0) == "medium" and highs_proof_s(alone) == 300.0
+    assert difficulty("best-known", alone, 4.5) == "open"  # HiGHS's "optimal" is not the row's value
+    slow = "highs=time_limit 6.0 (bound 4.0, 60.1 s); scip=optimal 5.0 (bound 5.0, 41.6 s)"
+    assert difficulty("best-known", slow, 5.0) == "open" and highs_proof_s(slow) is None
+    assert difficulty("best-known", "manifest (exact/highs, in memory; not run on this file)", 5.0) == "open"
+
+
+def test_a_row_proven_on_its_file_becomes_optimal():
+    """confirm_manifest's promotion: a best-known Tetris row whose file two solvers prove takes the
+    file's value; not where the row knows a better placement or a higher bound."""
+    from placement.app.bench.library_files import _promote
+
+    f = {"status": "optimal", "objective": 10.0, "bound": 9.99999999,
+         "solvers": "highs=optimal 10.0 (bound 10.0, 80.0 s); scip=optimal 10.0 (bound 10.0, 120.5 s)",
+         "time_limit_s": 1800.0, "date": "d", "commit": "c", "environment": "e"}
+    row = {"family": "tetris", "status": "best-known", "objective": 11.0, "bound": 8.0, "solver": "exact/highs",
+           "time_s": 60.0}
+    assert _promote(row, [f]) and row["status"] == "optimal" and row["objective"] == 10.0
+    assert row["time_s"] == 120.5 and row["time_limit_s"] == 1800.0 and row["solver"] == "files: two solvers agree"
+    assert not _promote({**row, "status": "best-known", "objective": 9.0}, [f])  # a better placement known
+    assert not _promote({**row, "status": "best-known", "bound": 10.5}, [f])  # a bound above the "optimum"
+    assert not _promote({**row, "status": "best-known"}, [{**f, "status": "best-known"}])
+    assert not _promote({**row, "status": "best-known", "family": "cassini"}, [f])

@@ -72,12 +72,17 @@ def load_files(path: str | Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _solve_file(family: str, inst, f: dict, path: Path, solver: str, time_limit: float) -> dict[str, Any]:
+def _solve_file(family: str, inst, f: dict, path: Path, solver: str, time_limit: float,
+                log_dir: Path | None = None) -> dict[str, Any]:
     from placement.models.backends import solve_file
 
     from .library_run import FAIL_REL
 
-    out = solve_file(path, solver, time_limit=time_limit, mip_gap=1e-9)
+    options = {}
+    if log_dir is not None and solver == "highs":  # HiGHS's own log (the search is the same without it)
+        options = {"output_flag": True, "log_to_console": False,
+                   "log_file": str(Path(log_dir) / (f["file"].removesuffix(".mps") + ".highs.log"))}
+    out = solve_file(path, solver, time_limit=time_limit, mip_gap=1e-9, options=options)
     res = {"solver": solver, "status": out.termination, "objective": None, "bound": out.bound,
            "time_s": out.wall_time_s, "ok": False}
     if out.values is not None:
@@ -118,11 +123,12 @@ def _verdict(runs: list[dict], sense: str) -> tuple[str, float | None, float | N
 
 def build_files(only: list[str] | None = None, time_limit: float = 20.0, solvers: tuple[str, ...] = ("highs", "scip"),
                 solve_max_tables: int = SOLVE_MAX_TABLES, out: Path | None = None, progress=print,
-                solve: bool = True) -> list[dict[str, Any]]:
+                solve: bool = True, log_dir: Path | None = None) -> list[dict[str, Any]]:
     """Write the stored ``.mps.gz`` files, ``files.csv`` and ``library.solu`` (module docstring).
 
     ``only`` rebuilds those instances' rows and keeps the others; ``solve=False`` only refreshes
-    files and checksums, keeping known values of unchanged files.
+    files and checksums, keeping known values of unchanged files. ``log_dir`` keeps HiGHS's log of
+    each file there (``NAME.highs.log``), to follow a long solve.
     """
     import tempfile
 
@@ -154,7 +160,7 @@ def build_files(only: list[str] | None = None, time_limit: float = 20.0, solvers
                 prev = old.get(name)
                 if solve and small and len(runnable) >= 2:
                     t0 = time.perf_counter()
-                    runs = [_solve_file(e.family, inst, f, path, s, time_limit) for s in runnable]
+                    runs = [_solve_file(e.family, inst, f, path, s, time_limit, log_dir) for s in runnable]
                     status, value, bound = _verdict(runs, sense)
                     row.update(status=status, objective=value, bound=bound, time_limit_s=time_limit,
                                solvers="; ".join(f"{r['solver']}={r['status']} {r['objective']!r} "
@@ -177,10 +183,10 @@ def build_files(only: list[str] | None = None, time_limit: float = 20.0, solvers
                 rows[name] = row
                 if stored_mps(e):
                     blobs[out / "mps" / name] = gz
-    for r in rows.values():
-        r["difficulty"] = difficulty(r["status"], r.get("solvers") or "")
     table = [rows[k] for k in rows]
     kept = [r for k, r in old.items() if k not in rows and r["instance"] not in {e.name for e in entries}]
+    for r in table + kept:  # every row by today's labels
+        r["difficulty"] = difficulty(r["status"], r.get("solvers") or "", r.get("objective"))
     table = _ordered(kept + table)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=FILES_FIELDS, lineterminator="\n")
@@ -199,11 +205,36 @@ def build_files(only: list[str] | None = None, time_limit: float = 20.0, solvers
     return table
 
 
-def difficulty(status: str, solvers: str) -> str:
-    """MIPLIB's label, as far as this library's limits can tell: ``easy`` (proven optimal on the file
-    by two solvers within the row's limit, seconds to minutes: MIPLIB's "easy" is within an hour),
-    ``open`` (no proof on the file yet: a value without a matching bound, or not run). ``hard``
-    (proven only beyond an hour) needs solves this library has not run."""
+MEDIUM_S = (60.0, 3600.0)  # difficulty "medium": HiGHS's proof on the file takes this long (seconds)
+
+
+def highs_proof_s(solvers: str, objective: float | None = None) -> float | None:
+    """The seconds HiGHS took to prove its file optimal, from a ``files.csv`` ``solvers`` cell
+    (``highs=optimal VALUE (bound B, T s)``); ``None`` when HiGHS did not prove it, or proved a value
+    other than ``objective`` (within ``FAIL_REL``)."""
+    import re
+
+    from .library_run import FAIL_REL
+
+    m = re.search(r"(?:^|; )highs=optimal (\S+) \(bound [^,]*, ([0-9.]+) s\)", solvers)
+    if m is None:
+        return None
+    if objective is not None and abs(float(m.group(1)) - objective) > FAIL_REL * max(1.0, abs(objective)):
+        return None
+    return float(m.group(2))
+
+
+def difficulty(status: str, solvers: str, objective: float | None = None) -> str:
+    """MIPLIB's labels, split by HiGHS's time on the file (one thread, the library's settings):
+    ``easy`` (proven optimal on the file by two solvers, HiGHS within :data:`MEDIUM_S`'s 60 s or
+    not the slow one), ``medium`` (HiGHS proves the file's value in 60-3,600 s: still MIPLIB's
+    "easy", within an hour, but a benchmark of minutes; the ``status`` says whether a second solver
+    agreed: ``optimal``, or ``best-known`` with HiGHS's proof alone), ``open`` (no proof on the file
+    yet: a value without a matching bound, or not run), ``hard`` (HiGHS proves it beyond an hour:
+    needs solves this library has not run)."""
+    t = highs_proof_s(solvers, objective)
+    if t is not None and t >= MEDIUM_S[0] and status in ("optimal", "best-known"):
+        return "medium" if t <= MEDIUM_S[1] else "hard"
     return "easy" if status == "optimal" and solvers.count("=optimal") >= 2 else "open"
 
 
@@ -235,14 +266,43 @@ def read_stored(name: str) -> bytes:
     return gzip.decompress((library_dir() / "mps" / name).read_bytes())
 
 
+def _promote(r: dict, mine: list[dict]) -> bool:
+    """Make a Tetris or HiveD manifest row that is not ``optimal`` so where its one file is proven
+    ``optimal`` by two solvers in ``files.csv`` (the file's optimum is the instance's), with no
+    value of the row better than the file's and no bound of the row above it (within ``FAIL_REL``):
+    the row takes the file's value, bound, limit, date, commit and environment, and its ``time_s``
+    the slower proof on the file."""
+    import re
+
+    from .library_run import FAIL_REL
+
+    if r["family"] not in ("tetris", "hived") or len(mine) != 1 or mine[0]["status"] != "optimal":
+        return False
+    f = mine[0]
+    if f["solvers"].count("=optimal") < 2 or f["objective"] is None:
+        return False
+    v, tol = f["objective"], FAIL_REL * max(1.0, abs(f["objective"]))
+    minimize = r["family"] == "tetris"
+    if r["objective"] is not None and ((r["objective"] < v - tol) if minimize else (r["objective"] > v + tol)):
+        return False  # the row knows a better placement than the file's "optimum": not a proof
+    if r["bound"] is not None and ((r["bound"] > v + tol) if minimize else (r["bound"] < v - tol)):
+        return False
+    times = [float(t) for t in re.findall(r"=optimal \S+ \(bound [^,]*, ([0-9.]+) s\)", f["solvers"])]
+    r.update(status="optimal", objective=v, bound=f["bound"], solver="files: two solvers agree",
+             time_s=max(times) if times else r["time_s"], time_limit_s=f["time_limit_s"], date=f["date"],
+             commit=f["commit"], environment=f["environment"])
+    return True
+
+
 def confirm_manifest(out: Path | None = None) -> list[str]:
     """Keep a manifest row ``optimal`` only where its files confirm it (within ``FAIL_REL``): Tetris
     and HiveD, its file ``optimal`` in ``files.csv`` (two solvers agreeing) with the manifest's
     value; CASSINI, the best candidate's file proven so with that value and every other
     candidate's bound at most that value (a candidate may stay open below it). Other ``optimal``
     rows become ``best-known`` (one solver's proof); a confirmed row's ``solver`` names the file
-    solvers too, and takes the file's value where it is better (within the proof's gap). Returns
-    the names relabelled."""
+    solvers too, and takes the file's value where it is better (within the proof's gap). A Tetris or
+    HiveD row that is not ``optimal`` becomes so where its file is (:func:`_promote`). Returns the
+    names relabelled."""
     from .library import MANIFEST_FIELDS, _cell, _with_table
     from .library_run import FAIL_REL
 
@@ -254,6 +314,8 @@ def confirm_manifest(out: Path | None = None) -> list[str]:
     relabelled = []
     for r in rows:
         if r["status"] != "optimal":
+            if _promote(r, files.get(r["name"], [])):
+                relabelled.append(r["name"])
             continue
         mine = files.get(r["name"], [])
         tol = FAIL_REL * max(1.0, abs(r["objective"]))
