@@ -112,6 +112,8 @@ LIBRARY: tuple[Entry, ...] = (
     *(_tetris(20, 40, 4, s) for s in (1, 2, 3)),
     *(_tetris(30, 60, 4, s) for s in (1, 2, 3)),
     *(_tetris(40, 80, 5, s) for s in (1, 2, 3)),
+    *(_tetris(45, 90, 5, s) for s in (1, 2)),
+    *(_tetris(50, 100, 5, s) for s in (1, 2)),
     *(_tetris(60, 120, 6, s) for s in (1, 2)),
     *(_tetris(100, 200, 6, s) for s in (1, 2)),
     _tetris(200, 400, 8, 1),
