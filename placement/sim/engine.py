@@ -33,6 +33,18 @@ its phase is set on a start as for any job, and a factor change logs a ``rate`` 
 segment's extras (during a restart delay progress still begins after the delay). A policy whose
 ``elastic_any`` attribute is true may
 start a job on any number of GPUs (Pollux sizes jobs itself).
+
+Time sharing (fluid time slicing; Gandiva OSDI'18 §3.1 "oversubscription"): a policy whose
+``time_sharing`` attribute is true (``True``: any number of holders; an integer ``k >= 2``: at most
+``k`` per GPU) may start a job on GPUs that running jobs hold. A GPU held by ``h`` jobs gives each
+of them ``1/h`` of its time; a gang job runs when all its GPUs run it, so it progresses at
+``1 / max(h over its GPUs)`` of its placement's rate: the fluid limit of round-robin
+suspend-resume with a quantum well below the job lengths, with no event per quantum (an upper
+bound on a gang's share where holder counts differ across its GPUs; suspend-resume itself is
+free). The start row says ``share=h``; after each batch, every running job whose GPUs' holder
+counts changed has its progress settled at that instant, its finish re-issued and a ``rate`` row
+``factor=1/h share=h`` logged. ``view.holders`` is the per-GPU count; ``view.free`` is
+``holders == 0``. Not combined with links or goodput jobs (a policy error).
 """
 
 from __future__ import annotations
@@ -99,7 +111,7 @@ class _Run:
     ``(since, left, rate)`` of this attempt (for checkpoints); ``gen`` numbers finish events."""
 
     __slots__ = ("gpus", "start", "left", "rate", "tier", "attempt", "since", "base", "factor", "gen",
-                 "segments", "stop", "grid", "seg")
+                 "segments", "stop", "grid", "seg", "share")
 
     def __init__(self, gpus, start, left, rate, tier, attempt):
         self.gpus, self.start, self.left, self.rate, self.tier, self.attempt = (
@@ -108,6 +120,7 @@ class _Run:
         self.stop = 0.0      # work left at the end of this segment (goodput jobs: an epoch boundary)
         self.grid = False    # goodput jobs: this segment ends on the re-tune grid, before ``stop``
         self.seg = None      # goodput jobs: the current segment (its rate is ``base``)
+        self.share = 1       # time sharing: the most holders of any of its GPUs (rate = base x factor / share)
 
     def left_at(self, t: float) -> float:
         """Work still needed at time ``t`` (within this attempt)."""
@@ -130,6 +143,10 @@ class _State:
         self.free = np.ones(cluster.n_gpus, dtype=bool)
         self.free_ro = self.free.view()
         self.free_ro.flags.writeable = False
+        self.holders = np.zeros(cluster.n_gpus, dtype=np.int32)   # running jobs per GPU
+        self.holders_ro = self.holders.view()
+        self.holders_ro.flags.writeable = False
+        self.on_gpu: list[set[str]] | None = None   # with time sharing: the jobs holding each GPU
         self.n_free = cluster.n_gpus
         self.pending: dict[str, Job] = {}
         self.pending_dirty = False
@@ -199,6 +216,18 @@ def simulate(trace: Trace, cluster: Cluster, policy: Policy, perf: PerfModel | N
                  links or None).run()
 
 
+def _share_cap(policy) -> float | None:
+    """The policy's ``time_sharing``: None (no sharing), an integer >= 2, or inf (``True``)."""
+    v = getattr(policy, "time_sharing", False)
+    if v is False or v is None or v == 0:
+        return None
+    if v is True:
+        return math.inf
+    if isinstance(v, int) and v >= 2:
+        return v
+    raise PolicyError(f"time_sharing must be True, False or an integer >= 2, got {v!r}")
+
+
 class _Loop:
     """One run of the event loop: the state, the log, the event heap and the trace cursor.
 
@@ -216,6 +245,14 @@ class _Loop:
         self.elastic = bool(getattr(policy, "elastic", False))
         self.elastic_any = bool(getattr(policy, "elastic_any", False))
         self.segment = getattr(perf, "segment", None)    # goodput jobs (module docstring)
+        self.share_cap = _share_cap(policy)
+        if self.share_cap is not None:
+            if links:
+                raise PolicyError("time sharing is modelled on clusters without a network (links)")
+            if self.segment is not None:
+                raise PolicyError("time sharing is not modelled for goodput jobs")
+            self.s.on_gpu = [set() for _ in range(cluster.n_gpus)]
+        self._touched: set[int] = set()                  # GPUs whose holders changed this batch
         self.view = SimView(self.s)
         self.log = EventLog()
         self.jobs = trace.jobs
@@ -261,6 +298,8 @@ class _Loop:
             made = self._decide(t, events)
             if self.links is not None:
                 self._relink(t)
+            if self._touched:
+                self._reshare(t)
             idle = idle + 1 if (not self.acted and not s.running and self.cursor >= n) else 0
             if idle > IDLE_LIMIT:
                 stats["stalled_at"] = t
@@ -283,7 +322,7 @@ class _Loop:
     # ------------------------------------------------------------------ one batch of events
     def _finishes(self, t: float, events: list) -> None:
         """Finishes at ``t`` (kind 0, first): free the GPUs, log, and tell the policy."""
-        s, heap, free, log = self.s, self.heap, self.s.free, self.log
+        s, heap, log = self.s, self.heap, self.log
         while heap and heap[0][0] == t and heap[0][1] == 0:
             _, _, _, _, (jid, attempt, gen) = heapq.heappop(heap)
             r = s.running.get(jid)
@@ -296,8 +335,7 @@ class _Loop:
             s.phase.pop(jid, None)
             s.version += 1
             s.run_time[jid] = s.run_time.get(jid, 0.0) + (t - r.start)
-            free[list(r.gpus)] = True
-            s.n_free += len(r.gpus)
+            self._release(jid, r.gpus)
             job = s.jobs[jid]
             s.completed[jid] = t
             s.work[jid] = job.duration
@@ -417,11 +455,16 @@ class _Loop:
         att = self._occupy(job, g, t)
         done = s.work[job.id]
         left = max(0.0, job.duration - done)
-        s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
+        r = s.running[job.id] = _Run(gpus, t, left, rate, tier, att)
+        shared = ""
+        if self.share_cap is not None:
+            r.share = int(s.holders[g].max())
+            r.rate = rate / r.share
+            shared = f" share={r.share}"
         s.version += 1
-        self._push(t + left / rate, 0, "finish", (job.id, att, 0))
+        self._push(t + left / r.rate, 0, "finish", (job.id, att, 0))
         self.stats["starts"] += 1
-        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={rate!r}"
+        self.log.append(LogRow(t, "start", job.id, gpus, done, f"tier={tier} rate={r.rate!r}" + shared
                                + (f" workers={len(g)}" if elastic else "") + (f" {d.note}" if d.note else "")))
 
     def _occupy(self, job: Job, g: np.ndarray, t: float) -> int:
@@ -429,8 +472,16 @@ class _Loop:
         counted (returned) and its first start kept; with a network its link phase is set."""
         s = self.s
         del s.pending[job.id]
+        if s.on_gpu is not None:
+            s.n_free -= int(s.free[g].sum())
+            s.holders[g] += 1
+            for x in g.tolist():
+                s.on_gpu[x].add(job.id)
+            self._touched.update(g.tolist())
+        else:
+            s.n_free -= len(g)
+            s.holders[g] = 1
         s.free[g] = False
-        s.n_free -= len(g)
         att = s.attempts[job.id] = s.attempts.get(job.id, 0) + 1
         s.first_start.setdefault(job.id, t)
         if self.links is not None:
@@ -480,7 +531,12 @@ class _Loop:
                               + f", got {tuple(d.gpus)}")
         if len(g) and (g.min() < 0 or g.max() >= cluster.n_gpus):
             raise PolicyError(f"Start of job {d.job_id!r}: GPU id out of range 0..{cluster.n_gpus - 1}")
-        if not free[g].all():
+        if self.share_cap is not None:
+            full = s.holders[g] >= self.share_cap
+            if full.any():
+                raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: GPU(s) {g[full].tolist()} "
+                                  f"are held by {self.share_cap:g} jobs, the sharing limit")
+        elif not free[g].all():
             raise PolicyError(f"Start of job {d.job_id!r} at {t!r}: GPU(s) "
                               f"{g[~free[g]].tolist()} are busy")
         if job.gpu_type is not None and not (cluster.gpu_type[g] == job.gpu_type).all():
@@ -502,8 +558,7 @@ class _Loop:
         s.phase.pop(job.id, None)
         s.version += 1
         s.run_time[job.id] = s.run_time.get(job.id, 0.0) + (t - r.start)
-        s.free[list(r.gpus)] = True
-        s.n_free += len(r.gpus)
+        self._release(job.id, r.gpus)
         s.work[job.id] = kept
         s.preemptions[job.id] = s.preemptions.get(job.id, 0) + 1
         s.last_stop[job.id] = t
@@ -511,6 +566,39 @@ class _Loop:
         s.pending_dirty = True
         self.stats["preemptions"] += 1
         self.log.append(LogRow(t, "preempt", job.id, r.gpus, kept))
+
+    def _release(self, jid: str, gpus: tuple[int, ...]) -> None:
+        """A job leaves its GPUs (a finish or a preempt): a GPU no job holds is free again."""
+        s = self.s
+        g = np.asarray(gpus, dtype=np.int64)
+        s.holders[g] -= 1
+        empty = g[s.holders[g] == 0]
+        s.free[empty] = True
+        s.n_free += len(empty)
+        if s.on_gpu is not None:
+            for x in gpus:
+                s.on_gpu[x].discard(jid)
+            self._touched.update(gpus)
+
+    def _reshare(self, t: float) -> None:
+        """Time sharing: after a batch, each running job on a GPU whose holders changed gets the
+        share ``1 / max(holders of its GPUs)`` (module docstring); a changed share settles its
+        progress at ``t``, re-issues its finish and logs a ``rate`` row."""
+        s = self.s
+        jobs = sorted({j for x in self._touched for j in s.on_gpu[x]}, key=s.index.__getitem__)
+        self._touched = set()
+        for jid in jobs:
+            r = s.running[jid]
+            k = int(s.holders[list(r.gpus)].max())
+            if k == r.share:
+                continue
+            r.segments.append((r.since, r.left, r.rate))
+            r.left = r.left_at(t)
+            r.since, r.share, r.rate, r.gen = t, k, r.base * r.factor / k, r.gen + 1
+            self._push(t + r.left / r.rate, 0, "finish", (jid, r.attempt, r.gen))
+            self.log.append(LogRow(t, "rate", jid, r.gpus, s.jobs[jid].duration - r.left,
+                                   f"factor={1.0 / k!r} share={k} rate={r.rate!r}"))
+        s.version += 1
 
     def _shift(self, d: Shift, t: float) -> None:
         """Set a running job's phase (ms): only with links, a finite number."""

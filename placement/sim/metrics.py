@@ -110,27 +110,34 @@ def goodput_start(extra: str) -> bool:
 def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float] | None = None
             ) -> list[dict[str, Any]]:
     """One row per job of the trace, in submit order. A goodput job's ``slowdown`` is None (its
-    duration is progress in samples, not an ideal run time: module docstring)."""
+    duration is progress in samples, not an ideal run time: module docstring). Under time sharing
+    (start and rate rows saying ``share=h``) ``run_time`` counts ``1/h`` of each second a job holds
+    its GPUs: the slices it runs; the rest it is suspended, and waits (Gandiva §3.1)."""
     info: dict[str, dict[str, Any]] = {}
     end = 0.0
     for r in log:
         end = max(end, r.time)
         d = info.setdefault(r.job, {"submit": None, "first_start": None, "finish": None,
                                     "attempts": 0, "preemptions": 0, "run_time": 0.0,
-                                    "tiers": [], "unschedulable": False, "_t": None, "goodput": False})
+                                    "tiers": [], "unschedulable": False, "_t": None, "goodput": False,
+                                    "_k": 1.0})
         if r.event == "submit":
             d["submit"] = r.time
         elif r.event == "start":
             d["attempts"] += 1
             d["_t"] = r.time
+            d["_k"] = _share(r.extra)
             if d["first_start"] is None:
                 d["first_start"] = r.time
             tier = next((x[5:] for x in r.extra.split() if x.startswith("tier=")), "")
             d["tiers"].append(tier)
             d["goodput"] = d["goodput"] or goodput_start(r.extra)
+        elif r.event == "rate" and d["_t"] is not None and "share=" in r.extra:
+            d["run_time"] += (r.time - d["_t"]) / d["_k"]
+            d["_t"], d["_k"] = r.time, _share(r.extra)
         elif r.event in ("preempt", "finish"):
             if d["_t"] is not None:
-                d["run_time"] += r.time - d["_t"]
+                d["run_time"] += (r.time - d["_t"]) / d["_k"]
             d["_t"] = None
             if r.event == "preempt":
                 d["preemptions"] += 1
@@ -161,6 +168,14 @@ def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float
             "slo_violated": state != "unschedulable" and wait > slo_limit(j.priority, slo),
         })
     return rows
+
+
+def _share(extra: str) -> float:
+    """The ``share=h`` of a time-shared start or rate row (1 without one)."""
+    for w in extra.split():
+        if w.startswith("share="):
+            return float(w[6:])
+    return 1.0
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -252,13 +267,23 @@ def allocation_rate(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1
 def utilization_between(log: EventLog | Iterable[LogRow], n_gpus: int, t0: float, t1: float) -> float | None:
     """Mean GPU utilization over ``[t0, t1)`` from the log's starts, preemptions and finishes
     (None for an empty window): e.g. over the submission window, where the drain after the last
-    submission, which one long job can stretch, does not dilute it."""
+    submission, which one long job can stretch, does not dilute it. A time-shared job (``share=h``)
+    holds ``1/h`` of each of its GPUs."""
     rows_log = list(log)
     if t1 <= t0 or not n_gpus:
         return None
     times = np.array([r.time for r in rows_log], dtype=float)
-    busy = np.array([len(r.gpus) if r.event == "start" else -len(r.gpus)
-                     if r.event in ("preempt", "finish") else 0 for r in rows_log], dtype=float)
+    held: dict[str, float] = {}
+    busy = np.zeros(len(rows_log))
+    for i, r in enumerate(rows_log):
+        if r.event == "start":
+            held[r.job] = len(r.gpus) / _share(r.extra)
+            busy[i] = held[r.job]
+        elif r.event in ("preempt", "finish"):
+            busy[i] = -held.pop(r.job, len(r.gpus))
+        elif r.event == "rate" and "share=" in r.extra and r.job in held:
+            new = len(r.gpus) / _share(r.extra)
+            busy[i], held[r.job] = new - held[r.job], new
     return float(step_average(times, busy, np.array([t0, t1], dtype=float))[0] / n_gpus)
 
 

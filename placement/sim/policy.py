@@ -148,6 +148,9 @@ class Policy(ABC):
     needs: ClassVar[dict[str, str]] = {}
     # True: the policy may start a job on fewer GPUs than it asks for (:class:`Start`)
     elastic: bool = False
+    # True or an integer k >= 2: a Start may take GPUs running jobs hold (at most k per GPU), each
+    # job progressing at 1 / (most holders of its GPUs): fluid time slicing (placement.sim.engine)
+    time_sharing: bool | int = False
 
     def setup(self, view: SimView, seed: int) -> None:  # noqa: B027 - an optional hook, empty by default
         """Called once before the first event (``view.now`` is the first event's time)."""
@@ -218,7 +221,7 @@ class SimView:
     """Read-only state handed to :meth:`Policy.schedule` (live: valid during the call).
 
     Attributes: ``now``, ``cluster``, ``perf``, ``seed``, ``free`` (read-only numpy bool mask per
-    GPU), ``n_free``, ``pending`` (the pending :class:`Job` objects in (submit, id) order, an
+    GPU), ``holders`` (running jobs per GPU), ``n_free``, ``pending`` (the pending :class:`Job` objects in (submit, id) order, an
     iterable with ``len``), ``running`` (job id -> :class:`Running`), ``completed`` and
     ``unschedulable`` (sets of job ids, live views). Methods: ``job(id)``, ``history(id)``,
     ``rate(job, gpus)``, ``is_pending(id)``, ``phase(id)``. ``links`` is the
@@ -244,6 +247,11 @@ class SimView:
     @property
     def n_free(self) -> int:
         return self._s.n_free
+
+    @property
+    def holders(self) -> np.ndarray:
+        """Running jobs per GPU (read-only numpy int array; above 1 only under time sharing)."""
+        return self._s.holders_ro
 
     @property
     def pending(self):

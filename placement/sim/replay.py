@@ -28,6 +28,12 @@ It rebuilds GPU occupancy and each job's work from the log alone, with its own b
   job then progresses at its placement's rate times that factor. Whether the factor is the
   link model's is the check :func:`placement.sim.link_check.link_factor_check`.
 
+Time sharing (a log whose start rows say ``share=``; :mod:`placement.sim.engine`): a start with
+``share=h`` may use GPUs other running jobs hold and progresses at its placement's rate over
+``h``; after all rows at one instant, every running job whose GPUs' holders changed must
+progress at its placement's rate over the most holders of any of its GPUs, as this check counts
+them from the log (``share``: a start's ``share=``, or a missing or wrong ``rate`` row).
+
 Goodput jobs (``perf`` with a ``segment`` method, :class:`placement.sim.goodput.GoodputPerf`):
 a start may use any number of GPUs (its ``workers=``), its rate is the row's ``rate=`` and
 progress begins ``delay=`` seconds after it; a ``rate`` row sets the logged ``rate=`` times its
@@ -81,6 +87,9 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
     run: dict[str, tuple] = {}           # id -> (gpus, segment start time, rate, perf rate)
     out: list[str] = []
     extra = 0
+    sharing = any(r.event == "start" and "share=" in r.extra for r in rows)
+    holders: dict[int, set[str]] = {}    # time sharing: the running jobs on each GPU
+    dirty: set[str] = set()              # time sharing: jobs whose share may have changed
 
     def bad(msg: str) -> None:
         nonlocal extra
@@ -89,9 +98,23 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
         else:
             extra += 1
 
+    def shares(at: float) -> None:
+        """Time sharing: each job touched at ``at`` runs at its rate over its GPUs' most holders."""
+        for jid in sorted(dirty):
+            if jid not in run:
+                continue
+            g, _t0, rate, base = run[jid]
+            h = max(len(holders.get(x, ())) for x in g)
+            if not abs(rate * h - base) <= REL_TOL * 10 * base:
+                bad(f"share: job {jid} at {at!r} progresses at {rate!r}; its GPUs' most holders, {h}, "
+                    f"give {base / h!r}")
+        dirty.clear()
+
     last_t = -math.inf
     for i, r in enumerate(rows):
         where = f"row {i + 1} ({r.event} {r.job} at {r.time!r})"
+        if sharing and r.time > last_t and dirty:
+            shares(last_t)
         if r.time < last_t:
             bad(f"order: {where} goes back in time from {last_t!r}")
         last_t = max(last_t, r.time)
@@ -134,9 +157,12 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                     + ("" if workers is None else f" (elastic: {r.extra!r})"))
             if job.gpu_type is not None and any(str(cluster.gpu_type[x]) != job.gpu_type for x in g):
                 bad(f"gpu-type: {where} uses GPUs not of type {job.gpu_type!r}")
+            share = extra_value(r.extra, "share") if sharing else None
             for x in g:
-                if x in owner and owner[x] != r.job:
-                    bad(f"gpu-twice: {where} uses GPU {x} held by job {owner[x]}")
+                other = (sorted(holders.get(x, set()) - {r.job}) if sharing
+                         else [owner[x]] if x in owner and owner[x] != r.job else [])
+                if other and share is None:
+                    bad(f"gpu-twice: {where} uses GPU {x} held by job {other[0]}")
             if not (abs(r.work_done - kept.get(r.job, 0.0)) <= ABS_TOL + REL_TOL * scale):
                 bad(f"work: {where} carries work {r.work_done!r}; the job had kept "
                     f"{kept.get(r.job, 0.0)!r}")
@@ -144,6 +170,10 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 continue
             for x in g:
                 owner.setdefault(x, r.job)
+            if sharing:
+                for x in g:
+                    holders.setdefault(x, set()).add(r.job)
+                    dirty.update(holders[x])
             t0 = r.time
             if goodput:
                 rate, t0 = extra_value(r.extra, "rate") or math.nan, r.time + (extra_value(r.extra, "delay") or 0.0)
@@ -154,7 +184,10 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 rate = perf.rate(job, cluster.tier(list(g)))
             if not goodput and workers is not None and 1 <= len(g) < job.gpus:   # elastic: w of its g workers
                 rate = rate * len(g) / job.gpus
-            run[r.job] = (tuple(g), t0, rate, rate)
+            if share is not None and not (share >= 1 and float(share).is_integer()):
+                bad(f"share: {where} says share={share!r}, not a whole number of holders")
+                share = None
+            run[r.job] = (tuple(g), t0, rate / (share or 1), rate)
             began[r.job] = kept.get(r.job, 0.0)
             status[r.job] = "running"
         elif r.event in ("rate", "shift"):
@@ -183,6 +216,8 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 bad(f"rate: {where} has no positive rate= ({r.extra!r})")
                 new = base
             run[r.job] = (g, max(r.time, t0) if goodput else r.time, new, base)   # goodput: after a restart delay
+            if sharing:
+                dirty.add(r.job)
         elif r.event in ("preempt", "finish"):
             if st != "running":
                 bad(f"state: {where} for a job that is {st or 'not submitted'}")
@@ -193,6 +228,9 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
             for x in g:
                 if owner.get(x) == r.job:
                     del owner[x]
+                if sharing and r.job in holders.get(x, ()):
+                    holders[x].discard(r.job)
+                    dirty.update(holders[x])
             possible = kept[r.job] + rate * max(0.0, r.time - t0)
             if r.event == "preempt":
                 if not _close_le(r.work_done, min(possible, job.duration), scale):
@@ -211,6 +249,8 @@ def replay_check(trace: Trace, cluster: Cluster, log: EventLog | Iterable[LogRow
                 status[r.job] = "finished"
         else:
             bad(f"unknown: {where} has an unknown event kind")
+    if sharing and dirty:
+        shares(last_t)
     for j in trace.jobs:
         st = status.get(j.id)
         if st is None:
