@@ -193,11 +193,20 @@ def rack_spreads(log, rack) -> list[tuple[str, float, int, int]]:
 def held_gpu_seconds(log, t0: float, t1: float) -> float:
     """Independent oracle of the simulator's utilization over ``[t0, t1]``: the GPU-seconds of
     every attempt (a start to its job's next preempt or finish, or on past the log's end) that
-    fall inside the window, summed attempt by attempt (no step function)."""
+    fall inside the window, summed segment by segment (no step function); a time-shared segment
+    (``share=h`` on its start or rate row) holds ``1/h`` of each of its GPUs."""
+    def share(extra):
+        words = dict(w.split("=", 1) for w in extra.split() if "=" in w)
+        return float(words.get("share", 1))
+
     held, since = 0.0, {}
     for r in log:
         if r.event == "start":
-            since[r.job] = (r.time, len(r.gpus))
+            since[r.job] = (r.time, len(r.gpus) / share(r.extra))
+        elif r.event == "rate" and "share=" in r.extra and r.job in since:
+            a, g = since[r.job]
+            held += g * max(0.0, min(r.time, t1) - max(a, t0))
+            since[r.job] = (r.time, len(r.gpus) / share(r.extra))
         elif r.event in ("preempt", "finish") and r.job in since:
             a, g = since.pop(r.job)
             held += g * max(0.0, min(r.time, t1) - max(a, t0))

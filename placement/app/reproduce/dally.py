@@ -11,14 +11,17 @@ Set-up, as the paper sets it (§5.1) and where ours differs
     limits 3,250 / 7,200 GPU-s; and ``tiresias-strict``, the paper's "strict consolidation").
     The queue limits are not scaled to our job lengths: neither the Dally paper nor the
     authors' simulator states a rule that would, so the regime map varies them (x 1 to x
-    1000). Gandiva in four forms: ``gandiva``, §5.1.3's reading (migration to a better tier
+    1000). Gandiva in five forms: ``gandiva``, §5.1.3's reading (migration to a better tier
     "whenever resources become available") with the Gandiva paper's time slicing by
     suspend-resume of same-size jobs (its depth ``max_share`` fitted, :mod:`.dally_calibrate`)
     and random placement; ``gandiva-lowest``: the same on the lowest-numbered free GPUs;
     ``gandiva-introspective``: the Gandiva paper's introspective migration rule;
-    ``gandiva-none``: no migration, no time slicing, a bound. Claims against "Gandiva" use the
-    placement whose medians fit Gandiva's Table 2-3 targets better (its choice is fitted,
-    ``choices.csv``).
+    ``gandiva-none``: no migration, no time slicing, a bound; ``gandiva-osdi18``: Gandiva as
+    OSDI'18 describes it, every job admitted at once and time-sliced as a fluid share
+    (:mod:`placement.solvers.online.gandiva_fluid`; section "Gandiva in its OSDI'18 form" shows
+    Tiresias's median over its median per seed and over other workload shapes). Claims against
+    "Gandiva" use the form and placement (random, lowest-numbered, OSDI'18) whose medians fit
+    Gandiva's Table 2 targets best (the choice is fitted, ``choices.csv``).
     Workload: the paper samples SenseTime's Helios trace through Lucid's pipeline, not public in
     job form, and publishes no job length, GPU count or rate. We draw jobs
     (:func:`placement.sim.dally_workload.fitted_trace`: 1 to 64 GPUs, log-normal ideal
@@ -91,10 +94,13 @@ RUNS: dict[str, tuple[str, dict[str, Any]]] = {
     "gandiva-lowest": ("gandiva", {**GANDIVA_PAPER, "placement": "lowest"}),
     "gandiva-introspective": ("gandiva", {**GANDIVA_PAPER, "migration": "introspective"}),
     "gandiva-none": ("gandiva", {"migration": "none"}),
+    "gandiva-osdi18": ("gandiva-osdi18", {}),
 }
 POLICIES = tuple(RUNS)
 BASELINES = ("tiresias", "tiresias-strict", "gandiva", "gandiva-lowest", "gandiva-introspective", "gandiva-none",
-             "dally-manual")
+             "gandiva-osdi18", "dally-manual")
+# the Gandiva forms the claims' Gandiva is fitted from (loss on Gandiva's Table 2 targets)
+GANDIVA_FITTED = ("gandiva", "gandiva-lowest", "gandiva-osdi18")
 WORKLOADS = {"paper": "the paper's regime (drawn from its statistics; claims judged here)",
              "philly": "Philly's own mix (second view)"}
 
@@ -138,7 +144,7 @@ _MAKESPAN = ("the last few jobs set it: a long job started late, or one job slow
 _WAIT = ("Dally's timers hold jobs for a better tier while Tiresias (its authors' reading) starts low-skew jobs at "
          "once on any tier: Dally trades waiting for communication overhead")
 _GANDIVA = ("Gandiva as §5.1.3 reads it (migration whenever GPUs free up) with the Gandiva paper's time slicing at "
-            "the fitted depth, placement fitted on its baseline targets; section 'Gandiva in four forms'")
+            "the fitted depth, placement fitted on its baseline targets; section 'Gandiva in five forms'")
 _SWEEP = "one value per (rack count, seed): the paper's range spans its rack counts"
 JUDGED: dict[str, tuple[str, str, str, Any, str]] = {
     "makespan-tiresias": ("makespan_s", "tiresias", "batch", "best", _MAKESPAN),
@@ -333,17 +339,19 @@ def _base(base: str, gl: str) -> str:
 
 
 def _fit_gandiva_placement(ctx: Context, cfg: Config, d: int, results) -> str:
-    """The Gandiva placement choice (``dally_spec`` "Gandiva placement"), fitted: the run label,
-    random (``gandiva``) or lowest-numbered (``gandiva-lowest``), whose medians over seeds on the
-    detail racks have the lower loss (:func:`.dally_calibrate.loss`) on Gandiva's Table 2 mean
-    and median in the reading the workload is fitted to (:data:`.dally_calibrate.FIT_READING`)."""
+    """The Gandiva form and placement choice (``dally_spec`` "Gandiva placement"), fitted: the
+    run label of :data:`GANDIVA_FITTED` (random ``gandiva``, lowest-numbered ``gandiva-lowest``,
+    or the OSDI'18 form ``gandiva-osdi18``: every job admitted, fluid time slicing) whose medians
+    over seeds on the detail racks have the lowest loss (:func:`.dally_calibrate.loss`) on
+    Gandiva's Table 2 mean and median in the reading the workload is fitted to
+    (:data:`.dally_calibrate.FIT_READING`)."""
     from .dally_calibrate import FIT_READING, loss
     from .dally_spec import GANDIVA_READINGS
 
     median_key = GANDIVA_READINGS[FIT_READING][0]
     targets = (("mean_jct_s", SPEC.by_key["t2.gandiva.mean"].mid), ("median_jct_s", SPEC.by_key[median_key].mid))
     losses = {}
-    for label in ("gandiva", "gandiva-lowest"):
+    for label in GANDIVA_FITTED:
         pairs = []
         for metric, paper in targets:
             sp = spread([results[("paper", d, "batch", s)][label].get(metric) for s in ctx.seeds]) \
@@ -354,11 +362,59 @@ def _fit_gandiva_placement(ctx: Context, cfg: Config, d: int, results) -> str:
     gl = min(losses, key=lambda k: (losses[k], k))
     if all(math.isfinite(v) for v in losses.values()):
         ctx.report_measure("gandiva-placement-loss", [losses["gandiva"] - losses["gandiva-lowest"]])
-    ctx.note(f"Gandiva's placement, fitted on its baseline targets: {'random' if gl == 'gandiva' else 'lowest-numbered'}"
-             f" (loss {losses['gandiva']:.3f} random, {losses['gandiva-lowest']:.3f} lowest: mean |log(ours / paper)| "
-             f"over Table 2's Gandiva mean and median ({FIT_READING}), medians over seeds on {d} racks); every "
-             "Gandiva claim is judged on it.")
+    names = {"gandiva": "random placement", "gandiva-lowest": "lowest-numbered placement",
+             "gandiva-osdi18": "the OSDI'18 form (every job admitted, fluid time slicing)"}
+    ctx.note(f"Gandiva's form and placement, fitted on its baseline targets: {names[gl]} (loss "
+             + ", ".join(f"{losses[k]:.3f} {names[k]}" for k in GANDIVA_FITTED)
+             + f": mean |log(ours / paper)| over Table 2's Gandiva mean and median ({FIT_READING}), medians over "
+             f"seeds on {d} racks); every Gandiva claim is judged on it.")
+    _osdi18_ratio(ctx, d, results)
     return gl
+
+
+def _osdi18_ratio(ctx: Context, d: int, results) -> None:
+    """Tiresias's batch median over Gandiva's in its OSDI'18 form, per seed on the detail racks,
+    both Tiresias readings: a reported measure (Table 2: 707 h / 51 h = 13.9 as printed, 1.39 at
+    510 h), beside the shapes :data:`.dally_calibrate.TRIED_OSDI18` records."""
+    from .dally_calibrate import TRIED_OSDI18
+
+    if ("paper", d, "batch", ctx.seeds[0]) not in results:
+        return
+    lines = ["Gandiva as OSDI'18 describes it (`gandiva-osdi18`: every job admitted at once, time slicing as a "
+             "fluid share, a gang job at 1 / the most holders of its GPUs, slicing on one machine or rack, moves to "
+             "freed GPUs). The review asked whether it makes Gandiva's batch median 5x or more below Tiresias's, "
+             "as Table 2 prints (707 h / 51 h = 13.9x; 1.39x at 510 h). Ours, batch, "
+             f"{d} racks, per seed:", "", "| seed | Tiresias (authors') median | Tiresias strict median | "
+             "OSDI'18 Gandiva median | authors' / OSDI'18 | strict / OSDI'18 |", "|---|---|---|---|---|---|"]
+    ratios: dict[str, list[float | None]] = {"tiresias": [], "tiresias-strict": []}
+    for s in ctx.seeds:
+        r = results[("paper", d, "batch", s)]
+        g = r["gandiva-osdi18"].get("median_jct_s")
+        row = [r[t].get("median_jct_s") for t in ratios]
+        for t, v in zip(ratios, row, strict=True):
+            ratios[t].append(v / g if v and g else None)
+        lines.append(f"| {s} | " + " | ".join("-" if v is None else f"{v / H:,.0f} h" for v in (*row, g)) + " | "
+                     + " | ".join("-" if ratios[t][-1] is None else f"{ratios[t][-1]:.2f}x" for t in ratios) + " |")
+    for t, vals in ratios.items():
+        ctx.report_measure(f"osdi18-median-ratio-{t}", vals)
+    lines += ["", "Other workload shapes (batch, 8 racks, seeds 0-2, job-length median 100 h; "
+              "`dally_calibrate.osdi18_shapes()` reruns them): sigma, share at 16-64 GPUs, share at 1 GPU, then "
+              "the medians over seeds of Tiresias's (authors', strict) and the OSDI'18 Gandiva's median JCT (h) and "
+              "the two ratios.", "", "| sigma | 16-64 GPUs | 1 GPU | Tiresias | strict | OSDI'18 | authors' / OSDI'18 "
+              "| strict / OSDI'18 |", "|---|---|---|---|---|---|---|---|"]
+    for sig, large, single, tm, sm, gm in TRIED_OSDI18:
+        lines.append(f"| {sig:g} | {large:g} | {single:g} | {tm:,.0f} | {sm:,.0f} | {gm:,.0f} | {tm / gm:.2f}x | "
+                     f"{sm / gm:.2f}x |")
+    best = max(TRIED_OSDI18, key=lambda r: r[3] / r[5])
+    lines += ["", f"The largest ratio over these shapes is {best[3] / best[5]:.2f}x (sigma {best[0]:g}, "
+              f"{best[1]:.0%} of jobs at 16-64 GPUs, {best[2]:.0%} at 1 GPU), under the 5x the review expected and "
+              "the printed 13.9x. Processor sharing finishes a job of median length only after every job "
+              "shares its GPUs with it for that long (about a dozen jobs per GPU at time 0 of a 500-job batch on "
+              "512 GPUs), so a low Gandiva median needs most of the work in a few very long jobs; Tiresias's "
+              "2D-LAS already finishes the short jobs first, so its median falls with Gandiva's. An ideal "
+              "cluster-wide processor sharing (no gang constraint, no tiers), the review's probe, is a bound "
+              "on this form, not Gandiva's mechanism."]
+    ctx.section("Gandiva in its OSDI'18 form", "\n".join(lines))
 
 
 def _claim_values(ctx: Context, cfg: Config, d: int, results, rel, key: str, gl: str, metric: str | None = None,
@@ -493,7 +549,7 @@ _FORM_METRICS = (("mean_jct_s", "mean JCT"), ("p95_waiting_s", ">P95 queueing de
 
 
 def _forms(ctx: Context, cfg: Config, d: int, results, rel, gl: str) -> None:
-    """Gandiva in four forms and Tiresias in two: Dally's difference to each, and each form's
+    """Gandiva in five forms and Tiresias in two: Dally's difference to each, and each form's
     absolute values, on the detail case of every workload (``gl``: the fitted placement's form)."""
     from .context import fmt_spread
 
@@ -508,7 +564,7 @@ def _forms(ctx: Context, cfg: Config, d: int, results, rel, gl: str) -> None:
             if (wl, d, kind, ctx.seeds[0]) not in results:
                 continue
             for form in ("tiresias", "tiresias-strict", "gandiva", "gandiva-lowest", "gandiva-introspective",
-                         "gandiva-none"):
+                         "gandiva-none", "gandiva-osdi18"):
                 cells = [fmt_spread([rel(wl, d, kind, s, m, form) for s in ctx.seeds], "%", 100)
                          for m, _lab in _FORM_METRICS]
                 own = [[results[(wl, d, kind, s)][form].get(m) for s in ctx.seeds]
@@ -516,7 +572,7 @@ def _forms(ctx: Context, cfg: Config, d: int, results, rel, gl: str) -> None:
                 lines.append(f"| {wl} | {kind} | {form} | " + " | ".join(cells) + " | "
                              + " | ".join(fmt_spread(v, " h", 1 / H) for v in own[:2]) + " | "
                              + " | ".join(fmt_spread(v) for v in own[2:]) + " |")
-    ctx.section("Gandiva in four forms, Tiresias in two", "\n".join(lines))
+    ctx.section("Gandiva in five forms, Tiresias in two", "\n".join(lines))
 
 
 def _compare_paper_tables(ctx: Context, cfg: Config, d: int, results) -> None:
@@ -902,6 +958,6 @@ def _timer_figure(ctx: Context, cfg: Config) -> None:
 REPRODUCTION = Reproduction(
     name="dally", title="Dally (GPU Cluster Scheduling for Network-Sensitive Deep Learning, arXiv 2024)",
     summary="Figures 6 and 11, Tables 2-3 on a workload fitted to the baselines (jobs of 132 h median) and on "
-            "Philly's mix: Dally vs Tiresias (two readings), Gandiva (four forms), Dally-manual; regime map over job "
+            "Philly's mix: Dally vs Tiresias (two readings), Gandiva (five forms), Dally-manual; regime map over job "
             "sizes, load, Tiresias's queues and the timer clock",
     run=run, seeds=5, quick_seeds=3, spec=SPEC)

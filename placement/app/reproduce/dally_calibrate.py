@@ -76,7 +76,8 @@ import math
 from typing import Any
 
 __all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "FIT_READING", "TIRESIAS_FIT", "SEARCH", "TRIED_510", "TRIED",
-           "TRIED_RANDOM", "TRIED_POISSON", "record", "search", "balance", "loss", "paper_value"]
+           "TRIED_RANDOM", "TRIED_POISSON", "TRIED_OSDI18", "record", "search", "balance", "loss", "paper_value",
+           "osdi18_shapes"]
 
 H = 3600.0
 GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted on the earlier workload, TRIED)
@@ -146,6 +147,48 @@ TRIED_RANDOM = ((2.5, 2.5, 0.6, 0.1, 1, 183, 1168, 208, 2375), (4, 2.5, 0.6, 0.1
 TRIED_POISSON = ((4, 1, 8, 364, 14, 327), (4, 1.5, 8, 302, 15, 366), (4, 2, 8, 330, 16, 360), (4, 3, 9, 544, 29, 428),
                  (4, 5, 17, 691, 26, 555), (4, 10, 13, 1633, 23, 759), (4, 25, 18, 2372, 29, 929),
                  (4, 5, 17, 691, 41, 2542), (4, 10, 13, 1633, 39, 2318), (2.5, 10, 8, 892, 23, 1449))
+
+
+# Gandiva in its OSDI'18 form (gandiva-osdi18) beside Tiresias, batch, 8 racks, job-length median 100 h,
+# medians over seeds 0-2 (hours): sigma, share at 16-64 GPUs, share at 1 GPU, then the median JCT of
+# Tiresias (authors' reading), Tiresias strict and the OSDI'18 Gandiva. From osdi18_shapes().
+TRIED_OSDI18 = (
+    (0.6, 0.3, 0.1, 549, 563, 1432),
+    (0.6, 0.3, 0.4, 254, 416, 1289),
+    (0.6, 0.6, 0.1, 2283, 1259, 2631),
+    (0.6, 0.6, 0.4, 694, 891, 2389),
+    (1.5, 0.3, 0.1, 908, 791, 1395),
+    (1.5, 0.3, 0.4, 368, 530, 1233),
+    (1.5, 0.6, 0.1, 3392, 1880, 2582),
+    (1.5, 0.6, 0.4, 1205, 1519, 2367),
+    (2.5, 0.3, 0.1, 1668, 963, 1355),
+    (2.5, 0.3, 0.4, 592, 803, 1185),
+    (2.5, 0.6, 0.1, 7635, 5098, 2479),
+    (2.5, 0.6, 0.4, 3403, 3119, 2295),
+    (3.0, 0.3, 0.1, 2314, 1749, 1354),
+    (3.0, 0.3, 0.4, 831, 706, 1165),
+    (3.0, 0.6, 0.1, 10846, 6409, 2416),
+    (3.0, 0.6, 0.4, 4893, 3975, 2140),
+)
+
+
+def osdi18_shapes(sigmas=(0.6, 1.5, 2.5, 3.0), larges=(0.3, 0.6), singles=(0.1, 0.4), seeds=(0, 1, 2),
+                  racks: int = 8, echo=print) -> list[tuple]:
+    """The rows of :data:`TRIED_OSDI18`: every shape at a 100 h job-length median on ``seeds``."""
+    import statistics
+
+    from placement.sim.dally_workload import fitted_trace
+
+    forms = {"tiresias": ("tiresias", {}), "strict": ("tiresias", {"consolidation": "wait"}),
+             "osdi18": ("gandiva-osdi18", {})}
+    rows = []
+    for sig, large, single in itertools.product(sigmas, larges, singles):
+        got = [_measure(fitted_trace("batch", seed=s, median_h=100.0, sigma=sig, share_large=large,
+                                     share_single=single, gpus=64 * racks), racks, forms) for s in seeds]
+        med = [round(statistics.median(g[p]["median"] for g in got) / H) for p in forms]
+        rows.append((sig, large, single, *med))
+        echo(rows[-1])
+    return rows
 
 
 def paper_value(policy: str, kind: str, stat: str) -> float:
