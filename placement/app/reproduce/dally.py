@@ -411,9 +411,9 @@ def _osdi18_ratio(ctx: Context, d: int, results) -> None:
               "the printed 13.9x. Processor sharing finishes a job of median length only after every job "
               "shares its GPUs with it for that long (about a dozen jobs per GPU at time 0 of a 500-job batch on "
               "512 GPUs), so a low Gandiva median needs most of the work in a few very long jobs; Tiresias's "
-              "2D-LAS already finishes the short jobs first, so its median falls with Gandiva's. An ideal "
-              "cluster-wide processor sharing (no gang constraint, no tiers), the review's probe, is a bound "
-              "on this form, not Gandiva's mechanism."]
+              "2D-LAS already finishes the short jobs first, so its median falls with Gandiva's. The review's "
+              "probe, an ideal cluster-wide processor sharing (no gang constraint, no tiers, no affinity), is "
+              "another model than Gandiva's slicing on GPU sets, and not run here."]
     ctx.section("Gandiva in its OSDI'18 form", "\n".join(lines))
 
 
