@@ -39,6 +39,12 @@ Low-priority jobs (§3.3 "Allocating low-priority cells"; as the reference sched
     physical cluster's free GPUs instead. The reference's weighted max-min fairness across
     tenants' low-priority jobs is not modelled: the VCs' queues are visited by their oldest
     waiting job.
+Soft affinity (option ``soft``: job ids; §5.2, Figure 9)
+    HiveD reserves cells, so a guaranteed job always gets its affinity from its VC's cells and is
+    placed as any other ("HiveD reserves cells to achieve sharing safety and avoids the complex
+    tradeoff altogether"); a soft job relaxes only when it runs as a low-priority job and
+    :func:`scavenge_place` finds no node with room for its pods: it then takes any idle GPUs
+    (:func:`~placement.solvers.online.tenants.spread_place`), at the same speed.
 Sharing safety
     :func:`sharing_safety_check` (a ``replay_check`` hook) rebuilds every VC's logical state
     from the log alone and reports each time a waiting job of a VC could have had a free
@@ -57,9 +63,11 @@ from placement.solvers.online.tenants import (
     AssignmentOption,
     Order,
     Queues,
+    SoftOption,
     as_assignment,
     check_cluster,
     check_order,
+    spread_place,
 )
 
 from placement.errors import InstanceError
@@ -216,7 +224,7 @@ class HiveD(Policy):
     Module doc. Options: ``assignment`` (VCAssignment or
     mapping tenant -> cells per level; ``placement simulate`` fits one to the Philly trace
     for the cluster when it is not given, multi-level cells unless ``levels="node"``),
-    ``order`` ("fifo" | "tiresias")."""
+    ``order`` ("fifo" | "tiresias"), ``soft`` (ids of the jobs whose affinity is soft)."""
 
     name = "hived"
     binding = "dynamic"
@@ -225,10 +233,11 @@ class HiveD(Policy):
 
     pick = "fewest-low"   # which free physical cell a binding takes (static binding: an option)
 
-    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo", soft: SoftOption = ()):
         self.assignment_arg, self.order = assignment, check_order(order)
+        self.soft = frozenset(soft)
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
-                  "binds": 0, "releases": 0, "calls": 0, "low_starts_in_bound_cells": 0}
+                  "binds": 0, "releases": 0, "calls": 0, "low_starts_in_bound_cells": 0, "relaxed_starts": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant
         self.guaranteed_ever: set[str] = set()  # jobs started guaranteed (for fragmentation measures)
         self.high_runs: set[tuple[str, float]] = set()  # (job, start time) of each guaranteed run
@@ -345,6 +354,10 @@ class HiveD(Policy):
         rule for dynamic and static binding; recorded in the allocator (its G view binds cells
         with fewer low-priority GPUs first)."""
         gpus = scavenge_place(free, self.low_owner >= 0, self.g_mask, job.gpus)
+        if gpus is None and job.id in self.soft:
+            gpus = spread_place(free, job.gpus)
+            if gpus is not None:
+                self.n["relaxed_starts"] += 1
         if gpus is None:
             return None
         if self._in_bound_cell(gpus):
@@ -445,7 +458,7 @@ class HiveD(Policy):
                 break
             low_started = []
             for job in self.queues.ordered(view, t, self.order):
-                if job.gpus > n_free or min(job.gpus, G[hv.K]) > node_free:
+                if job.gpus > n_free or (min(job.gpus, G[hv.K]) > node_free and job.id not in self.soft):
                     break  # its largest pod fits no node: scavenge_place would fail
                 gpus = self._start_low(view, job, free)
                 if gpus is None:
@@ -491,8 +504,8 @@ class HiveDStatic(HiveD):
     binding = "static"
 
     def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo",
-                 pick: Literal["fewest-low", "lowest"] = "fewest-low"):
-        super().__init__(assignment, order)
+                 pick: Literal["fewest-low", "lowest"] = "fewest-low", soft: SoftOption = ()):
+        super().__init__(assignment, order, soft)
         if pick not in ("fewest-low", "lowest"):
             raise InstanceError("pick", f"must be 'fewest-low' or 'lowest', not {pick!r}")
         self.pick = pick

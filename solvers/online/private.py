@@ -4,7 +4,10 @@ Each tenant's VC cells (``placement.models.hived_vc.VCAssignment``; given as dat
 cells to the Philly trace when none is given) are bound once to physical cells by :class:`placement.solvers.buddy.BuddyAllocator` and the
 tenant runs only there, with no sharing and no preemption. Jobs per tenant in order (FIFO, or
 ``order="tiresias"``), every job that fits starts; placement with GPU affinity, best fit
-(:func:`placement.sim.placement.affinity_place`). This is the yardstick of Figure 7.
+(:func:`placement.sim.placement.affinity_place`). This is the yardstick of Figure 7. A job whose
+affinity is soft (option ``soft``: job ids; HiveD §5.2, Figure 9) takes any of its tenant's free
+GPUs when no placement with affinity exists (:func:`~placement.solvers.online.tenants.spread_place`),
+at the same speed.
 """
 
 from __future__ import annotations
@@ -12,7 +15,15 @@ from __future__ import annotations
 import numpy as np
 from placement.models import hived_vc as hv
 from placement.solvers.buddy import BuddyAllocator
-from placement.solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
+from placement.solvers.online.tenants import (
+    AssignmentOption,
+    Order,
+    Queues,
+    SoftOption,
+    check_order,
+    quotas,
+    spread_place,
+)
 
 from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Start
@@ -23,15 +34,17 @@ __all__ = ["Private"]
 class Private(Policy):
     """Private clusters: each tenant alone on its own bound cells (HiveD §5.1's yardstick).
 
-    Options: ``assignment`` (node-level cells fitted by ``placement simulate`` when not given), ``order``."""
+    Options: ``assignment`` (node-level cells fitted by ``placement simulate`` when not given), ``order``,
+    ``soft`` (ids of the jobs whose affinity is soft)."""
 
     name = "private"
 
     needs = {"assignment": "vc-assignment"}
     fit_levels = "node"
 
-    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo", soft: SoftOption = ()):
         self.assignment_arg, self.order = assignment, check_order(order)
+        self.soft = frozenset(soft)
         self.n = {"starts": 0, "calls": 0}
         self.guaranteed_ever: set[str] = set()  # every job (all are high priority here)
         self.queues = Queues()
@@ -65,9 +78,12 @@ class Private(Policy):
             for job in self.queues.ordered(view, t, self.order):
                 if n_usable == 0 or fail == 1:
                     break
-                if job.gpus >= fail or job.gpus > n_usable:
+                soft = job.id in self.soft
+                if (job.gpus >= fail and not soft) or job.gpus > n_usable:
                     continue
-                gpus = affinity_place(view.cluster, usable, job.gpus)
+                gpus = affinity_place(view.cluster, usable, job.gpus) if job.gpus < fail else None
+                if gpus is None and soft:
+                    gpus = spread_place(usable, job.gpus)
                 if gpus is None:
                     fail = job.gpus
                     continue

@@ -19,13 +19,26 @@ in order (FIFO, or ``order="tiresias"``: least attained GPU-service first).
 - A job beyond its quota runs as a preemptible low-priority job on idle GPUs (same affinity
   rule, best fit), after all high-priority starts; per tenant the first that fails blocks the
   rest.
+- Soft affinity (option ``soft``: job ids; HiveD §5.2, Figure 9): such a job relaxes its affinity
+  when it cannot be satisfied, at the same speed. A within-quota one that finds no placement
+  with affinity (preemption included) takes any GPUs (:func:`~placement.solvers.online.tenants.spread_place`:
+  idle ones first, then low-priority ones, whose jobs are preempted); a low-priority one takes
+  any idle GPUs. A hard job's failure then no longer stops the tenant's larger soft jobs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from placement.models import hived_vc as hv
-from placement.solvers.online.tenants import AssignmentOption, Order, Queues, check_order, quotas
+from placement.solvers.online.tenants import (
+    AssignmentOption,
+    Order,
+    Queues,
+    SoftOption,
+    check_order,
+    quotas,
+    spread_place,
+)
 
 from placement.sim.placement import affinity_place
 from placement.sim.policy import Policy, Preempt, Start, Timer
@@ -39,7 +52,8 @@ class QuotaSharing(Policy):
     """Quota sharing, within-quota jobs on the node with the fewest low-priority GPUs (HiveD §3.3's rule).
 
     Module doc. Options: ``assignment`` (``placement simulate``
-    fits one with node-level cells when it is not given), ``order`` ("fifo" | "tiresias")."""
+    fits one with node-level cells when it is not given), ``order`` ("fifo" | "tiresias"),
+    ``soft`` (ids of the jobs whose affinity is soft)."""
 
     name = "quota"
     rule = "fewest-low"
@@ -47,8 +61,9 @@ class QuotaSharing(Policy):
     needs = {"assignment": "vc-assignment"}
     fit_levels = "node"
 
-    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo"):
+    def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo", soft: SoftOption = ()):
         self.assignment_arg, self.order = assignment, check_order(order)
+        self.soft = frozenset(soft)
         self.used: dict[str, int] = {}
         self.high: dict[str, str] = {}
         self.low: dict[str, tuple[int, ...]] = {}
@@ -56,7 +71,7 @@ class QuotaSharing(Policy):
         self.high_runs: set[tuple[str, float]] = set()  # (job, start time) of each within-quota run
         self.queues = Queues()
         self.n = {"high_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
-                  "affinity_waits": 0, "calls": 0}
+                  "affinity_waits": 0, "relaxed_starts": 0, "calls": 0}
 
     def setup(self, view, seed):
         self.assign, self.quota = quotas(self.assignment_arg, view.cluster)
@@ -123,18 +138,26 @@ class QuotaSharing(Policy):
         tenants = self.queues.tenants()
         for t in tenants:
             fail = 1 << 30  # smallest GPU number without affinity now: larger jobs fail too
+            fail_soft = 1 << 30  # smallest GPU number without any GPUs now (soft affinity)
             started = []
             smallest = self.queues.min_gpus(t)   # no pending job of the tenant is smaller
             for job in self.queues.ordered(view, t, self.order):
                 left = self.quota.get(t, 0) - self.used.get(t, 0)
-                if left < smallest or fail <= smallest:
+                if left < smallest or (fail <= smallest and not self.soft) or fail_soft <= smallest:
                     break
-                if job.gpus > left or job.gpus >= fail:
+                soft = job.id in self.soft
+                if job.gpus > left or job.gpus >= (fail_soft if soft else fail):
                     continue  # beyond quota (low priority, below) or no affinity for its size
-                gpus = self._place_high(view.cluster, free, job.gpus)
+                gpus = self._place_high(view.cluster, free, job.gpus) if job.gpus < fail else None
+                if gpus is None and soft:
+                    gpus = spread_place(free | self.low_mask, job.gpus, self.low_mask)
+                    if gpus is not None:
+                        self.n["relaxed_starts"] += 1
                 if gpus is None:
                     self.n["affinity_waits"] += 1
-                    fail = job.gpus
+                    fail = min(fail, job.gpus)
+                    if soft:
+                        fail_soft = job.gpus
                     continue  # within quota, no affinity: waits (the anomaly)
                 victims = sorted({self.owner[g] for g in gpus if self.low_mask[g]})
                 for v in victims:
@@ -171,6 +194,9 @@ class QuotaSharing(Policy):
                 if self.used.get(t, 0) + job.gpus <= self.quota.get(t, 0):
                     continue  # within quota: waits for affinity as high priority
                 gpus = affinity_place(view.cluster, free, job.gpus) if job.gpus <= n_free else None
+                if gpus is None and job.id in self.soft and job.gpus <= n_free:
+                    gpus = spread_place(free, job.gpus)
+                    self.n["relaxed_starts"] += 1
                 if gpus is None:
                     break
                 n_free -= job.gpus

@@ -12,7 +12,8 @@ quota
 Contents: :func:`table1_assignment` (HiveD Table 1's production quotas mapped onto a trace's
 tenants), :func:`fit_assignment` (the exact VC fit of :mod:`placement.models.hived_vc` to a list of
 jobs), :func:`check_cluster`, :func:`as_assignment`, :func:`quotas`, :func:`check_order`,
-:class:`Queues` (per-tenant pending jobs), :func:`order_jobs`.
+:class:`Queues` (per-tenant pending jobs), :func:`order_jobs`, :func:`spread_place` (GPUs without
+affinity, for a job whose affinity is soft: HiveD §5.2, Figure 9).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from placement.errors import InstanceError
 from placement.options import NonNegInt
 
 __all__ = ["AssignmentOption", "Order", "fit_assignment", "table1_assignment", "oversize_jobs", "check_cluster", "check_job_type", "as_assignment", "check_assignment", "quotas", "check_order", "Queues", "order_jobs",
-           "ORDERS"]
+           "ORDERS", "spread_place", "SoftOption"]
 
 G = hv.LEVEL_GPUS
 ORDERS = ("fifo", "tiresias")
@@ -37,6 +38,28 @@ ORDERS = ("fifo", "tiresias")
 Cells = tuple[NonNegInt, NonNegInt, NonNegInt, NonNegInt]
 AssignmentOption = Mapping[str, Cells] | hv.VCAssignment | None
 Order = Literal["fifo", "tiresias"]
+# Ids of the jobs whose GPU affinity is soft (HiveD §5.2, Figure 9): relaxed when it cannot be
+# satisfied, at the same training speed (the paper's most optimistic assumption).
+SoftOption = tuple[str, ...]
+
+
+def spread_place(usable: np.ndarray, gpus: int, cost: np.ndarray | None = None) -> tuple[int, ...] | None:
+    """Any ``gpus`` GPUs of the ``usable`` mask, without affinity (a job whose affinity is soft,
+    relaxed because it cannot be satisfied: HiveD §5.2, Figure 9): idle GPUs (not in ``cost``)
+    before costly ones, and within each, the 8-GPU nodes with the most such GPUs first (the
+    fewest nodes), then node index, lowest GPUs first. ``None`` when fewer are usable."""
+    if int(usable.sum()) < gpus:
+        return None
+    out: list[int] = []
+    masks = [usable] if cost is None else [usable & ~cost, usable & cost]
+    for m in masks:
+        per = m.reshape(-1, G[hv.K]).sum(axis=1)
+        for node in np.lexsort((np.arange(per.size), -per)):
+            if len(out) == gpus or per[node] == 0:
+                break
+            ids = np.flatnonzero(m[node * G[hv.K]:(node + 1) * G[hv.K]])[:gpus - len(out)] + node * G[hv.K]
+            out.extend(int(x) for x in ids)
+    return tuple(sorted(out))
 
 
 def fit_assignment(jobs, n_nodes: int, levels: str = "multi", name: str = "the trace") -> hv.VCAssignment:
