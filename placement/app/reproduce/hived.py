@@ -103,7 +103,19 @@ from .hived_setup import (
     anomaly_tenant,
     tenant_comparison,
 )
-from .hived_spec import FRAG_PRECONDITION, LOAD_KNOB, QUOTA_PRECONDITION, SPEC
+from .hived_shapes import fig8_values, fig9_values
+from .hived_spec import (
+    BASE_ANOMALY,
+    FIG8_CLAIMS,
+    FIG8_STEPS,
+    FIG9_FRACTIONS,
+    FRAG_DROP,
+    FRAG_PRECONDITION,
+    LOAD_KNOB,
+    QUOTA_PRECONDITION,
+    SPEC,
+    WORKLOAD_FRAG,
+)
 
 __all__ = ["REPRODUCTION", "Config", "FULL", "QUICK", "run", "SCHEMES"]
 
@@ -261,8 +273,9 @@ def _private_inst(inst, assignment):
 
 
 def _scheme_run(ctx: Context, inst, window, w0: float, w1: float, scheme: str, assignment, seed: int,
-                name: str, keep_log: bool = True) -> dict[str, Any]:
-    """One scheme's run; ``window`` holds the jobs its delays are measured on (the comparable ones)."""
+                name: str, keep_log: bool = True, options: dict | None = None) -> dict[str, Any]:
+    """One scheme's run; ``window`` holds the jobs its delays are measured on (the comparable ones);
+    ``options``: more policy options (Figure 9's ``soft`` job ids)."""
     from placement.sim.replay import guarantee_check
     from placement.solvers.online.hived import sharing_safety_check
 
@@ -276,7 +289,7 @@ def _scheme_run(ctx: Context, inst, window, w0: float, w1: float, scheme: str, a
     if scheme == "private":
         inst = _private_inst(inst, assignment)
     res, _rows, _summ = ctx.simulate(inst, pol_name, seed, name,
-                                     options={"assignment": assignment, **SCHEME_OPTIONS.get(scheme, {})},
+                                     options={"assignment": assignment, **SCHEME_OPTIONS.get(scheme, {}), **(options or {})},
                                      keep_log=keep_log, checks=checks)
     pol = ctx.last_policy
     high = set(getattr(pol, "high_runs", set()))
@@ -474,6 +487,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
                 ctx.row(run=name, seed=seed, nodes=d_assign.n_nodes, scale=k, view=main, scheme="yarn-cs", tenant=t,
                         delay_s=d, variant="without prod-a")
             r["log"] = None
+        if main == "table1" and (cfg.fig89_seeds is None or ctx.seeds.index(seed) < cfg.fig89_seeds):
+            p["fig8"] = _fig8(ctx, cfg, p, trace, v["assign"], w0, w1)
+            p["fig9"] = _fig9(ctx, cfg, p, trace, v, w0, w1)
         if "fitted" in p["views"]:
             p["runs_fitted"] = p["views"]["fitted"]["runs"]
         free_inst = _inst(trace, n, None)
@@ -663,6 +679,88 @@ def decommission(trace, a, tenant: str):
             hv.VCAssignment(a.n_nodes - gone[-1], cells))
 
 
+def _tenants_of(rows) -> set[str]:
+    """The trace tenants identified as the Table 1 ``rows`` (:func:`.hived_quotas.philly_mapping`)."""
+    return {t for t, r in philly_mapping()[0].items() if r in rows}
+
+
+def _fig8(ctx: Context, cfg: Config, p: dict[str, Any], trace, a, w0: float, w1: float) -> dict[str, Any]:
+    """§5.2's Figure 8 on one seed: the trace reshaped (:func:`.hived_shapes.reshape`) at each step
+    of :data:`.hived_spec.FIG8_STEPS` (the rows in the 8-GPU group), under Table 1's quotas of the
+    original trace (``a``), YARN-CS and HiveD at every step, the private clusters once (res-f is
+    in the 8-GPU group at every step, so its private cluster runs the same jobs). Per step: the
+    window's workload fragmentation and both schemes' runs."""
+    from placement.sim.trace import Trace
+
+    from .hived_shapes import reshape, workload_fragmentation
+
+    seed, n = p["seed"], p["nodes"]
+    out: dict[str, Any] = {"steps": []}
+    for i, rows in enumerate(FIG8_STEPS):
+        big = _tenants_of(rows)
+        jobs = reshape(trace.jobs, big, seed)
+        t = Trace(trace.name + f"-fig8-{i}", jobs, trace.provenance + "; reshaped (HiveD §5.2, Figure 8): 8-GPU "
+                  f"jobs for {', '.join(rows)} ({', '.join(sorted(big))}), 1-GPU jobs for every other tenant")
+        window = [j for j in jobs if w0 <= j.submit < w1]
+        cmp_jobs = comparable(window, a)
+        inst = _inst(t, n, cfg.checkpoint_s)
+        step: dict[str, Any] = {"rows": rows, "tenants": sorted(big), "frag": workload_fragmentation(window),
+                                "jobs": len(window)}
+        schemes = ("private", "yarn-cs", "hived") if i == 0 else ("yarn-cs", "hived")
+        for scheme in schemes:
+            name = f"s{seed}-fig8-step{i}-{scheme}" if scheme != "private" else f"s{seed}-fig8-private"
+            r = _scheme_run(ctx, inst, cmp_jobs, w0, w1, scheme, a, seed, name)
+            if scheme.startswith("hived") and i == 0:   # later steps reshape other tenants than private's
+                p["examined"] += examine(name, "table1", n, r, out["private"], cmp_jobs, r["broken"])
+            r["log"] = None
+            if scheme == "private":
+                out["private"] = r
+            else:
+                step[scheme] = r
+            variant = f"fig8 step {i}: 8-GPU group {' + '.join(rows)}"
+            _row(ctx, r, run=name, seed=seed, nodes=n, scale=p["scale"], view="table1", scheme=scheme,
+                 variant=variant, window_jobs=len(window), compared_jobs=len(cmp_jobs),
+                 workload_fragmentation=step["frag"])
+            for tn, d in r["delays"].items():
+                ctx.row(run=name, seed=seed, nodes=n, scale=p["scale"], view="table1", scheme=scheme, tenant=tn,
+                        delay_s=d, variant=variant)
+        out["steps"].append(step)
+    return out
+
+
+def _fig9(ctx: Context, cfg: Config, p: dict[str, Any], trace, v: dict[str, Any], w0: float, w1: float
+          ) -> dict[float, dict[str, Any]]:
+    """§5.2's Figure 9 on one seed: at each fraction of :data:`.hived_spec.FIG9_FRACTIONS`, that
+    share of the trace's multi-GPU jobs soft (:func:`.hived_shapes.relax`, nested), the private
+    clusters, YARN-CS and HiveD on the seed's trace and Table 1 quotas (the same jobs soft in
+    each; option ``soft``)."""
+    from .hived_shapes import relax
+
+    seed, n = p["seed"], p["nodes"]
+    inst = _inst(trace, n, cfg.checkpoint_s)
+    multi = sum(j.gpus > 1 for j in trace.jobs)
+    out: dict[float, dict[str, Any]] = {}
+    for f in FIG9_FRACTIONS:
+        soft = relax(trace.jobs, f, seed)
+        runs: dict[str, Any] = {"soft": len(soft), "multi": multi}
+        for scheme in ("private", "yarn-cs", "hived"):
+            name = f"s{seed}-fig9-{round(100 * f)}-{scheme}"
+            r = runs[scheme] = _scheme_run(ctx, inst, v["cmp"], w0, w1, scheme, v["assign"], seed, name,
+                                           options={"soft": soft})
+            r["relaxed_starts"] = ctx.last_policy.n.get("relaxed_starts")
+            if scheme.startswith("hived"):
+                p["examined"] += examine(name, "table1", n, r, runs["private"], v["cmp"], r["broken"])
+            r["log"] = None
+            variant = f"fig9 {round(100 * f)}% soft"
+            _row(ctx, r, run=name, seed=seed, nodes=n, scale=p["scale"], view="table1", scheme=scheme,
+                 variant=variant, soft_jobs=len(soft), multi_gpu_jobs=multi, relaxed_starts=r["relaxed_starts"])
+            for tn, d in r["delays"].items():
+                ctx.row(run=name, seed=seed, nodes=n, scale=p["scale"], view="table1", scheme=scheme, tenant=tn,
+                        delay_s=d, variant=variant)
+        out[f] = runs
+    return out
+
+
 def demand_over_quota(jobs, a, tenant: str | None, w0: float, w1: float) -> float | None:
     """``tenant``'s offered GPUs (its jobs' GPU-time over the window's length) over its quota's
     GPUs under ``a`` (Figure 7's precondition that prod-a's quota covers its demand: at most 1);
@@ -750,6 +848,32 @@ def _claims(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
               difference=f"res-f = {rf}; prod-a's nodes and jobs removed, the others' quotas kept; res-f's delay "
               "before decommissioning (YARN-CS / private): " + ", ".join(
                   "-" if x is None else f"{x:.2f}x" for x in (tenant_comparison(r)["ratios"].get(rf) for r in runs)))
+    f8 = fig8_values(per_seed)
+    ran8 = [p.get("fig8") is not None for p in per_seed]
+    frag8 = ", ".join(f"step {i}: " + "/".join("-" if x is None else f"{x:.3f}" for x in xs)
+                      for i, xs in enumerate(f8["frag"]))
+    for i, key in enumerate(FIG8_CLAIMS):
+        pre = ({WORKLOAD_FRAG: f8["frag"][0]} if i == 0 else
+               {FRAG_DROP: [None if a is None or b is None else a - b
+                            for a, b in zip(f8["frag"][i - 1], f8["frag"][i], strict=True)]})
+        ctx.judge(key, f8["ratios"][i], measured=pre,
+                  difference=f"res-f = {rf}; seeds run: {sum(ran8)} of {len(ran8)}; workload fragmentation per "
+                  f"step (per seed) {frag8}; Table 1 quotas of the original trace, {cfg.nodes} nodes")
+    ctx.judge("fig8.hived_safe", f8["hived_safe"], measured={BASE_ANOMALY: f8["base"]},
+              difference="the baseline's largest ratio over the steps is the precondition")
+    ctx.judge("fig8.hived_shorter", f8["hived_shorter"], measured={BASE_ANOMALY: f8["base"]})
+    f9 = fig9_values(per_seed)
+    cover9 = [c if p.get("fig9") is not None else None for c, p in zip(cover, per_seed, strict=True)]
+    ctx.judge("fig9.anomaly", f9["ratios"][0.5], measured={QUOTA_PRECONDITION: cover9},
+              difference=f"seeds run: {sum(p.get('fig9') is not None for p in per_seed)} of {len(per_seed)}; "
+              "prod-a's ratio at 25 / 50 / 75% soft per seed: " + "; ".join(
+                  "/".join("-" if f9["ratios"][f][i] is None else f"{f9['ratios'][f][i]:.2f}x" for f in FIG9_FRACTIONS)
+                  for i in range(len(per_seed))))
+    ctx.judge("fig9.hived_safe", f9["hived_safe"], measured={BASE_ANOMALY: f9["base"]},
+              difference="the baseline's largest ratio over the fractions is the precondition")
+    ctx.report_measure("fig9.ratio_25", f9["ratios"][0.25], unit="x")
+    ctx.report_measure("fig9.ratio_75", f9["ratios"][0.75], unit="x")
+    ctx.report_measure("fig9.hived_shorter", f9["hived_shorter"], unit="%", scale=100)
     ctx.report_measure("fig7.worst", [c["worst_quota_ratio"] for c in cmp_], unit="x",
                        difference="worst tenant per seed: " + ", ".join(
                            f"{c['worst_quota_tenant']} ({_row_of(p, c['worst_quota_tenant'])})"
