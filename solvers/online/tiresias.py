@@ -64,7 +64,15 @@ Strict consolidation (``consolidation="wait"``; the Dally paper's reading, §3.4
     option's placement can be checked against a run of it; tests check the rule on hand
     schedules.
 
-Statistics: demotions, promotions, preemptions, skew waits, starts per tier.
+Scheduling rounds (``round_interval``; the Pollux authors' simulator, ``simulator.py``)
+    Default 0: the policy re-plans at every event (an arrival, a finish, a demotion), as the
+    Tiresias authors' simulator does. ``round_interval=R`` > 0: it re-plans only at the times
+    ``k R`` (k = 0, 1, ...), as petuum/adaptdl's ``simulator/simulator.py`` steps every job by 60 s
+    and calls ``TiresiasPolicy.optimize`` once per step: a job arriving between two rounds waits for
+    the next, GPUs a finishing job frees stay idle until then, and demotions (and promotions) are
+    checked at the rounds only. Between rounds the policy only keeps its accounts.
+
+Statistics: demotions, promotions, preemptions, skew waits, starts per tier, rounds.
 """
 
 from __future__ import annotations
@@ -110,6 +118,8 @@ class Tiresias(Policy):
     consolidation : {"preempt", "wait"}
         Whether a high-skew job may preempt for its consolidated placement, or waits for
         one to be free (strict consolidation; module docstring).
+    round_interval : float
+        Seconds between scheduling rounds (0: at every event; module docstring).
     """
 
     name = "tiresias"
@@ -117,7 +127,7 @@ class Tiresias(Policy):
     def __init__(self, queue_limits: tuple[PosFloat, ...] = QUEUE_LIMITS, gpu_time: bool = True,
                  promote_knob: NonNegFloat = 0.0, high_skew: frozenset[str] = HIGH_SKEW,
                  placement: Literal["rack", "anywhere"] = "rack",
-                 consolidation: Literal["preempt", "wait"] = "preempt"):
+                 consolidation: Literal["preempt", "wait"] = "preempt", round_interval: NonNegFloat = 0.0):
         from placement.errors import InstanceError
 
         if not isinstance(queue_limits, (list, tuple)):
@@ -137,6 +147,8 @@ class Tiresias(Policy):
         if consolidation not in ("preempt", "wait"):
             raise InstanceError("consolidation", f"must be 'preempt' or 'wait', got {consolidation!r}")
         self.strict = consolidation == "wait"
+        self.round = check_number("round_interval", round_interval, 0.0)
+        self._armed: float | None = None        # the next round's time (round_interval > 0)
         self._shape: Shape | None = None
         self._rack_machines: list[np.ndarray] = []
         self._executed: dict[str, float] = {}   # executed time (s) counted for the queue, finished attempts
@@ -146,7 +158,7 @@ class Tiresias(Policy):
         self._last_run_end: dict[str, float] = {}
         self._attempt: dict[str, float] = {}    # running job -> start of the attempt
         self._stats = {"demotions": 0, "promotions": 0, "preemptions": 0, "skew_waits": 0,
-                       "start_machine": 0, "start_rack": 0, "start_network": 0}
+                       "start_machine": 0, "start_rack": 0, "start_network": 0, "rounds": 0}
 
     def _service(self, jid: str, gpus: int, now: float) -> float:
         t = self._executed.get(jid, 0.0)
@@ -229,6 +241,12 @@ class Tiresias(Policy):
         sh = self._shape
         now = float(view.now)
         self._update_queues(view, now)
+        if self.round > 0:
+            k = now / self.round
+            if abs(k - round(k)) > 1e-9 * max(1.0, k):   # between rounds: wait for the next one
+                return self._arm(float(np.ceil(k) * self.round))
+            self._stats["rounds"] += 1
+            self._armed = None
         jobs = [j for j in view.pending if j.gpus <= sh.total] + [view.job(j) for j in view.running]
         running = view.running
         jobs.sort(key=lambda j: (self._queue[j.id], self._ticket[j.id]))
@@ -287,10 +305,21 @@ class Tiresias(Policy):
         for j in jobs:   # the waiting go behind the running in each queue, in their order
             if (j.id in victims) or (j.id not in running and j.id not in started):
                 self._to_back(j.id)
+        if self.round > 0:
+            if len(view.pending) > len(started) or view.running or started:
+                decisions += self._arm(now + self.round)
+            return decisions
         nxt = self._next_jump(view, now, started)
         if nxt is not None:
             decisions.append(Timer(nxt, "tiresias-queue"))
         return decisions
+
+    def _arm(self, at: float) -> list:
+        """A timer for the round at ``at`` unless one is set for it already."""
+        if self._armed is not None and self._armed <= at + 1e-9:
+            return []
+        self._armed = at
+        return [Timer(at, "tiresias-round")]
 
     def _next_jump(self, view, now: float, started: set[str]) -> float | None:
         """The next demotion (or promotion) time, for a wake-up (the simulator's ``next_job_jump``)."""

@@ -126,3 +126,28 @@ def test_the_spread_check_sees_a_spread_that_had_room():
     both = [LogRow(0.0, "start", "e", (5, 6)), LogRow(0.0, "start", "c", (0, 1)),
             LogRow(0.0, "start", "d", (2, 3, 4)), LogRow(5.0, "finish", "c", (0, 1))]
     assert rack_spreads(both, rack) == [("d", 0.0, 3, 2)]
+
+
+def test_scheduling_rounds_start_jobs_and_demote_only_on_the_round_grid():
+    # one machine of 2 GPUs, rounds every 60 s, one queue limit of 100 GPU-s: A (1 GPU, 100 s) at
+    # 10 starts at the round at 60 and finishes at 160; B (2 GPUs, 30 s) at 30 waits for A's GPU
+    # (the other is free but B needs both) and starts at the first round after 160, 180; C (1
+    # GPU, 200 s) at 61 starts at 120 on the free GPU, and B, left waiting, moves behind it in
+    # Q0 (the authors' rule); at 180 C has 60 GPU-s (Q0, ahead of B), so B waits; at 240 C has
+    # 120 >= 100: demoted to Q1, behind B: C is preempted at 240 and B runs 240-270; C resumes at
+    # the round at 300 and finishes its 80 s left at 380.
+    cluster = Cluster.uniform(1, 1, 1, 1, 2)
+    trace = Trace("rounds", (Job("A", 10.0, 1, 100.0), Job("B", 30.0, 2, 30.0), Job("C", 61.0, 1, 200.0)))
+    pol = Tiresias(queue_limits=(100.0,), round_interval=60.0)
+    res = simulate(trace, cluster, pol, perf=IdealPerf())
+    rows = [(r.time, r.event, r.job) for r in res.log if r.event in ("start", "preempt", "finish")]
+    assert rows == [(60.0, "start", "A"), (120.0, "start", "C"), (160.0, "finish", "A"),
+                    (240.0, "preempt", "C"), (240.0, "start", "B"), (270.0, "finish", "B"),
+                    (300.0, "start", "C"), (380.0, "finish", "C")]
+    assert all(t % 60.0 == 0 for t, ev, _ in rows if ev in ("start", "preempt"))
+    assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+    assert pol.stats()["demotions"] == 1
+    # without rounds A starts at its arrival
+    first = next(r for r in simulate(trace, cluster, Tiresias(queue_limits=(100.0,)), perf=IdealPerf()).log
+                 if r.event == "start")
+    assert (first.time, first.job) == (10.0, "A")
