@@ -20,6 +20,9 @@ Order within a queue (the authors' simulator)
     round the jobs left waiting move behind the running ones, keeping their
     order (``dlas_sim_jobs``). So running jobs stay ahead of waiting ones,
     and a job preempted in a round leads the waiting jobs of its queue.
+    ``queue_order="lists"``: the Pollux authors' ``simulator/tiresias.py`` (petuum/adaptdl): a
+    job joins the end of its queue's list on arrival, demotion and promotion only, and keeps its
+    place otherwise (a preempted or waiting job is not moved behind the running).
 Service accounting
     A preempted job's executed time is credited up to the preemption, as the
     simulator's per-event update does (the next policy call may come later).
@@ -120,6 +123,9 @@ class Tiresias(Policy):
         one to be free (strict consolidation; module docstring).
     round_interval : float
         Seconds between scheduling rounds (0: at every event; module docstring).
+    queue_order : {"tiresias", "lists"}
+        Whether the waiting move behind the running after each round (the Tiresias authors'
+        simulator) or every job keeps its place in its queue's list (the Pollux authors').
     """
 
     name = "tiresias"
@@ -127,7 +133,8 @@ class Tiresias(Policy):
     def __init__(self, queue_limits: tuple[PosFloat, ...] = QUEUE_LIMITS, gpu_time: bool = True,
                  promote_knob: NonNegFloat = 0.0, high_skew: frozenset[str] = HIGH_SKEW,
                  placement: Literal["rack", "anywhere"] = "rack",
-                 consolidation: Literal["preempt", "wait"] = "preempt", round_interval: NonNegFloat = 0.0):
+                 consolidation: Literal["preempt", "wait"] = "preempt", round_interval: NonNegFloat = 0.0,
+                 queue_order: Literal["tiresias", "lists"] = "tiresias"):
         from placement.errors import InstanceError
 
         if not isinstance(queue_limits, (list, tuple)):
@@ -148,6 +155,9 @@ class Tiresias(Policy):
             raise InstanceError("consolidation", f"must be 'preempt' or 'wait', got {consolidation!r}")
         self.strict = consolidation == "wait"
         self.round = check_number("round_interval", round_interval, 0.0)
+        if queue_order not in ("tiresias", "lists"):
+            raise InstanceError("queue_order", f"must be 'tiresias' or 'lists', got {queue_order!r}")
+        self.lists = queue_order == "lists"
         self._armed: float | None = None        # the next round's time (round_interval > 0)
         self._shape: Shape | None = None
         self._rack_machines: list[np.ndarray] = []
@@ -303,7 +313,7 @@ class Tiresias(Policy):
             decisions.append(Start(j.id, tuple(int(x) for x in g)))
         started = {j.id for j, _ in starts}
         for j in jobs:   # the waiting go behind the running in each queue, in their order
-            if (j.id in victims) or (j.id not in running and j.id not in started):
+            if not self.lists and ((j.id in victims) or (j.id not in running and j.id not in started)):
                 self._to_back(j.id)
         if self.round > 0:
             if len(view.pending) > len(started) or view.running or started:

@@ -151,3 +151,21 @@ def test_scheduling_rounds_start_jobs_and_demote_only_on_the_round_grid():
     first = next(r for r in simulate(trace, cluster, Tiresias(queue_limits=(100.0,)), perf=IdealPerf()).log
                  if r.event == "start")
     assert (first.time, first.job) == (10.0, "A")
+
+
+def test_queue_lists_keep_a_waiting_jobs_place():
+    # 2 GPUs, no demotion: X (1 GPU, 100 s) at 0, Y (2 GPUs, 50 s) at 1, Z (1 GPU, 200 s) at 2. Z
+    # fits beside X and starts at 2 while Y waits. The Tiresias authors' rule moves Y behind the
+    # running Z, so at 100 Z keeps running and Y starts when Z ends, at 202. With plain lists (the
+    # Pollux authors') Y keeps its place ahead of Z: at 100 Z is preempted for Y (98 s done), Y runs
+    # 100-150, Z resumes at 150 and ends at 252.
+    cluster = Cluster.uniform(1, 1, 1, 1, 2)
+    trace = Trace("lists", (Job("X", 0.0, 1, 100.0), Job("Y", 1.0, 2, 50.0), Job("Z", 2.0, 1, 200.0)))
+
+    def ends(order):
+        res = simulate(trace, cluster, Tiresias(queue_limits=(1e9,), queue_order=order), perf=IdealPerf())
+        assert replay_check(trace, cluster, res.log, perf=IdealPerf()) == []
+        return {r.job: r.time for r in res.log if r.event == "finish"}
+
+    assert ends("tiresias") == {"X": 100.0, "Z": 202.0, "Y": 252.0}
+    assert ends("lists") == {"X": 100.0, "Y": 150.0, "Z": 252.0}

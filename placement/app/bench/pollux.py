@@ -26,12 +26,13 @@ from ...io import write_text
 from ...registry import BenchSection
 from ..report import markdown_table
 
-__all__ = ["bench_sections", "peer_run", "THEIR_TIRESIAS"]
+__all__ = ["bench_sections", "peer_run", "peer_fragment", "THEIR_TIRESIAS"]
 
 # The authors' Tiresias: two queues, demotion at 16 GPU-hours of attained service (tiresias.py
-# ``_queue_threshold = 3600 * 16``, with executed time x GPUs), re-planned in the 60 s steps of their
-# simulator.py (``Cluster.step(seconds=60)`` calls ``optimize`` once per step).
-THEIR_TIRESIAS = {"queue_limits": (16 * 3600.0,), "round_interval": 60.0}
+# ``_queue_threshold = 3600 * 16``, with executed time x GPUs), its queues plain lists (a job keeps its
+# place), re-planned in the 60 s steps of their simulator.py (``Cluster.step(seconds=60)`` calls
+# ``optimize`` once per step).
+THEIR_TIRESIAS = {"queue_limits": (16 * 3600.0,), "round_interval": 60.0, "queue_order": "lists"}
 POLICIES = {"pollux": ("pollux", {}, False), "tiresias": ("tiresias", THEIR_TIRESIAS, True)}
 
 
@@ -76,6 +77,41 @@ def _row(run: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def peer_fragment(rows: list[dict[str, Any]]) -> str:
+    """The Pollux page's generated peer-check section (``measured/pollux-peer.md``) from the bench
+    rows of :func:`_row`: per workload, both policies' mean JCT ours / theirs and the error, Pollux's
+    p50 / p90 and restarts, the wall times; the mean of the workloads; the replay verdicts."""
+    by = {(r["workload"], r["policy"]): r for r in rows}
+    ws = sorted({r["workload"] for r in rows})
+    head = ("| workload | Pollux ours (s) | Pollux theirs (s) | error | Tiresias ours (s) | Tiresias theirs (s) | "
+            "error | Pollux p50 / p90 ours/theirs (s) | Pollux restarts | wall ours Pollux / Tiresias (s) |")
+    lines = ["One run of `placement.app.bench.pollux.peer_run` per workload and policy (`placement bench --problem "
+             "trace --scale`, written by the run), a 2-core machine shared with other work.", "", head,
+             "| --- " * 10 + "|"]
+    for w in ws:
+        p, t = by[(w, "pollux")], by[(w, "tiresias")]
+        lines.append(f"| {w} | {p['mean_jct_ours_s']:,} | {p['mean_jct_theirs_s']:,} | {p['error_%']:+.1f}% | "
+                     f"{t['mean_jct_ours_s']:,} | {t['mean_jct_theirs_s']:,} | {t['error_%']:+.1f}% | "
+                     f"{p['p50_ours/theirs']} / {p['p90_ours/theirs']} | {p['restarts']} | "
+                     f"{p['wall_s']:.0f} / {t['wall_s']:.0f} |")
+    means = {}
+    for pol in POLICIES:
+        o = float(np.mean([by[(w, pol)]["mean_jct_ours_s"] for w in ws]))
+        t = float(np.mean([by[(w, pol)]["mean_jct_theirs_s"] for w in ws]))
+        means[pol] = (o, t, 100 * (o / t - 1))
+    (po, pt, pe), (to, tt, te) = means["pollux"], means["tiresias"]
+    lines.append(f"| mean of {len(ws)} | {po:,.0f} | {pt:,.0f} | {pe:+.1f}% | {to:,.0f} | {tt:,.0f} | {te:+.1f}% | | | |")
+    errs = {pol: [by[(w, pol)]["error_%"] for w in ws] for pol in POLICIES}
+    bad = sum(r["replay_violations"] for r in rows)
+    lines += ["", f"Mean JCT (s); p50 / p90: per-job JCT percentiles, ours/theirs (every job: `pollux/jcts.csv` of the "
+              f"bench). Pollux: {min(errs['pollux']):+.1f}% to {max(errs['pollux']):+.1f}% per workload, {pe:+.1f}% "
+              f"on the mean; Tiresias (their rules: one demotion at 16 GPU-hours, plain queue lists, 60 s rounds): "
+              f"{min(errs['tiresias']):+.1f}% to {max(errs['tiresias']):+.1f}%, {te:+.1f}% on the mean. Our Pollux "
+              f"beats our Tiresias by {100 * (1 - po / to):.0f}% on the mean (theirs by {100 * (1 - pt / tt):.0f}%). "
+              f"Replay violations (`replay_check` + `goodput_check`): {bad} in {len(rows)} runs."]
+    return "\n".join(lines) + "\n"
+
+
 def bench_sections(out_dir, quick: bool, scale: bool, seed: int, progress) -> list[BenchSection]:
     if quick and not scale:   # a Pollux run of 160 jobs takes minutes on 2 cores
         return []
@@ -90,6 +126,8 @@ def bench_sections(out_dir, quick: bool, scale: bool, seed: int, progress) -> li
             if task is not None:
                 progress.advance(task)
     write_text(Path(out_dir) / "pollux" / "jcts.csv", "\n".join(jct_lines) + "\n")
+    if len(workloads) == 8:   # the page's generated section (python -m placement.app.pages --from OUT)
+        write_text(Path(out_dir) / "measured" / "pollux-peer.md", peer_fragment(rows))
     summary = []
     for pol in POLICIES:
         rs = [r for r in rows if r["policy"] == pol]
