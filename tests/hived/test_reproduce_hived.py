@@ -397,3 +397,111 @@ def test_decommissioning_prod_a_recomputes_from_its_log(run):
         want = delays[rf] / priv[rf] if priv.get(rf, 0) > 60 and rf in delays else None
         assert c["ours"][s] == (None if want is None else pytest.approx(want))
     assert c["range"] == [1.7, "inf"] and c["preconditions"][0]["name"] == "yarn_fragmentation"
+
+
+def _log(out, name):
+    folder = out / "logs" / name
+    inst = load_instance(json.loads((folder / "instance.json").read_text()))
+    return inst, load_solution(inst, json.loads((folder / "log.json").read_text())), json.loads(
+        (folder / "summary.json").read_text())
+
+
+def _ratio(x, y):
+    return None if x is None or y is None or y <= 60 else x / y
+
+
+def test_figure_8_reshaping_recomputes_from_its_logs(run):
+    """Figure 8: each step's trace is the seed's trace reshaped with that step's 8-GPU group, every
+    log replays (HiveD's with the guarantee check), the per-tenant delays recompute from the logs,
+    and the claims' per-seed ratios and preconditions (workload fragmentation, its drop) from them."""
+    from placement.app.reproduce.hived_shapes import reshape, workload_fragmentation
+    from placement.app.reproduce.hived_spec import FIG8_CLAIMS, FIG8_STEPS
+
+    ctx, out = run
+    claims, _measures, _doc = _claims(out)
+    per = _per_seed(out)
+    rf = hived.anomaly_tenant("res-f")
+    mapping = philly_mapping()[0]
+    for s in (0, 1):
+        trace, _window, w0, w1 = _trace(s, per[s]["yarn-cs"]["scale"])
+        a = view_assignment("table1", trace.jobs, per[s]["yarn-cs"]["nodes"])
+        _i, plog, _ = _log(out, f"s{s}-fig8-private")
+        priv = hived._delays(comparable([j for j in _i.trace.jobs if w0 <= j.submit < w1], a), plog)
+        frags, base, safe, shorter = [], [], [], []
+        for i, rows in enumerate(FIG8_STEPS):
+            big = {t for t, r in mapping.items() if r in rows}
+            jobs = reshape(trace.jobs, big, s)
+            window = [j for j in jobs if w0 <= j.submit < w1]
+            frags.append(workload_fragmentation(window))
+            d = {}
+            for scheme in ("yarn-cs", "hived"):
+                inst, log, _summ = _log(out, f"s{s}-fig8-step{i}-{scheme}")
+                assert [(j.id, j.submit, j.gpus, j.tenant) for j in inst.trace.jobs] == [
+                    (j.id, j.submit, j.gpus, j.tenant) for j in jobs]
+                checks = [guarantee_check(a.cells)] if scheme == "hived" else []
+                assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model(), checks=checks) == []
+                d[scheme] = hived._delays(comparable(window, a), log)
+                got = {r["tenant"]: float(r["delay_s"]) for r in csv.DictReader(open(out / "results.csv"))
+                       if r["run"] == f"s{s}-fig8-step{i}-{scheme}" and r["tenant"]}
+                assert got == pytest.approx(d[scheme], rel=1e-12)
+            y, h, p = d["yarn-cs"].get(rf), d["hived"].get(rf), priv.get(rf)
+            assert claims[(FIG8_CLAIMS[i], "")]["ours"][s] == (None if _ratio(y, p) is None
+                                                                 else pytest.approx(_ratio(y, p)))
+            base.append(_ratio(y, p))
+            safe.append(_ratio(h, p))
+            shorter.append(None if h is None or not y else h / y - 1)
+        pre0 = claims[("fig8.res_f_only", "")]["preconditions"][0]
+        assert pre0["name"] == "workload_fragmentation" and pre0["measured"][s] == pytest.approx(frags[0])
+        for i in (1, 2, 3):
+            pre = claims[(FIG8_CLAIMS[i], "")]["preconditions"][0]
+            assert pre["name"] == "workload_fragmentation_drop"
+            assert pre["measured"][s] == pytest.approx(frags[i - 1] - frags[i])
+        for key, xs in (("fig8.hived_safe", safe), ("fig8.hived_shorter", shorter)):
+            got = [x for x in xs if x is not None]
+            assert claims[(key, "")]["ours"][s] == (pytest.approx(max(got)) if got else None)
+        got = [x for x in base if x is not None]
+        assert claims[("fig8.hived_safe", "")]["preconditions"][0]["measured"][s] == (
+            pytest.approx(max(got)) if got else None)
+    assert claims[("fig8.res_f_only", "")]["range"] == [132.0, 132.0]
+    assert claims[("fig8.prod_c", "")]["range"] == [0.9, 0.9]
+    report = (out / "report.md").read_text()
+    assert "## Figure 8: reshaping" in report and "## Figure 9: soft affinity" in report
+
+
+def test_figure_9_soft_affinity_recomputes_from_its_logs(run):
+    """Figure 9: each run's soft jobs are the seed's draw (recorded in its summary), the logs replay
+    (HiveD's with the guarantee check), a relaxed start is a soft job's, and prod-a's ratios recompute."""
+    from placement.app.reproduce.hived_shapes import relax
+    from placement.app.reproduce.hived_spec import FIG9_FRACTIONS
+
+    ctx, out = run
+    claims, measures, _doc = _claims(out)
+    per = _per_seed(out)
+    pa = hived.anomaly_tenant()
+    for s in (0, 1):
+        trace, window, w0, w1 = _trace(s, per[s]["yarn-cs"]["scale"])
+        a = view_assignment("table1", trace.jobs, per[s]["yarn-cs"]["nodes"])
+        cmp_jobs = comparable(window, a)
+        ratios, safe = {}, []
+        for f in FIG9_FRACTIONS:
+            soft = relax(trace.jobs, f, s)
+            d = {}
+            for scheme in ("private", "yarn-cs", "hived"):
+                inst, log, summ = _log(out, f"s{s}-fig9-{round(100 * f)}-{scheme}")
+                assert summ["run"]["options"]["soft"] == list(soft)
+                checks = [guarantee_check(a.cells)] if scheme == "hived" else []
+                assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model(), checks=checks) == []
+                spread = {x.job for x in log.rows if x.event == "start" and len({g // 8 for g in x.gpus}) > 1
+                          and len(x.gpus) <= 8}
+                assert spread <= set(soft)   # only a soft job runs without affinity
+                d[scheme] = hived._delays(cmp_jobs, log)
+            ratios[f] = _ratio(d["yarn-cs"].get(pa), d["private"].get(pa))
+            safe.append(_ratio(d["hived"].get(pa), d["private"].get(pa)))
+        assert claims[("fig9.anomaly", "")]["ours"][s] == (None if ratios[0.5] is None else pytest.approx(ratios[0.5]))
+        assert measures["fig9.ratio_25"]["ours"][s] == (None if ratios[0.25] is None else pytest.approx(ratios[0.25]))
+        got = [x for x in safe if x is not None]
+        assert claims[("fig9.hived_safe", "")]["ours"][s] == (pytest.approx(max(got)) if got else None)
+    # nested draws: 25% inside 50% inside 75%
+    trace = _trace(0)[0]
+    a25, a50, a75 = (set(relax(trace.jobs, f, 0)) for f in FIG9_FRACTIONS)
+    assert a25 <= a50 <= a75
