@@ -33,11 +33,25 @@ from . import relaxation
 __all__ = ["solve"]
 
 
+def _repaired(m, row_dual: np.ndarray, value: float, seconds: float, stats: dict) -> float:
+    """The better of ``value`` and the certificate at the repaired multipliers (the polished ones,
+    then :func:`.repair.repair_duals` for ``seconds``); its gain and work in ``stats["repair"]``."""
+    from .repair import repair_duals
+
+    if seconds <= 0:
+        return value
+    y, _ = relaxation.polish_duals(m, row_dual)
+    y, rs = repair_duals(m, y, seconds=seconds)
+    fixed, _ = relaxation.dual_bound(m, y)
+    stats["repair"] = {**rs, "before": value, "after": fixed, "gain": max(0.0, fixed - value)}
+    return max(value, fixed)
+
+
 def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = False,
           tangents: int = relaxation.GRID_TANGENTS, max_rounds: int = 30, tol: float = 1e-6,
           mip_gap: float = 1e-6, track_memory: bool = False, lp_solver: str = "choose",
           analytics_hull: bool = True, dense_row: int = relaxation.DENSE_ROW,
-          on_round: Callable[[np.ndarray, float], object] | None = None) -> SolveResult:
+          on_round: Callable[[np.ndarray, float], object] | None = None, repair_s: float = 120.0) -> SolveResult:
     """The LP relaxation's certified bound (module docstring), as a ``SolveResult``.
 
     Parameters
@@ -60,6 +74,11 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         without crossover up to ``PDLP_MIN_COLUMNS`` and HiGHS's first-order PDLP beyond
         (see the Tetris page for the measurements behind each threshold). Presolve is off
         (HiGHS's presolve stalled on this model).
+    repair_s : float
+        Seconds for repairing the multipliers of a round that did not end optimal (IPX
+        "imprecise", or stopped by the time limit): exact coordinate ascent on the certificate's
+        Lagrangian (:mod:`placement.models.tetris_bound.repair`), within the time left; the
+        bound is the better of the two certificates (0: off).
     dense_row : int
         Rows with more entries are rewritten through partial sums
         (:meth:`~placement.models.tetris_bound.relaxation.BoundModel._split_dense_rows`; 0: never).
@@ -135,6 +154,9 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
         # "imprecise" (model status Unknown) with multipliers worth 99.98% of the LP's value
         if sol.dual_valid and status != highspy.HighsModelStatus.kInfeasible:
             value, parts = relaxation.dual_bound(m, np.asarray(sol.row_dual))
+            if status != highspy.HighsModelStatus.kOptimal and repair_s > 0:
+                value = _repaired(m, np.asarray(sol.row_dual), value, min(repair_s, deadline - time.perf_counter()),
+                                  stats)
             values.append(value)
             best = value if best is None else max(best, value)
             stats["dual_clipped_rows"] = parts["dual_clipped_rows"]
