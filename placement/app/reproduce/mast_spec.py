@@ -115,7 +115,8 @@ CHOICES = (
                           "regions": "5 of unequal size"}, "ours, not fitted (regime map over load, imbalance, "
            "high-priority share)", affects=("mast_slo", "fed_high", "fed_higher")),
     Choice("warm_start", "regions full at the window's start", "paper §3.2 (demand consistently above supply: "
-           "busy hours start full); the allocation runs start empty and drop an unmeasured warm-up day",
+           "busy hours start full); the allocation runs start full too (an M/G/infinity system at load >= 1 holds every GPU, "
+           "never Fig. 5's 98%) and drop an unmeasured warm-up day",
            affects=("mast_slo", "fed_high", "fed_higher", "alloc")),
     Choice("alloc_load", [1.2, 1.5], "ours, not fitted (§3.2: demand above supply, no figure; both judged)",
            affects=("alloc",)),
