@@ -114,10 +114,15 @@ def fig8_values(per_seed: list[dict[str, Any]]) -> dict[str, list]:
             base.append(ratio(y, priv))
             hs.append(ratio(h, priv))
             hq.append(None if h is None or not y else h / y - 1)
-        for k, xs in (("hived_safe", hs), ("hived_shorter", hq), ("base", base)):
-            got = [x for x in xs if x is not None]
-            out[k].append(max(got) if got else None)
+        _worst(out, hs, hq, base)
     return out
+
+
+def _worst(out: dict[str, Any], hs: list, hq: list, base: list) -> None:
+    """Append a seed's largest HiveD ratio, HiveD change and baseline ratio over its steps (None: none)."""
+    for k, xs in (("hived_safe", hs), ("hived_shorter", hq), ("base", base)):
+        got = [x for x in xs if x is not None]
+        out[k].append(max(got) if got else None)
 
 
 def fig9_values(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
@@ -145,7 +150,5 @@ def fig9_values(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
             base.append(ratio(y, priv))
             hs.append(ratio(h, priv))
             hq.append(None if h is None or not y else h / y - 1)
-        for k, xs in (("hived_safe", hs), ("hived_shorter", hq), ("base", base)):
-            got = [x for x in xs if x is not None]
-            out[k].append(max(got) if got else None)
+        _worst(out, hs, hq, base)
     return out
