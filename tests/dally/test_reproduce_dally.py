@@ -345,3 +345,15 @@ def test_balance_puts_the_worst_error_as_close_as_possible():
     assert k * 0.69 - 1 == pytest.approx(-(k * 1.09 - 1)) and worst == pytest.approx(0.40 / 1.78)
     assert max(abs(k * r - 1) for r in (0.69, 0.99, 1.01, 1.09)) == pytest.approx(worst)
     assert balance([2.0, 2.0]) == (0.5, 0.0)
+
+
+@pytest.mark.parametrize("cfg", [dally.FULL, dally.QUICK], ids=["full", "quick"])
+def test_every_configured_workload_point_is_one_the_generator_takes(cfg):
+    """The full run once stopped at its regime map's last load (128, past the generator's bound of
+    100): every load and share of both configurations must make a trace."""
+    from placement.sim.dally_workload import fitted_trace
+
+    for load in (*cfg.loads, cfg.load):
+        assert len(fitted_trace("poisson", jobs=5, seed=0, load=load, gpus=512).jobs) == 5
+    for share in cfg.shares:
+        assert len(fitted_trace("batch", jobs=5, seed=0, share_large=share, gpus=512).jobs) == 5

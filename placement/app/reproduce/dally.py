@@ -132,7 +132,7 @@ class Config:
         return float(FIT["load"] if self.paper_load is None else self.paper_load)
 
 
-FULL = Config(racks=(2, 4, 8, 16), shares=(0.1, 0.2, 0.4, 0.6, 0.75), loads=(4.0, 8.0, 16.0, 32.0, 64.0, 128.0),
+FULL = Config(racks=(2, 4, 8, 16), shares=(0.1, 0.2, 0.4, 0.6, 0.75), loads=(4.0, 8.0, 16.0, 32.0, 64.0, 100.0),
               threshold_scales=(0.1, 1.0, 10.0, 100.0, 1000.0))
 QUICK = Config(racks=(2, 8, 16), poisson_racks=(4, 8), variants=False, philly_view=False, bound=False, map_seeds=2)
 
