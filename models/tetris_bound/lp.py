@@ -51,7 +51,7 @@ def solve(inst: TetrisInstance, *, time_limit: float = 600.0, integer: bool = Fa
           tangents: int = relaxation.GRID_TANGENTS, max_rounds: int = 30, tol: float = 1e-6,
           mip_gap: float = 1e-6, track_memory: bool = False, lp_solver: str = "choose",
           analytics_hull: bool = True, dense_row: int = relaxation.DENSE_ROW,
-          on_round: Callable[[np.ndarray, float], object] | None = None, repair_s: float = 120.0) -> SolveResult:
+          on_round: Callable[[np.ndarray, float], object] | None = None, repair_s: float = 300.0) -> SolveResult:
     """The LP relaxation's certified bound (module docstring), as a ``SolveResult``.
 
     Parameters
