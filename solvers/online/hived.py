@@ -67,6 +67,7 @@ from placement.solvers.online.tenants import (
     as_assignment,
     check_cluster,
     check_order,
+    check_soft,
     spread_place,
 )
 
@@ -235,7 +236,7 @@ class HiveD(Policy):
 
     def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo", soft: SoftOption = ()):
         self.assignment_arg, self.order = assignment, check_order(order)
-        self.soft = frozenset(soft)
+        self.soft = check_soft(soft)
         self.n = {"guaranteed_starts": 0, "low_starts": 0, "preempted_jobs": 0, "preempted_gpus": 0,
                   "binds": 0, "releases": 0, "calls": 0, "low_starts_in_bound_cells": 0, "relaxed_starts": 0}
         self.guaranteed: dict[str, str] = {}  # running guaranteed job -> tenant

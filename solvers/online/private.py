@@ -21,6 +21,7 @@ from placement.solvers.online.tenants import (
     Queues,
     SoftOption,
     check_order,
+    check_soft,
     quotas,
     spread_place,
 )
@@ -44,7 +45,7 @@ class Private(Policy):
 
     def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo", soft: SoftOption = ()):
         self.assignment_arg, self.order = assignment, check_order(order)
-        self.soft = frozenset(soft)
+        self.soft = check_soft(soft)
         self.n = {"starts": 0, "calls": 0}
         self.guaranteed_ever: set[str] = set()  # every job (all are high priority here)
         self.queues = Queues()

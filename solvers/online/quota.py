@@ -36,6 +36,7 @@ from placement.solvers.online.tenants import (
     Queues,
     SoftOption,
     check_order,
+    check_soft,
     quotas,
     spread_place,
 )
@@ -63,7 +64,7 @@ class QuotaSharing(Policy):
 
     def __init__(self, assignment: AssignmentOption = None, order: Order = "fifo", soft: SoftOption = ()):
         self.assignment_arg, self.order = assignment, check_order(order)
-        self.soft = frozenset(soft)
+        self.soft = check_soft(soft)
         self.used: dict[str, int] = {}
         self.high: dict[str, str] = {}
         self.low: dict[str, tuple[int, ...]] = {}

@@ -29,7 +29,7 @@ from placement.errors import InstanceError
 from placement.options import NonNegInt
 
 __all__ = ["AssignmentOption", "Order", "fit_assignment", "table1_assignment", "oversize_jobs", "check_cluster", "check_job_type", "as_assignment", "check_assignment", "quotas", "check_order", "Queues", "order_jobs",
-           "ORDERS", "spread_place", "SoftOption"]
+           "ORDERS", "spread_place", "SoftOption", "check_soft"]
 
 G = hv.LEVEL_GPUS
 ORDERS = ("fifo", "tiresias")
@@ -41,6 +41,15 @@ Order = Literal["fifo", "tiresias"]
 # Ids of the jobs whose GPU affinity is soft (HiveD §5.2, Figure 9): relaxed when it cannot be
 # satisfied, at the same training speed (the paper's most optimistic assumption).
 SoftOption = tuple[str, ...]
+
+
+def check_soft(soft) -> frozenset[str]:
+    """The ``soft`` option as a set of job ids: a list, tuple or set of strings (one string alone is
+    refused: it is not a list of ids), else one :class:`InstanceError` naming ``soft``."""
+    if isinstance(soft, (str, bytes)) or not isinstance(soft, (list, tuple, set, frozenset)) \
+            or not all(isinstance(j, str) for j in soft):
+        raise InstanceError("soft", f"must be a list of job ids, got {soft!r}")
+    return frozenset(soft)
 
 
 def spread_place(usable: np.ndarray, gpus: int, cost: np.ndarray | None = None) -> tuple[int, ...] | None:

@@ -115,3 +115,14 @@ def test_a_soft_job_relaxes_its_affinity_a_hard_one_waits(cls):
         assert "class=opportunistic" in soft.extra and pol.n["relaxed_starts"] == 1
     if cls is YarnCS:
         assert pol.n["relaxed_starts"] == 1
+
+
+@pytest.mark.parametrize("name", ["quota", "private", "hived", "hived-static"])
+@pytest.mark.parametrize("bad", ["j1", 5, [1, 2], None, [["a"]]])
+def test_a_soft_option_that_is_not_a_list_of_job_ids_is_one_error_naming_it(name, bad):
+    from placement.errors import InstanceError
+    from placement.sim.policies import make_policy
+
+    with pytest.raises(InstanceError, match="^soft: must be a list of job ids"):
+        make_policy(name, soft=bad)
+    assert make_policy(name, soft=["a", "b"]).soft == {"a", "b"}
