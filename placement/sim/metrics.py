@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .log import EventLog, LogRow
+from .log import EventLog, LogRow, extra_value
 from .trace import Trace
 
 __all__ = ["per_job", "summary", "time_series", "DEFAULT_SLO", "slo_limit", "step_average", "dally_measures",
@@ -172,10 +172,8 @@ def per_job(log: EventLog | Iterable[LogRow], trace: Trace, slo: dict[int, float
 
 def _share(extra: str) -> float:
     """The ``share=h`` of a time-shared start or rate row (1 without one)."""
-    for w in extra.split():
-        if w.startswith("share="):
-            return float(w[6:])
-    return 1.0
+    h = extra_value(extra, "share")
+    return 1.0 if h is None else h
 
 
 def _pct(values: list[float], q: float) -> float | None:
