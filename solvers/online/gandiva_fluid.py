@@ -139,11 +139,8 @@ class GandivaFluid(Policy):
         shared = [(-int(holders[g].max()), view.job(jid).submit, jid) for jid, g in self._gpus.items()
                   if holders[g].max() > 1]
         out: list = []
-        n_free = int((holders == 0).sum())
         for _neg, _sub, jid in sorted(shared):
             job = view.job(jid)
-            if job.gpus > n_free:
-                continue
             usable = usable_mask(view.cluster, holders == 0, job.gpu_type)
             if int(usable.sum()) < job.gpus:
                 continue
@@ -153,7 +150,6 @@ class GandivaFluid(Policy):
             new = self._pick(np.flatnonzero(usable), job.gpus)
             holders[old] -= 1
             holders[new] += 1
-            n_free -= job.gpus
             self._gpus[jid] = new
             self._stats["moves"] += 1
             out += [Preempt(jid), Start(jid, tuple(int(g) for g in new))]

@@ -150,6 +150,38 @@ def test_osdi18_median_ratios_are_recomputed_from_the_results(run):
         assert measures[f"osdi18-median-ratio-{tir}"]["ours"] == pytest.approx(want, rel=1e-12)
     log = json.loads((out / "logs" / rows[("0", "gandiva-osdi18")]["run"] / "log.json").read_text())
     assert "share=" in json.dumps(log)
+    # the processor-sharing reference: from the jobs of the instance each run wrote, on its GPUs
+    import numpy as np
+
+    from placement.sim.processor_sharing import processor_sharing
+    for tir in ("tiresias", "tiresias-strict"):
+        want = []
+        for s in ("0", "1"):
+            inst = load_instance(json.loads((out / "logs" / rows[(s, tir)]["run"] / "instance.json").read_text()))
+            jobs = inst.trace.jobs
+            ps = np.median(processor_sharing([j.submit for j in jobs], [j.gpus for j in jobs],
+                                             [j.duration for j in jobs], inst.cluster.n_gpus))
+            want.append(float(rows[(s, tir)]["median_jct_s"]) / float(ps))
+        assert measures[f"ps-median-ratio-{tir}"]["ours"] == pytest.approx(want, rel=1e-12)
+
+
+def test_osdi18_surface_balances_the_four_targets():
+    """A shape whose four numbers are each twice Table 2's (51 h reading, authors' Tiresias) needs
+    half the job-length median and leaves no error; the strict reading, twice on the medians and
+    four times on Tiresias's mean, is off by (4 - 2) / (4 + 2) at best."""
+    from placement.app.reproduce.dally_calibrate import _T2_H, osdi18_surface
+
+    tm, tmean = _T2_H["tiresias"]
+    g51, gmean = _T2_H["51 h"], _T2_H["gandiva_mean"]
+    row = (2.5, 0.6, 0.1, 2 * tm, 2 * tmean, 2 * tm, 4 * tmean, 2 * g51, 2 * gmean, tm / 3)
+    got = {(r["reading"], r["tiresias"]): r for r in osdi18_surface([row])}
+    best = got[("51 h", "tiresias")]
+    assert best["worst_error"] == pytest.approx(0.0, abs=1e-12) and best["median_h"] == pytest.approx(50.0)
+    assert best["ratio"] == pytest.approx(tm / g51) and best["ratio_ps"] == pytest.approx(6.0)
+    assert got[("51 h", "tiresias-strict")]["worst_error"] == pytest.approx(2 / 6)
+    assert got[("51 h", "tiresias-strict")]["tiresias_mean_over_median"] == pytest.approx(2 * tmean / tm)
+    # the 510 h reading: Gandiva's median is 10x below its target there, so the spread is wide
+    assert got[("510 h", "tiresias")]["worst_error"] > 0.6
 
 
 def test_judging_in_two_readings_of_table2(tmp_path):

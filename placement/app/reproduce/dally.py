@@ -368,52 +368,93 @@ def _fit_gandiva_placement(ctx: Context, cfg: Config, d: int, results) -> str:
              + ", ".join(f"{losses[k]:.3f} {names[k]}" for k in GANDIVA_FITTED)
              + f": mean |log(ours / paper)| over Table 2's Gandiva mean and median ({FIT_READING}), medians over "
              f"seeds on {d} racks); every Gandiva claim is judged on it.")
-    _osdi18_ratio(ctx, d, results)
+    _osdi18_ratio(ctx, cfg, d, results)
     return gl
 
 
-def _osdi18_ratio(ctx: Context, d: int, results) -> None:
-    """Tiresias's batch median over Gandiva's in its OSDI'18 form, per seed on the detail racks,
-    both Tiresias readings: a reported measure (Table 2: 707 h / 51 h = 13.9 as printed, 1.39 at
-    510 h), beside the shapes :data:`.dally_calibrate.TRIED_OSDI18` records."""
-    from .dally_calibrate import TRIED_OSDI18
+def _osdi18_ratio(ctx: Context, cfg: Config, d: int, results) -> None:
+    """Tiresias's batch median over Gandiva's in its OSDI'18 form and over equal-rate fluid
+    processor sharing (:mod:`placement.sim.processor_sharing`, the review's reference), per seed on
+    the detail racks, both Tiresias readings: reported measures (Table 2: 707 h / 51 h = 13.9 as
+    printed, 1.39 at 510 h); then the loss surface of the shapes :data:`.dally_calibrate.TRIED_OSDI18`
+    records, read against both target sets by :func:`.dally_calibrate.osdi18_surface`."""
+    import numpy as np
+
+    from placement.sim.processor_sharing import processor_sharing
+
+    from .dally_calibrate import TRIED_OSDI18, osdi18_surface
 
     if ("paper", d, "batch", ctx.seeds[0]) not in results:
         return
     lines = ["Gandiva as OSDI'18 describes it (`gandiva-osdi18`: every job admitted at once, time slicing as a "
              "fluid share, a gang job at 1 / the most holders of its GPUs, slicing on one machine or rack, moves to "
-             "freed GPUs). The review asked whether it makes Gandiva's batch median 5x or more below Tiresias's, "
-             "as Table 2 prints (707 h / 51 h = 13.9x; 1.39x at 510 h). Ours, batch, "
-             f"{d} racks, per seed:", "", "| seed | Tiresias (authors') median | Tiresias strict median | "
-             "OSDI'18 Gandiva median | authors' / OSDI'18 | strict / OSDI'18 |", "|---|---|---|---|---|---|"]
+             "freed GPUs), and the review's reference, equal-rate fluid processor sharing over the whole cluster "
+             "(PS: every job at min(1, GPUs / demand), no gangs, no tiers). The review asked whether Gandiva's "
+             "batch median comes 5x or more below Tiresias's, as Table 2 prints (707 h / 51 h = 13.9x; 1.39x at "
+             f"510 h). Ours, batch, {d} racks, per seed:", "",
+             "| seed | Tiresias (authors') | Tiresias strict | OSDI'18 Gandiva | PS | authors' / OSDI'18 | "
+             "strict / OSDI'18 | authors' / PS | strict / PS |", "|---|---|---|---|---|---|---|---|---|"]
     ratios: dict[str, list[float | None]] = {"tiresias": [], "tiresias-strict": []}
+    ps_ratios: dict[str, list[float | None]] = {"tiresias": [], "tiresias-strict": []}
     for s in ctx.seeds:
         r = results[("paper", d, "batch", s)]
         g = r["gandiva-osdi18"].get("median_jct_s")
-        row = [r[t].get("median_jct_s") for t in ratios]
-        for t, v in zip(ratios, row, strict=True):
-            ratios[t].append(v / g if v and g else None)
-        lines.append(f"| {s} | " + " | ".join("-" if v is None else f"{v / H:,.0f} h" for v in (*row, g)) + " | "
-                     + " | ".join("-" if ratios[t][-1] is None else f"{ratios[t][-1]:.2f}x" for t in ratios) + " |")
-    for t, vals in ratios.items():
-        ctx.report_measure(f"osdi18-median-ratio-{t}", vals)
-    lines += ["", "Other workload shapes (batch, 8 racks, seeds 0-2, job-length median 100 h; "
-              "`dally_calibrate.osdi18_shapes()` reruns them): sigma, share at 16-64 GPUs, share at 1 GPU, then "
-              "the medians over seeds of Tiresias's (authors', strict) and the OSDI'18 Gandiva's median JCT (h) and "
-              "the two ratios.", "", "| sigma | 16-64 GPUs | 1 GPU | Tiresias | strict | OSDI'18 | authors' / OSDI'18 "
-              "| strict / OSDI'18 |", "|---|---|---|---|---|---|---|---|"]
-    for sig, large, single, tm, sm, gm in TRIED_OSDI18:
-        lines.append(f"| {sig:g} | {large:g} | {single:g} | {tm:,.0f} | {sm:,.0f} | {gm:,.0f} | {tm / gm:.2f}x | "
-                     f"{sm / gm:.2f}x |")
-    best = max(TRIED_OSDI18, key=lambda r: r[3] / r[5])
-    lines += ["", f"The largest ratio over these shapes is {best[3] / best[5]:.2f}x (sigma {best[0]:g}, "
-              f"{best[1]:.0%} of jobs at 16-64 GPUs, {best[2]:.0%} at 1 GPU), under the 5x the review expected and "
-              "the printed 13.9x. Processor sharing finishes a job of median length only after every job "
-              "shares its GPUs with it for that long (about a dozen jobs per GPU at time 0 of a 500-job batch on "
-              "512 GPUs), so a low Gandiva median needs most of the work in a few very long jobs; Tiresias's "
-              "2D-LAS already finishes the short jobs first, so its median falls with Gandiva's. The review's "
-              "probe, an ideal cluster-wide processor sharing (no gang constraint, no tiers, no affinity), is "
-              "another model than Gandiva's slicing on GPU sets, and not run here."]
+        t = _trace(cfg, "paper", "batch", s)
+        ps = float(np.median(processor_sharing([j.submit for j in t.jobs], [j.gpus for j in t.jobs],
+                                               [j.duration for j in t.jobs], 64 * d)))
+        row = [r[f].get("median_jct_s") for f in ratios]
+        for f, v in zip(ratios, row, strict=True):
+            ratios[f].append(v / g if v and g else None)
+            ps_ratios[f].append(v / ps if v and ps else None)
+        lines.append(f"| {s} | " + " | ".join("-" if v is None else f"{v / H:,.0f} h" for v in (*row, g, ps)) + " | "
+                     + " | ".join("-" if x[f][-1] is None else f"{x[f][-1]:.2f}x" for x in (ratios, ps_ratios)
+                                  for f in ratios) + " |")
+    for f in ratios:
+        ctx.report_measure(f"osdi18-median-ratio-{f}", ratios[f])
+        ctx.report_measure(f"ps-median-ratio-{f}", ps_ratios[f])
+    if not TRIED_OSDI18:
+        ctx.section("Gandiva in its OSDI'18 form", "\n".join(lines))
+        return
+    surf = osdi18_surface()
+    best = {rd: surf[[x["reading"] for x in surf].index(rd)] for rd in ("51 h", "510 h")}
+    top = max(surf, key=lambda x: x["ratio"])
+    top_strict = max((x for x in surf if x["tiresias"] == "tiresias-strict"), key=lambda x: x["ratio"])
+    five = [x for x in surf if x["ratio"] >= 5 and x["reading"] == "51 h"]
+    lines += ["", f"The loss surface: {len(TRIED_OSDI18)} workload shapes (batch, 8 racks, seeds 0-2; "
+              "`dally_calibrate.osdi18_shapes()` reruns them, `OSDI18_GRID`), each with the OSDI'18 Gandiva as "
+              "Gandiva's form and each Tiresias reading, the job-length median that balances Table 2's four batch "
+              "targets (Tiresias's and Gandiva's median and mean) and the worst relative error left "
+              "(converged: within 25%). The best five per reading of Gandiva's median:", "",
+              "| reading | Tiresias | sigma | 16-64 GPUs | 1 GPU | job-length median | worst error | Tiresias / "
+              "OSDI'18 | Tiresias / PS | Tiresias mean / median (paper 1.75) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for rd in ("51 h", "510 h"):
+        for x in [x for x in surf if x["reading"] == rd][:5]:
+            lines.append(f"| {rd} | {x['tiresias']} | {x['sigma']:g} | {x['share_large']:g} | {x['share_single']:g} | "
+                         f"{x['median_h']:,.0f} h | {x['worst_error']:.0%} | {x['ratio']:.2f}x | {x['ratio_ps']:.2f}x | "
+                         f"{x['tiresias_mean_over_median']:.2f} |")
+    b51, b510 = best["51 h"], best["510 h"]
+    conv = [rd for rd in best if best[rd]["worst_error"] <= 0.25]
+    five_ok = [x for x in five if x["worst_error"] <= 0.25]
+    ps_max = max((v for vals in ps_ratios.values() for v in vals if v is not None), default=None)
+    lines += ["", f"With the OSDI'18 form, the 51 h target set's best worst error is {b51['worst_error']:.0%} "
+              f"({b51['tiresias']}, sigma {b51['sigma']:g}; ratio there {b51['ratio']:.2f}x) and the 510 h set's "
+              f"{b510['worst_error']:.0%} ({b510['tiresias']}, sigma {b510['sigma']:g}; ratio {b510['ratio']:.2f}x): "
+              + (f"the {' and '.join(conv)} set{'s' if len(conv) > 1 else ''} converge{'' if len(conv) > 1 else 's'} "
+                 "with this form." if conv else "neither converges with this form, so the fitted workload keeps "
+                 "the form of the fit.")
+              + f" The largest Tiresias / OSDI'18 median ratio over all shapes is {top['ratio']:.2f}x "
+              f"({top['tiresias']}, sigma {top['sigma']:g}, {top['share_large']:.0%} at 16-64 GPUs, "
+              f"{top['share_single']:.0%} at 1 GPU; Tiresias's mean / median there "
+              f"{top['tiresias_mean_over_median']:.1f}, the paper's 1.75), {top_strict['ratio']:.2f}x in the strict "
+              f"reading; {len(five)} (shape, Tiresias reading) pairs of {len(surf) // 2} reach 5x, "
+              f"{len(five_ok)} of them with every baseline target within 25%. What decides the "
+              "ratio is the tail of the job lengths (sigma) with the share of large jobs: processor sharing "
+              "finishes a job of median length only after every job has shared its GPUs with it for that long "
+              "(about a dozen jobs per GPU at time 0 of a 500-job batch on 512 GPUs), so a low Gandiva median "
+              "needs most of the work in a few very long jobs, and those raise Tiresias's mean over its median, "
+              "where the paper's is 1.75."
+              + ("" if ps_max is None else f" On this run's workload even the ideal PS, which no gang scheduler "
+                 f"reaches, gives Tiresias / PS at most {ps_max:.2f}x (the per-seed table).")]
     ctx.section("Gandiva in its OSDI'18 form", "\n".join(lines))
 
 

@@ -77,7 +77,7 @@ from typing import Any
 
 __all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "FIT_READING", "TIRESIAS_FIT", "SEARCH", "TRIED_510", "TRIED",
            "TRIED_RANDOM", "TRIED_POISSON", "TRIED_OSDI18", "record", "search", "balance", "loss", "paper_value",
-           "osdi18_shapes"]
+           "osdi18_shapes", "osdi18_surface", "OSDI18_GRID"]
 
 H = 3600.0
 GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted on the earlier workload, TRIED)
@@ -150,45 +150,65 @@ TRIED_POISSON = ((4, 1, 8, 364, 14, 327), (4, 1.5, 8, 302, 15, 366), (4, 2, 8, 3
 
 
 # Gandiva in its OSDI'18 form (gandiva-osdi18) beside Tiresias, batch, 8 racks, job-length median 100 h,
-# medians over seeds 0-2 (hours): sigma, share at 16-64 GPUs, share at 1 GPU, then the median JCT of
-# Tiresias (authors' reading), Tiresias strict and the OSDI'18 Gandiva. From osdi18_shapes().
-TRIED_OSDI18 = (
-    (0.6, 0.3, 0.1, 549, 563, 1432),
-    (0.6, 0.3, 0.4, 254, 416, 1289),
-    (0.6, 0.6, 0.1, 2283, 1259, 2631),
-    (0.6, 0.6, 0.4, 694, 891, 2389),
-    (1.5, 0.3, 0.1, 908, 791, 1395),
-    (1.5, 0.3, 0.4, 368, 530, 1233),
-    (1.5, 0.6, 0.1, 3392, 1880, 2582),
-    (1.5, 0.6, 0.4, 1205, 1519, 2367),
-    (2.5, 0.3, 0.1, 1668, 963, 1355),
-    (2.5, 0.3, 0.4, 592, 803, 1185),
-    (2.5, 0.6, 0.1, 7635, 5098, 2479),
-    (2.5, 0.6, 0.4, 3403, 3119, 2295),
-    (3.0, 0.3, 0.1, 2314, 1749, 1354),
-    (3.0, 0.3, 0.4, 831, 706, 1165),
-    (3.0, 0.6, 0.1, 10846, 6409, 2416),
-    (3.0, 0.6, 0.4, 4893, 3975, 2140),
-)
+# medians over seeds 0-2 (hours): sigma, share at 16-64 GPUs, share at 1 GPU, then the median and mean JCT
+# of Tiresias (authors' reading), of Tiresias strict and of the OSDI'18 Gandiva, and the median JCT under
+# equal-rate fluid processor sharing (placement.sim.processor_sharing, the review's reference).
+# From osdi18_shapes() (OSDI18_GRID); osdi18_surface() reads it against both target sets.
+TRIED_OSDI18: tuple[tuple[float, ...], ...] = ()
+OSDI18_GRID = {"sigma": (0.6, 2.5, 3.0, 3.5), "share_large": (0.3, 0.6, 0.8), "share_single": (0.05, 0.1, 0.4)}
+# Table 2 (batch, 8 racks) targets in hours: Tiresias median and mean, Gandiva median (two readings), mean.
+_T2_H = {"tiresias": (2547080 / H, 4461998 / H), "51 h": 183717 / H, "510 h": 1837170 / H, "gandiva_mean": 5828719 / H}
 
 
-def osdi18_shapes(sigmas=(0.6, 1.5, 2.5, 3.0), larges=(0.3, 0.6), singles=(0.1, 0.4), seeds=(0, 1, 2),
-                  racks: int = 8, echo=print) -> list[tuple]:
-    """The rows of :data:`TRIED_OSDI18`: every shape at a 100 h job-length median on ``seeds``."""
+def osdi18_shapes(grid: dict[str, tuple] | None = None, seeds=(0, 1, 2), racks: int = 8,
+                  echo=print) -> list[tuple]:
+    """The rows of :data:`TRIED_OSDI18`: every valid shape of ``grid`` (default :data:`OSDI18_GRID`;
+    a share at 1 GPU above what the 16-64 share leaves is skipped) at a 100 h job-length median on
+    ``seeds``, batch, ``racks`` racks."""
     import statistics
 
-    from placement.sim.dally_workload import fitted_trace
+    import numpy as np
 
+    from placement.sim.dally_workload import fitted_trace
+    from placement.sim.processor_sharing import processor_sharing
+
+    grid = OSDI18_GRID if grid is None else grid
     forms = {"tiresias": ("tiresias", {}), "strict": ("tiresias", {"consolidation": "wait"}),
              "osdi18": ("gandiva-osdi18", {})}
     rows = []
-    for sig, large, single in itertools.product(sigmas, larges, singles):
-        got = [_measure(fitted_trace("batch", seed=s, median_h=100.0, sigma=sig, share_large=large,
-                                     share_single=single, gpus=64 * racks), racks, forms) for s in seeds]
-        med = [round(statistics.median(g[p]["median"] for g in got) / H) for p in forms]
-        rows.append((sig, large, single, *med))
+    for sig, large, single in itertools.product(grid["sigma"], grid["share_large"], grid["share_single"]):
+        if single + large > 1 - 1e-9 and single > 0:
+            continue
+        traces = [fitted_trace("batch", seed=s, median_h=100.0, sigma=sig, share_large=large, share_single=single,
+                               gpus=64 * racks) for s in seeds]
+        got = [_measure(t, racks, forms) for t in traces]
+        ps = [float(np.median(processor_sharing([j.submit for j in t.jobs], [j.gpus for j in t.jobs],
+                                                [j.duration for j in t.jobs], 64 * racks))) for t in traces]
+        vals = [round(statistics.median(g[p][st] for g in got) / H) for p in forms for st in ("median", "mean")]
+        rows.append((sig, large, single, *vals, round(statistics.median(ps) / H)))
         echo(rows[-1])
     return rows
+
+
+def osdi18_surface(rows=None) -> list[dict[str, Any]]:
+    """The loss surface of the OSDI'18 Gandiva: for each row of ``rows`` (default
+    :data:`TRIED_OSDI18`), each reading of Table 2's Gandiva median (51 h, 510 h) and each Tiresias
+    reading, the job-length scale that balances the four batch targets (Tiresias's and Gandiva's
+    median and mean, :func:`balance`) and the worst relative error left; with Tiresias's median
+    over the OSDI'18 Gandiva's and over processor sharing's, and Tiresias's mean / median (the
+    paper's 1.75). Sorted by worst error."""
+    rows = TRIED_OSDI18 if rows is None else rows
+    out = []
+    for sig, large, single, tm, tmean, sm, smean, gm, gmean, psm in rows:
+        for reading in ("51 h", "510 h"):
+            for form, med, mean in (("tiresias", tm, tmean), ("tiresias-strict", sm, smean)):
+                ours = (med, mean, gm, gmean)
+                paper = (*_T2_H["tiresias"], _T2_H[reading], _T2_H["gandiva_mean"])
+                k, worst = balance([o / p for o, p in zip(ours, paper, strict=True)])
+                out.append({"reading": reading, "tiresias": form, "sigma": sig, "share_large": large,
+                            "share_single": single, "median_h": 100.0 * k, "worst_error": worst,
+                            "ratio": med / gm, "ratio_ps": med / psm, "tiresias_mean_over_median": mean / med})
+    return sorted(out, key=lambda r: r["worst_error"])
 
 
 def paper_value(policy: str, kind: str, stat: str) -> float:

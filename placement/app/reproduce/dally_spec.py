@@ -257,6 +257,12 @@ MEASURES = (
             "OSDI'18 form (8 racks)", "whether admitting every job with fluid time slicing gives the printed 13.9"),
     Measure("osdi18-median-ratio-tiresias-strict", "Tiresias's (strict) batch median JCT / Gandiva's in its "
             "OSDI'18 form (8 racks)", "whether admitting every job with fluid time slicing gives the printed 13.9"),
+    Measure("ps-median-ratio-tiresias", "Tiresias's (authors' reading) batch median JCT / the median under "
+            "equal-rate fluid processor sharing of the same jobs (8 racks' GPUs)",
+            "the review's reference: what an ideal round robin over the whole cluster would give"),
+    Measure("ps-median-ratio-tiresias-strict", "Tiresias's (strict) batch median JCT / the median under "
+            "equal-rate fluid processor sharing of the same jobs (8 racks' GPUs)",
+            "the review's reference: what an ideal round robin over the whole cluster would give"),
 )
 
 SPEC = PaperSpec(paper="dally", tolerance=0.25, numbers=NUMBERS, claims=CLAIMS, knobs=KNOBS, choices=CHOICES,
