@@ -6,24 +6,35 @@ Pollux (:class:`placement.solvers.online.pollux.Pollux`, unchanged), Tiresias an
 base's options stay ``--option`` settable). On a cluster with a network
 (:mod:`placement.sim.links`), at every call in which the base starts jobs:
 
-1. **Candidates** (§4.2 step 1): the base's own placement is candidate 0; then, as in §4.2's
-   example of two winners that may trade workers, the placements of two starting jobs of the
-   same GPU count (and type) swapped; up to ``candidates`` in all, the rest drawn (seeded) with
-   the *same fairness outcome*: the same jobs
-   start, each on GPUs of the same tier (machine / rack / cluster / network) as the base gave
-   it, hence at the same performance-model rate, on the GPUs free after the base's preemptions.
-   Our generator: a job takes a uniformly drawn group of its tier with enough free GPUs, and
-   inside it the machines with the most free GPUs first (ties at random); a draw at another
-   tier, or one already seen, is dropped. Under an elastic base (Themis re-tuning workers per
-   lease) a job's candidates keep the worker count the base gave it; swaps need equal counts.
+1. **Candidates** (§4.2 step 1), from the auction's reassignment (``candidate_rule="reassignment"``,
+   the default): the base's placement is candidate 0; the *winners* of this call are every job it
+   starts (new winners, jobs moved or grown, losers re-placed with fewer workers) and, under a
+   base with leases (Themis: ``expired_now``), the winners whose lease expired at this auction and
+   that kept their GPUs; the *pool* is the GPUs free now, those the base's preemptions give back
+   (losers, moved and grown jobs) and the renewed winners' own. Then, as in §4.2's example of two
+   winners that may trade workers, the placements of two winners of the same GPU count (and type)
+   swapped; up to ``candidates`` in all, the rest whole reassignments drawn (seeded) with the
+   *same fairness outcome*: every winner gets its worker count at the tier (machine / rack /
+   cluster / network) the base gave it, hence at the same performance-model rate, from the pool.
+   A winner takes a uniformly drawn group of its tier with enough pool GPUs, and inside it the
+   machines with the most pool GPUs first (ties at random); winners are drawn largest first (ties
+   in a drawn order) on even attempts and in a drawn order on odd ones; a draw at another tier,
+   or one already seen, is dropped. A renewed winner the chosen candidate moves is preempted and
+   started there at once (keeping its work, a new lease already given). Under an elastic base a
+   job's candidates keep the worker count the base gave it; swaps need equal counts. The plug-in
+   ranks at every call with a winner: a call that only renews leases ranks too.
+   ``candidate_rule="starting"`` is the earlier rule: only the jobs starting now move, onto the
+   GPUs free now (after the base's preemptions), drawn in the base's order, ranked only when a job
+   starts. ``stats()["cassini"]``: ``mean_link_sets`` (distinct link sets, each winner's links,
+   per ranking: how much the candidates differ for the network), ``share_one_link_set`` (rankings
+   with no choice), ``renewed`` / ``renewed_moved`` (renewed winners in the reassignment / moved).
 2. **Ranking** (Algorithm 2): every candidate, with the running jobs that share links with a
    starting job in some candidate (directly or through other jobs; the rest keep their
    shifts), is an instance
    of :mod:`placement.cassini.instance` (the jobs' synthetic profiles of
    :mod:`placement.cassini.catalogue`), ranked by :func:`placement.solvers.affinity.rank_candidates`
    (per-link rotation search, Affinity-graph BFS, ``precision`` degrees). The top candidate's
-   GPUs replace the base's. ``stats()["cassini"]["mean_link_sets"]``: distinct link sets (each
-   starting job's links) per ranking, how much the candidates differ for the network.
+   GPUs replace the base's.
 3. **Shifts** (Algorithm 1): the top candidate's unique time shifts are applied to every running
    job as :class:`~placement.sim.policy.Shift` decisions: a job's phase becomes
    ``(now in ms + shift) mod its iteration time``. The agents' re-adjustments on drift (§4.2
@@ -39,7 +50,7 @@ ranking. On a cluster without a network the plug-in passes the base's decisions 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -55,22 +66,29 @@ from placement.options import PosFloat, PosInt
 from placement.sim.placement import usable_mask
 from placement.sim.policy import Preempt, Shift, Start
 
-__all__ = ["CassiniPlugin", "ThemisCassini", "PolluxCassini", "TiresiasCassini", "DallyCassini"]
+#: how step 1 finds candidates (:class:`CassiniPlugin` ``candidate_rule``)
+CANDIDATE_RULES = ("reassignment", "starting")
+
+__all__ = ["CANDIDATE_RULES", "CassiniPlugin", "ThemisCassini", "PolluxCassini", "TiresiasCassini", "DallyCassini"]
 
 
 class CassiniPlugin:
     """Mixin: CASSINI's candidate ranking and time shifts over the base policy it precedes."""
 
-    def __init__(self, candidates: PosInt = 10, precision: PosFloat = 5.0, **base_options: Any):
+    def __init__(self, candidates: PosInt = 10, precision: PosFloat = 5.0,
+                 candidate_rule: Literal["reassignment", "starting"] = "reassignment", **base_options: Any):
         super().__init__(**base_options)
         if int(candidates) < 1:
             raise ValueError(f"candidates: must be >= 1, got {candidates}")
         steps = 360.0 / float(precision)
         if not (float(precision) <= 360.0 and abs(steps - round(steps)) <= 1e-9):
             raise ValueError(f"precision: must divide 360 degrees into a whole number of angles, got {precision}")
+        if candidate_rule not in CANDIDATE_RULES:
+            raise ValueError(f"candidate_rule: must be one of {', '.join(CANDIDATE_RULES)}, got {candidate_rule!r}")
         self._n_candidates, self._precision = int(candidates), float(precision)
+        self._rule = candidate_rule
         self._cassini = {"rankings": 0, "candidates": 0, "moved": 0, "shifts": 0, "score_sum": 0.0,
-                         "link_sets": 0}
+                         "link_sets": 0, "one_link_set": 0, "renewed": 0, "renewed_moved": 0}
 
     def setup(self, view, seed: int) -> None:
         super().setup(view, seed)
@@ -79,42 +97,58 @@ class CassiniPlugin:
 
     def schedule(self, view, events):
         out = list(super().schedule(view, events) or ())
-        starts = [d for d in out if isinstance(d, Start)]
-        if view.links is None or not starts:
+        if view.links is None:
             return out
         stopped = {d.job_id for d in out if isinstance(d, Preempt)}
+        starts = {d.job_id: tuple(int(x) for x in d.gpus) for d in out if isinstance(d, Start)}
+        # the reassignment (§4.2 step 1): besides the jobs starting now (new winners, jobs moved or
+        # grown, losers re-placed with fewer workers), the winners whose lease expired at this
+        # auction and that the base let keep their GPUs: their GPUs go back to the pool too
+        renewed = {} if self._rule == "starting" else {
+            j: tuple(int(x) for x in view.running[j].gpus) for j in getattr(self, "expired_now", ())
+            if j in view.running and j not in stopped and j not in starts}
+        if not starts and not renewed:
+            return out
         free = view.free.copy()
         for j in stopped:
             if j in view.running:
                 free[list(view.running[j].gpus)] = True
-        base = {d.job_id: tuple(int(x) for x in d.gpus) for d in starts}
-        cands = self._candidates(view, free, base)
+        for g in renewed.values():
+            free[list(g)] = True
+        base = {**starts, **renewed}
+        cands = (self._candidates(view, free, base) if self._rule == "starting"
+                 else self._reassignments(view, free, base))
         running = {j: r.gpus for j, r in view.running.items() if j not in stopped}
         chosen, shifts, score = self._rank(view, running, cands)
-        self._cassini["rankings"] += 1
-        self._cassini["candidates"] += len(cands)
-        self._cassini["link_sets"] += len({tuple(sorted((j, view.links.links(g)) for j, g in c.items()))
-                                           for c in cands})
-        self._cassini["moved"] += chosen is not cands[0]
-        self._cassini["score_sum"] += score or 0.0
-        # preemptions first: a chosen candidate may use GPUs a preemption of this call frees
-        out = ([d for d in out if isinstance(d, Preempt)]
+        c = self._cassini
+        c["rankings"] += 1
+        c["candidates"] += len(cands)
+        n_sets = len({tuple(sorted((j, view.links.links(g)) for j, g in cand.items())) for cand in cands})
+        c["link_sets"] += n_sets
+        c["one_link_set"] += n_sets == 1
+        c["moved"] += chosen is not cands[0]
+        c["score_sum"] += score or 0.0
+        c["renewed"] += len(renewed)
+        moved = sorted(j for j, g in renewed.items() if tuple(chosen[j]) != g)
+        c["renewed_moved"] += len(moved)
+        # preemptions first: a chosen candidate may use GPUs a preemption of this call frees; a
+        # renewed job the chosen candidate moves restarts there at once (keeping its work)
+        out = ([d for d in out if isinstance(d, Preempt)] + [Preempt(j) for j in moved]
                + [Start(d.job_id, chosen[d.job_id]) if isinstance(d, Start) else d
-                  for d in out if not isinstance(d, Preempt)])
+                  for d in out if not isinstance(d, Preempt)]
+               + [Start(j, chosen[j]) for j in moved])
         now_ms = view.now * 1000.0
         for j, s in sorted(shifts.items()):
             if j in running or j in chosen:
                 period = PROFILES[view.job(j).model][1]
                 out.append(Shift(j, float((now_ms + s) % period)))
-                self._cassini["shifts"] += 1
+                c["shifts"] += 1
         return out
 
     # ------------------------------------------------------------------ step 1: candidates
     def _candidates(self, view, free: np.ndarray, base: dict) -> list[dict]:
         cluster = view.cluster
-        first = cluster.machine_first
-        groups = {"machine": np.arange(cluster.n_machines), "rack": cluster.machine_rack,
-                  "cluster": cluster.dcluster[first], "network": np.zeros(cluster.n_machines, dtype=np.int64)}
+        groups = self._groups(cluster)
         cands, seen = [base], {tuple(sorted(base.items()))}
         # §4.2's example: jobs winning the same number of workers may trade their placements
         ids = sorted(base)
@@ -147,6 +181,59 @@ class CassiniPlugin:
                     seen.add(key)
                     cands.append(alt)
         return cands
+
+    def _reassignments(self, view, free: np.ndarray, base: dict) -> list[dict]:
+        """§4.2 step 1 on the auction's reassignment: ``base`` holds every winner of this call (the
+        jobs the base starts, moves, grows or re-places with fewer workers, and the winners whose
+        lease expired and that kept their GPUs), ``free`` the pool (the GPUs free now, those the
+        base's preemptions give back, the renewed winners' own). Candidate 0 is the base's; then
+        winners of the same worker count and type trade placements (§4.2's example); then whole
+        reassignments drawn (seeded) with the same fairness outcome: every winner gets its
+        worker count at the tier the base gave it, from the pool. Draws place the winners largest
+        first (ties in a drawn order) on even attempts and in a drawn order on odd ones: in a tight
+        pool (the cluster full, the pool exactly the winners' GPUs) a fixed order leaves the later
+        winners no group. A draw at another tier, or one already seen, is dropped."""
+        cluster = view.cluster
+        groups = self._groups(cluster)
+        cands, seen = [base], {tuple(sorted(base.items()))}
+        ids = sorted(base)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                if (len(cands) < self._n_candidates and len(base[a]) == len(base[b])
+                        and view.job(a).gpu_type == view.job(b).gpu_type):
+                    alt = {**base, a: base[b], b: base[a]}
+                    key = tuple(sorted(alt.items()))
+                    if key not in seen:
+                        seen.add(key)
+                        cands.append(alt)
+        for attempt in range(6 * (self._n_candidates - 1)):
+            if len(cands) >= self._n_candidates:
+                break
+            tie = self._rng.random(len(ids))
+            order = ([ids[k] for k in np.lexsort((tie, [-len(base[j]) for j in ids]))] if attempt % 2 == 0
+                     else [ids[k] for k in np.argsort(tie)])
+            f = free.copy()
+            alt = {}
+            for j in order:
+                tier = cluster.tier(base[j])
+                g = self._draw(cluster, f, view.job(j), len(base[j]), groups[tier])
+                if g is None or cluster.tier(g) != tier:
+                    break
+                f[list(g)] = False
+                alt[j] = g
+            else:
+                key = tuple(sorted(alt.items()))
+                if key not in seen:
+                    seen.add(key)
+                    cands.append(alt)
+        return cands
+
+    @staticmethod
+    def _groups(cluster) -> dict[str, np.ndarray]:
+        """Each machine's group at every tier (machine, rack, dynamic cluster, the network)."""
+        return {"machine": np.arange(cluster.n_machines), "rack": cluster.machine_rack,
+                "cluster": cluster.dcluster[cluster.machine_first],
+                "network": np.zeros(cluster.n_machines, dtype=np.int64)}
 
     def _draw(self, cluster, free: np.ndarray, job, n: int, group: np.ndarray) -> tuple[int, ...] | None:
         """``n`` free GPUs of ``job``'s type (its workers in the base's placement: ``job.gpus``, or
@@ -205,7 +292,9 @@ class CassiniPlugin:
             return c[k] / c["rankings"] if c["rankings"] else None
 
         return {**super().stats(), "cassini": {**{k: v for k, v in c.items() if k != "score_sum"},
-                                               "mean_score": per("score_sum"), "mean_link_sets": per("link_sets")}}
+                                               "candidate_rule": self._rule,
+                                               "mean_score": per("score_sum"), "mean_link_sets": per("link_sets"),
+                                               "share_one_link_set": per("one_link_set")}}
 
 
 class ThemisCassini(CassiniPlugin, Themis):

@@ -53,6 +53,10 @@ network every job this policy starts settles at :func:`placement.sim.links.sprea
 ``shift`` row in the log), the link model's phase dynamics of network-agnostic jobs; the CASSINI
 reproduction fits it to Themis's slowdown over Ideal.
 
+The auction's reassignment for CASSINI (:mod:`placement.solvers.online.cassini`, §4.2 step 1):
+``expired_now`` lists the running jobs whose lease expired at the current call (the winners
+among them that kept their GPUs join the candidates' winners, their GPUs the pool).
+
 Random placement (``placement="random"``; default ``"consolidated"``): the same auctions,
 leases and worker counts, each winner's GPUs drawn uniformly at random among the free GPUs of
 its type (seeded by the run's seed), no rack penalty: CASSINI §5.1's Random baseline ("places
@@ -104,6 +108,7 @@ class Themis(Policy):
         self.placement = placement
         self._place_rng = np.random.default_rng(0)
         self._lease_end: dict[str, float] = {}
+        self.expired_now: tuple[str, ...] = ()   # jobs whose lease expired at this call (CASSINI's reassignment)
         self.auctions = 0
         self.preemptions = 0
         self.moves = 0
@@ -137,6 +142,7 @@ class Themis(Policy):
             if jid not in running:
                 del self._lease_end[jid]
         expired = [j for j in running if self._lease_end.get(j, now) <= now + 1e-9]
+        self.expired_now = tuple(expired)
         bidders = [j.id for j in view.pending] + expired
         grow: dict[str, int] = {}   # elastic: running jobs below their ask bid for more GPUs
         if self.elastic and view.n_free:

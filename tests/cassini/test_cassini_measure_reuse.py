@@ -38,9 +38,10 @@ def _fresh(exp, trace, log, cluster, agent) -> dict:
 
 
 def test_measures_from_the_engines_link_model_equal_a_fresh_models(tmp_path):
-    ctx = _Recording(paper="cassini", title="reuse", out=tmp_path, quick=True, seeds=[0])
-    cluster, trace = cs.testbed(), cs.experiment_trace("poisson", 0, 0.08)
-    out, logs = cs.run_pair(ctx, "poisson", cluster, trace, 0, "reuse", keep_log=False)
+    # seed 2: a short trace on which the agent meets both compatible and incompatible sets
+    ctx = _Recording(paper="cassini", title="reuse", out=tmp_path, quick=True, seeds=[2])
+    cluster, trace = cs.testbed(), cs.experiment_trace("poisson", 2, 0.08)
+    out, logs = cs.run_pair(ctx, "poisson", cluster, trace, 2, "reuse", keep_log=False)
     assert [p for p in out] == ["themis", "themis+cassini"] and len(ctx.runs) == 2
     for (res, model, agent), pol in zip(ctx.runs, out, strict=True):
         assert model is res.link_model and model.agent == bool(agent)

@@ -177,8 +177,10 @@ def gpu_load(log: EventLog, links: LinkSharing, start: float, end: float) -> flo
 
 #: a run's name in the reproduction -> (the simulator's policy, its options besides elastic and the
 #: phase spread): Random is §5.1's baseline in Themis's elastic regime (random placement), the FIFO
-#: Random a second view
-POLICY_RUNS = {"random": ("themis", {"placement": "random"}), "random-fifo": ("random", {})}
+#: Random a second view; ``themis+cassini-starting`` is Th+CASSINI with the earlier candidate rule
+#: (only the jobs starting now move, onto the GPUs free now), run beside the reassignment's
+POLICY_RUNS = {"random": ("themis", {"placement": "random"}), "random-fifo": ("random", {}),
+               "themis+cassini-starting": ("themis+cassini", {"candidate_rule": "starting"})}
 #: the policies the phase spread applies to (network-agnostic placement in Themis or Random)
 SPREAD_POLICIES = ("themis", "themis+cassini", "random")
 
@@ -209,7 +211,7 @@ def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
         if spread < 1 and policy in SPREAD_POLICIES:
             opts["phase_spread"] = float(spread)
         opts = opts or None
-        ag = agent if pol.endswith("+cassini") else False
+        ag = agent if policy.endswith("+cassini") else False
         res, _rows, summ = ctx.simulate(inst, policy, seed, name, options=opts, keep_log=keep_log, agent=ag)
         m = _measure_with(exp, trace, res.log, cluster, ag, ctx.last_links)
         m["jct"] = summ["mean_jct_s"]
@@ -219,6 +221,8 @@ def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
         cas = st.get("cassini") or {}
         m["link_sets"] = cas.get("mean_link_sets")
         m["candidates"] = cas["candidates"] / cas["rankings"] if cas.get("rankings") else None
+        m["one_link_set"] = cas.get("share_one_link_set")
+        m["renewed"], m["renewed_moved"] = cas.get("renewed"), cas.get("renewed_moved")
         ctx.row(run=name, seed=seed, experiment=exp, policy=pol, elastic=bool(opts and opts.get("elastic")),
                 spread=spread, cluster=cluster.name,
                 goodput=cluster.network.get("goodput", 1.0), jobs=len(trace), **m)

@@ -263,8 +263,12 @@ CHOICES = (
            "ours, not fitted", affects=("poisson_pollux", "stress_po_mean", "stress_po_p99", "mpdyn_pollux")),
     Choice("agent gate", "the agent acts on sets scoring at least 0.99 (one 5-degree slot of overlap)",
            "ours, not fitted: §5.7 says only that compatible jobs respect their shifts", affects=_TRACE),
-    Choice("candidates", "up to 10: the base's placement, swaps of equal-size winners, draws at the same tiers",
-           "paper §5.1 (up to 10 candidates), generator ours", affects=_TRACE),
+    Choice("candidates", "up to 10 from the Themis auction's reassignment (§4.2 step 1): every winner of the "
+           "auction (jobs starting, moved, grown or re-placed, and winners whose lease expired and kept their GPUs) "
+           "on the pool (GPUs free, given back, or the renewed winners' own): the base's placement, swaps of "
+           "equal-size winners, whole reassignments drawn at the same tiers; the earlier rule (only the jobs "
+           "starting now, onto the GPUs free now) run beside on the Poisson trace",
+           "paper §4.2 and §5.1 (up to 10 candidates), generator ours", affects=_TRACE),
 )
 
 MEASURES = (
@@ -283,6 +287,11 @@ MEASURES = (
             "precondition of the Poisson claims"),
     Measure("candidate_sets", "Distinct link sets among a ranking's candidates (Th+CASSINI, Poisson trace, mean per "
             "ranking)", "how much choice the candidate generator gives Algorithm 2"),
+    Measure("candidate_one_set", "Share of Th+CASSINI's rankings whose candidates have one distinct link set "
+            "(Poisson trace)", "rankings where Algorithm 2 has no choice to make"),
+    Measure("gain_starting", "Th+CASSINI / Themis with the earlier candidate rule (only the jobs starting now, onto "
+            "the GPUs free now), mean iteration time (Poisson trace)", "the candidate generator's share of the gain: "
+            "the same runs beside the reassignment's"),
     Measure("random_fixed_gang", "Random (FIFO, fixed gangs) / Ideal over fixed-gang Themis / Ideal (Poisson trace)",
             "the fixed-gang reading of §5.1's Random, beside the elastic one judged"),
 )
