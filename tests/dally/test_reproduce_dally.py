@@ -33,7 +33,8 @@ def test_every_row_equals_the_evaluation_of_its_log(run):
     # shares x map policies, loads but the main one x map policies, Tiresias at the limits' scale 10,
     # dally and dally-manual on the submission clock (lease 1 h, scale 1 and load 2 reuse the main runs)
     n_map = len(TINY.map_policies) * (len(TINY.shares) + len(TINY.loads) - 1) + 1 + 2
-    per_seed = 2 * len(dally.POLICIES) + 2 * len(dally.POLICIES) + n_map   # paper and Philly, both kinds
+    # paper and Philly, both kinds; the 51 h target set's fit: both Tiresias readings and the OSDI'18 Gandiva
+    per_seed = 2 * len(dally.POLICIES) + 2 * len(dally.POLICIES) + n_map + 3
     assert ctx.broken == {} and ctx.logs == 2 * per_seed
     rows = [r for r in csv.DictReader(open(out / "results.csv")) if not r["policy"].startswith("bound:")]
     assert len(rows) == ctx.logs
@@ -285,11 +286,13 @@ def test_regime_rows_are_recomputed_from_the_results(run):
 def test_calibration_csv_holds_every_baseline_target(run):
     """calibration.csv: one row per target of the spec's three knobs, the paper's number from
     Tables 2-3 (seconds), ours = the median over seeds of the main runs (Tiresias strict, the form
-    the fit uses; Gandiva in its fitted placement), error = ours / paper - 1, status converged
+    the fit uses; Gandiva in its fitted placement), the 51 h knob's from the runs of its own fit
+    (FIT_51H's Tiresias reading and Gandiva form), error = ours / paper - 1, status converged
     exactly when within the 25% tolerance."""
     import statistics
 
-    from placement.app.reproduce.dally_spec import SPEC
+    from placement.app.reproduce.dally_calibrate import FIT_51H
+    from placement.app.reproduce.dally_spec import SPEC, WORKLOAD_51H
 
     _ctx, out = run
     rows = list(csv.DictReader(open(out / "results.csv")))
@@ -301,8 +304,12 @@ def test_calibration_csv_holds_every_baseline_target(run):
         assert r["parameter"].startswith(knob) and f"; {target})" in r["target"]
         _t, pol, stat = target.split(".")[:3]
         kind = "batch" if target.startswith("t2") else "poisson"
-        vals = [float(x[f"{stat}_jct_s"]) for x in rows if not x["variant"] and x["workload"] == "paper"
-                and x["kind"] == kind and x["policy"] == (gl if pol == "gandiva" else "tiresias-strict") and x["racks"] == "2"]
+        if knob == WORKLOAD_51H:
+            wl, label = "paper51", FIT_51H["gandiva"] if pol == "gandiva" else FIT_51H["tiresias"]
+        else:
+            wl, label = "paper", gl if pol == "gandiva" else "tiresias-strict"
+        vals = [float(x[f"{stat}_jct_s"]) for x in rows if not x["variant"] and x["workload"] == wl
+                and x["kind"] == kind and x["policy"] == label and x["racks"] == "2"]
         assert len(vals) == 2
         paper = SPEC.by_key[target].mid
         assert float(r["paper"]) == pytest.approx(paper)
@@ -389,3 +396,14 @@ def test_every_configured_workload_point_is_one_the_generator_takes(cfg):
         assert len(fitted_trace("poisson", jobs=5, seed=0, load=load, gpus=512).jobs) == 5
     for share in cfg.shares:
         assert len(fitted_trace("batch", jobs=5, seed=0, share_large=share, gpus=512).jobs) == 5
+
+
+def test_the_51h_fit_is_the_surface_s_best_at_that_reading():
+    """FIT_51H is what osdi18_surface() picks from the record: the 51 h reading's lowest worst error."""
+    from placement.app.reproduce.dally_calibrate import FIT_51H, TRIED_OSDI18, osdi18_surface
+
+    best = next(r for r in osdi18_surface() if r["reading"] == "51 h")
+    assert (best["sigma"], best["share_large"], best["share_single"], best["tiresias"]) == \
+        (FIT_51H["sigma"], FIT_51H["share_large"], FIT_51H["share_single"], FIT_51H["tiresias"])
+    assert round(best["median_h"], 2) == FIT_51H["median_h"] and FIT_51H["gandiva"] == "gandiva-osdi18"
+    assert len({r[:3] for r in TRIED_OSDI18}) == len(TRIED_OSDI18)

@@ -76,7 +76,7 @@ import numpy as np
 
 from . import Context, Reproduction
 from .context import spread
-from .dally_calibrate import GANDIVA_MAX_SHARE, GANDIVA_PAPER, record
+from .dally_calibrate import FIT_51H, GANDIVA_MAX_SHARE, GANDIVA_PAPER, record
 from .dally_spec import SPEC
 
 __all__ = ["REPRODUCTION", "Config", "FULL", "QUICK", "run", "POLICIES", "RUNS", "MAP_CLAIMS"]
@@ -197,6 +197,11 @@ def _trace(cfg: Config, workload: str, kind: str, seed: int, *, load: float | No
     from ..bench.dally import dally_trace
 
     gpus = 64 * cfg.detail_racks
+    if workload == "paper51":    # the 51 h target set's own fit (batch only; dally_calibrate.FIT_51H)
+        from .dally_calibrate import FIT_51H
+
+        return fitted_trace(kind, jobs=cfg.jobs[kind], seed=seed, gpus=gpus,
+                            **{k: FIT_51H[k] for k in ("median_h", "sigma", "share_large", "share_single")})
     if workload == "paper":
         return fitted_trace(kind, jobs=cfg.jobs[kind], seed=seed, gpus=gpus, share_large=share,
                             load=cfg.load if load is None else load)
@@ -311,6 +316,12 @@ def run(ctx: Context, config: Config | None = None) -> None:
                 ctx.say(f"seed {seed}: Philly mix, {kind}, {d} racks")
                 results[("philly", d, kind, seed)] = _case(ctx, cfg, "philly", seed, d, kind)
 
+    if "batch" in cfg.kinds:
+        for seed in ctx.seeds:
+            ctx.say(f"seed {seed}: the 51 h target set's fit, batch, {d} racks")
+            results[("paper51", d, "batch", seed)] = _case(ctx, cfg, "paper51", seed, d, "batch",
+                                                             policies=("tiresias", "tiresias-strict", FIT_51H["gandiva"]))
+
     def rel(wl, racks, kind, seed, metric, base):
         r = results.get((wl, racks, kind, seed))
         if r is None or r["dally"].get(metric) is None or not r[base].get(metric):
@@ -412,6 +423,23 @@ def _osdi18_ratio(ctx: Context, cfg: Config, d: int, results) -> None:
     for f in ratios:
         ctx.report_measure(f"osdi18-median-ratio-{f}", ratios[f])
         ctx.report_measure(f"ps-median-ratio-{f}", ps_ratios[f])
+    if ("paper51", d, "batch", ctx.seeds[0]) in results:
+        lines += ["", "On the 51 h target set's own fit (`dally_calibrate.FIT_51H`: job-length median "
+                  f"{FIT_51H['median_h']:g} h, sigma {FIT_51H['sigma']:g}, {FIT_51H['share_large']:.0%} of jobs at 16-64 "
+                  f"GPUs, {FIT_51H['share_single']:.0%} at 1; its calibration rows in 'Calibration fit'), per seed:", "",
+                  "| seed | Tiresias (authors') | Tiresias strict | OSDI'18 Gandiva | authors' / OSDI'18 | "
+                  "strict / OSDI'18 |", "|---|---|---|---|---|---|"]
+        r51: dict[str, list[float | None]] = {"tiresias": [], "tiresias-strict": []}
+        for s in ctx.seeds:
+            r = results[("paper51", d, "batch", s)]
+            g = r[FIT_51H["gandiva"]].get("median_jct_s")
+            row = [r[f].get("median_jct_s") for f in r51]
+            for f, v in zip(r51, row, strict=True):
+                r51[f].append(v / g if v and g else None)
+            lines.append(f"| {s} | " + " | ".join("-" if v is None else f"{v / H:,.1f} h" for v in (*row, g)) + " | "
+                         + " | ".join("-" if r51[f][-1] is None else f"{r51[f][-1]:.2f}x" for f in r51) + " |")
+        for f in r51:
+            ctx.report_measure(f"osdi18-51h-median-ratio-{f}", r51[f])
     if not TRIED_OSDI18:
         ctx.section("Gandiva in its OSDI'18 form", "\n".join(lines))
         return

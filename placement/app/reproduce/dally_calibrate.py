@@ -20,8 +20,12 @@ What is fitted, to what
     baseline targets, bracketed by the grid (loss 1.29, 1.20, 1.17, 1.21 at 8, 16, 32, 64 on
     seeds 0-2: 32); their medians stay far under the paper's at every load (Tiresias's -51%,
     Gandiva's -93% at 32), so that knob does not converge. The printed
-    51 h reading cannot be reached: Tiresias's batch median over Gandiva's is at most about 3
-    on every shape tried, the paper's 13.9.
+    51 h reading has its own fit (:data:`FIT_51H`), with Gandiva in its OSDI'18 form (every job
+    admitted, fluid time slicing): over the shapes of :data:`TRIED_OSDI18` its lowest worst error
+    is 33% (sigma 3, 90% of jobs at 16-64 GPUs, job-length median 1.35 h), where Tiresias's batch
+    median over Gandiva's is about 8x (the paper's 13.9x); with the other Gandiva forms that ratio
+    stayed under about 3 on every shape tried. It does not converge: Tiresias's mean comes out
+    about 3.5x its median, the paper's 1.75x.
 
     The earlier fit, kept as the record of what the 51 h reading allows:
 
@@ -77,7 +81,7 @@ from typing import Any
 
 __all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "FIT_READING", "TIRESIAS_FIT", "SEARCH", "TRIED_510", "TRIED",
            "TRIED_RANDOM", "TRIED_POISSON", "TRIED_OSDI18", "record", "search", "balance", "loss", "paper_value",
-           "osdi18_shapes", "osdi18_surface", "OSDI18_GRID"]
+           "osdi18_shapes", "osdi18_surface", "OSDI18_GRID", "FIT_51H"]
 
 H = 3600.0
 GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted on the earlier workload, TRIED)
@@ -154,17 +158,71 @@ TRIED_POISSON = ((4, 1, 8, 364, 14, 327), (4, 1.5, 8, 302, 15, 366), (4, 2, 8, 3
 # of Tiresias (authors' reading), of Tiresias strict and of the OSDI'18 Gandiva, and the median JCT under
 # equal-rate fluid processor sharing (placement.sim.processor_sharing, the review's reference).
 # From osdi18_shapes() (OSDI18_GRID); osdi18_surface() reads it against both target sets.
-TRIED_OSDI18: tuple[tuple[float, ...], ...] = ()
+TRIED_OSDI18: tuple[tuple[float, ...], ...] = (
+    (0.6, 0.3, 0.05, 657, 1825, 535, 1313, 1465, 1698, 1110),
+    (0.6, 0.3, 0.1, 549, 1842, 563, 1214, 1432, 1634, 1096),
+    (0.6, 0.3, 0.4, 254, 1307, 416, 1044, 1289, 1416, 1005),
+    (0.6, 0.6, 0.05, 1822, 3928, 1026, 2921, 2672, 3184, 1933),
+    (0.6, 0.6, 0.1, 2283, 4090, 1259, 3209, 2631, 3263, 1919),
+    (0.6, 0.8, 0.05, 3061, 6739, 3216, 4147, 3614, 4408, 2474),
+    (0.6, 0.8, 0.1, 2798, 6555, 3272, 4369, 3612, 4317, 2459),
+    (2.5, 0.3, 0.05, 1678, 17069, 1040, 16483, 1333, 14333, 916),
+    (2.5, 0.3, 0.1, 1668, 16838, 963, 15777, 1355, 9446, 903),
+    (2.5, 0.3, 0.4, 592, 15146, 803, 7368, 1185, 7373, 828),
+    (2.5, 0.6, 0.05, 5488, 33629, 2897, 29355, 2456, 19713, 1570),
+    (2.5, 0.6, 0.1, 7635, 35847, 5098, 23476, 2479, 22444, 1558),
+    (2.5, 0.8, 0.05, 10685, 51379, 11017, 34568, 3585, 21445, 2011),
+    (2.5, 0.8, 0.1, 11120, 40915, 10266, 31433, 3508, 21435, 1997),
+    (3.0, 0.3, 0.05, 1994, 55175, 1840, 37016, 1360, 90836, 905),
+    (3.0, 0.3, 0.1, 2314, 45866, 1749, 23433, 1354, 23125, 893),
+    (3.0, 0.3, 0.4, 831, 62606, 706, 31098, 1165, 20717, 818),
+    (3.0, 0.6, 0.05, 10704, 86465, 7013, 42998, 2327, 66888, 1545),
+    (3.0, 0.6, 0.1, 10846, 76131, 6409, 52750, 2416, 72853, 1533),
+    (3.0, 0.8, 0.05, 24309, 140539, 16505, 100323, 3693, 63937, 1980),
+    (3.0, 0.8, 0.1, 30575, 126090, 20141, 86224, 3430, 70763, 1966),
+    (3.5, 0.3, 0.05, 3316, 94997, 2062, 146240, 1383, 458811, 901),
+    (3.5, 0.3, 0.1, 2872, 103351, 2150, 107836, 1345, 76759, 888),
+    (3.5, 0.3, 0.4, 1366, 161357, 956, 66953, 1098, 78871, 814),
+    (3.5, 0.6, 0.05, 17476, 247235, 6712, 203385, 2317, 445747, 1532),
+    (3.5, 0.6, 0.1, 13032, 246930, 9845, 113169, 2404, 164053, 1520),
+    (3.5, 0.8, 0.05, 41346, 397543, 26116, 288003, 3645, 464535, 1964),
+    (3.5, 0.8, 0.1, 40980, 458682, 23470, 294037, 3537, 267132, 1951),
+    (2.75, 0.85, 0.05, 30007, 117224, 18610, 56323, 3969, 38279, 2129),
+    (2.75, 0.85, 0.1, 30301, 134354, 17409, 52224, 3969, 45200, 2116),
+    (2.75, 0.9, 0.05, 29206, 218169, 28581, 91858, 4131, 45578, 2238),
+    (3.0, 0.85, 0.05, 28338, 198937, 27710, 112826, 3976, 68306, 2115),
+    (3.0, 0.85, 0.1, 22098, 158720, 21491, 86961, 3882, 82857, 2102),
+    (3.0, 0.9, 0.05, 29490, 222827, 35235, 121912, 4165, 89389, 2224),
+    (3.25, 0.85, 0.05, 38043, 375989, 35227, 165087, 3912, 137666, 2106),
+    (3.25, 0.85, 0.1, 44352, 366431, 36007, 160992, 3933, 159771, 2092),
+    (3.25, 0.9, 0.05, 36580, 305580, 43572, 201151, 4184, 160108, 2214),
+    (2.75, 0.95, 0.02, 25231, 147668, 28953, 100866, 4204, 57206, 2345),
+    (3.0, 0.95, 0.02, 39149, 175525, 36848, 132419, 4245, 89270, 2331),
+    (3.25, 0.95, 0.02, 39626, 376746, 55484, 255047, 4344, 174545, 2321),
+    (3.0, 0.9, 0.02, 22596, 236936, 33288, 116583, 4155, 82449, 2231),
+)
 OSDI18_GRID = {"sigma": (0.6, 2.5, 3.0, 3.5), "share_large": (0.3, 0.6, 0.8), "share_single": (0.05, 0.1, 0.4)}
+# then refined toward the 51 h set's lowest worst error (more large jobs, sigma near 3), in this order
+OSDI18_REFINED = ({"sigma": (2.75, 3.0, 3.25), "share_large": (0.85, 0.9), "share_single": (0.05, 0.1)},
+                  {"sigma": (2.75, 3.0, 3.25), "share_large": (0.95,), "share_single": (0.02,)},
+                  {"sigma": (3.0,), "share_large": (0.9,), "share_single": (0.02,)})
+# The 51 h target set's own fit (Table 2 as printed), Gandiva in its OSDI'18 form: the shape of
+# osdi18_surface() with the lowest worst error over TRIED_OSDI18 at that reading, its job-length
+# median the balancing one, and the Tiresias reading it was fitted with. It does not converge (the
+# worst error stays above the 25% tolerance: Tiresias's mean / median is about twice the paper's),
+# so claims under the 51 h reading stay uncalibrated; the reproduction runs it beside the 510 h fit
+# for the calibration rows of that knob and the OSDI'18 ratio (dally.py, "paper51").
+FIT_51H: dict[str, Any] = {"median_h": 1.35, "sigma": 3.0, "share_large": 0.9, "share_single": 0.05,
+                           "tiresias": "tiresias-strict", "gandiva": "gandiva-osdi18"}
 # Table 2 (batch, 8 racks) targets in hours: Tiresias median and mean, Gandiva median (two readings), mean.
 _T2_H = {"tiresias": (2547080 / H, 4461998 / H), "51 h": 183717 / H, "510 h": 1837170 / H, "gandiva_mean": 5828719 / H}
 
 
 def osdi18_shapes(grid: dict[str, tuple] | None = None, seeds=(0, 1, 2), racks: int = 8,
                   echo=print) -> list[tuple]:
-    """The rows of :data:`TRIED_OSDI18`: every valid shape of ``grid`` (default :data:`OSDI18_GRID`;
-    a share at 1 GPU above what the 16-64 share leaves is skipped) at a 100 h job-length median on
-    ``seeds``, batch, ``racks`` racks."""
+    """The rows of :data:`TRIED_OSDI18`: every valid shape of ``grid`` (default :data:`OSDI18_GRID`
+    then each of :data:`OSDI18_REFINED`; a share at 1 GPU that leaves nothing for 2-8 GPUs is
+    skipped) at a 100 h job-length median on ``seeds``, batch, ``racks`` racks."""
     import statistics
 
     import numpy as np
@@ -172,11 +230,12 @@ def osdi18_shapes(grid: dict[str, tuple] | None = None, seeds=(0, 1, 2), racks: 
     from placement.sim.dally_workload import fitted_trace
     from placement.sim.processor_sharing import processor_sharing
 
-    grid = OSDI18_GRID if grid is None else grid
+    grids = (OSDI18_GRID, *OSDI18_REFINED) if grid is None else (grid,)
     forms = {"tiresias": ("tiresias", {}), "strict": ("tiresias", {"consolidation": "wait"}),
              "osdi18": ("gandiva-osdi18", {})}
     rows = []
-    for sig, large, single in itertools.product(grid["sigma"], grid["share_large"], grid["share_single"]):
+    shapes = [p for g in grids for p in itertools.product(g["sigma"], g["share_large"], g["share_single"])]
+    for sig, large, single in shapes:
         if single + large > 1 - 1e-9 and single > 0:
             continue
         traces = [fitted_trace("batch", seed=s, median_h=100.0, sigma=sig, share_large=large, share_single=single,
@@ -231,7 +290,7 @@ def record(ctx, results: dict, d: int, seeds: list[int], load: float, gandiva: s
     from placement.sim.dally_workload import FIT
 
     from .context import fmt_spread, spread
-    from .dally_spec import GANDIVA_READINGS, POISSON_LOAD, SPEC
+    from .dally_spec import GANDIVA_READINGS, POISSON_LOAD, SPEC, WORKLOAD_51H
 
     batch = (f"median_h={FIT['median_h']:g}, sigma={FIT['sigma']:g}, share_large={FIT['share_large']:g}, "
              f"share_single={FIT['share_single']:g}, gandiva max_share={GANDIVA_MAX_SHARE}")
@@ -240,19 +299,29 @@ def record(ctx, results: dict, d: int, seeds: list[int], load: float, gandiva: s
              "`placement.app.reproduce.dally_calibrate.TRIED`), and how close they hold on this run's seeds "
              f"({d} racks; median, min to max over seeds). Dally's and Dally-manual's columns were never fitted. "
              "Table 2's Gandiva median is carried in two readings (51 h as printed, 510 h with a dropped digit "
-             "restored), one knob each. Our Tiresias's batch median was at most about 3x our Gandiva's on every "
-             "shape tried (the paper's: 13.9x at 51 h, 1.4x at 510 h); the Poisson medians are out of reach at "
-             "every load (2D-LAS serves each arrival first), so the load is also a knob of the regime map.", "",
+             "restored), one knob each, each with its own fit: the 510 h set's is the workload in use, the 51 h "
+             "set's (Gandiva in its OSDI'18 form, every job admitted with fluid time slicing; "
+             "`dally_calibrate.FIT_51H`, from the loss surface in 'Gandiva in its OSDI'18 form') runs beside it "
+             "for this knob's rows only. The Poisson medians are out of reach at every load (2D-LAS serves each "
+             "arrival first), so the load is also a knob of the regime map.", "",
              "| knob | target | paper | ours | ours / paper - 1 | status |", "|---|---|---|---|---|---|"]
+    fit51 = (f"median_h={FIT_51H['median_h']:g}, sigma={FIT_51H['sigma']:g}, "
+             f"share_large={FIT_51H['share_large']:g}, share_single={FIT_51H['share_single']:g}, "
+             f"gandiva {FIT_51H['gandiva']}, {FIT_51H['tiresias']} (the 51 h set's own fit)")
     for knob in (*(k for _key, k in GANDIVA_READINGS.values()), POISSON_LOAD):
+        own = knob == WORKLOAD_51H and ("paper51", d, "batch", seeds[0]) in results
+        wl = "paper51" if own else "paper"
         for target in SPEC.knob(knob).targets:
             _t, pol, stat = target.split(".")[:3]
             kind = "batch" if target.startswith("t2") else "poisson"
-            run = gandiva if pol == "gandiva" else TIRESIAS_FIT
-            vals = [results[("paper", d, kind, s)][run].get(_STAT[stat][1]) if ("paper", d, kind, s) in results
+            if own:
+                run = FIT_51H["gandiva"] if pol == "gandiva" else FIT_51H["tiresias"]
+            else:
+                run = gandiva if pol == "gandiva" else TIRESIAS_FIT
+            vals = [results[(wl, d, kind, s)][run].get(_STAT[stat][1]) if (wl, d, kind, s) in results
                     else None for s in seeds]
             sp = spread(vals)
-            value = batch if kind == "batch" else f"load={load:g} (batch fit held)"
+            value = fit51 if own else batch if kind == "batch" else f"load={load:g} (batch fit held)"
             r = ctx.calibrate(knob=knob, value=value, target=target, ours=None if sp is None else sp[0],
                               label=f"{pol} {kind} {stat}")
             if sp is None:
