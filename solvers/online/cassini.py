@@ -22,7 +22,8 @@ base's options stay ``--option`` settable). On a cluster with a network
    or one already seen, is dropped. A renewed winner the chosen candidate moves is preempted and
    started there at once (keeping its work, a new lease already given). Under an elastic base a
    job's candidates keep the worker count the base gave it; swaps need equal counts. The plug-in
-   ranks at every call with a winner: a call that only renews leases ranks too.
+   ranks at every call with a winner: a call that only renews leases ranks too, unless its
+   renewed winners have no other placement (one candidate: nothing would change).
    ``candidate_rule="starting"`` is the earlier rule: only the jobs starting now move, onto the
    GPUs free now (after the base's preemptions), drawn in the base's order, ranked only when a job
    starts. ``stats()["cassini"]``: ``mean_link_sets`` (distinct link sets, each winner's links,
@@ -118,6 +119,8 @@ class CassiniPlugin:
         base = {**starts, **renewed}
         cands = (self._candidates(view, free, base) if self._rule == "starting"
                  else self._reassignments(view, free, base))
+        if not starts and len(cands) == 1:
+            return out          # only renewals, and no other placement of them: nothing to rank
         running = {j: r.gpus for j, r in view.running.items() if j not in stopped}
         chosen, shifts, score = self._rank(view, running, cands)
         c = self._cassini

@@ -49,6 +49,25 @@ __all__ = ["QuotaSharing"]
 NODE = hv.LEVEL_GPUS[hv.K]
 
 
+_TABLES: dict[int, np.ndarray] = {}   # k -> every non-empty subset of k items (rows of 0/1)
+_SIZES: dict[int, np.ndarray] = {}    # k -> each subset's size
+
+
+def _subsets(k: int) -> np.ndarray:
+    """Every non-empty subset of ``k`` items as 0/1 rows, in the order of
+    ``itertools.combinations(range(k), n)`` for n = 1 .. k (sizes in ``_SIZES[k]``)."""
+    if k not in _SIZES:
+        from itertools import combinations
+
+        rows = [c for n in range(1, k + 1) for c in combinations(range(k), n)]
+        table = np.zeros((len(rows), k), dtype=np.int64)
+        for i, c in enumerate(rows):
+            table[i, list(c)] = 1
+        _SIZES[k] = table.sum(axis=1)
+        _TABLES[k] = table
+    return _TABLES[k]
+
+
 class QuotaSharing(Policy):
     """Quota sharing, within-quota jobs on the node with the fewest low-priority GPUs (HiveD §3.3's rule).
 
@@ -92,29 +111,34 @@ class QuotaSharing(Policy):
     def _fewest_preempted(self, cluster, free, gpus):
         """One machine's GPUs for a job of at most a node, preempting the low-priority jobs
         (whole jobs) of the fewest GPUs, then the fewest jobs, then the machine with the fewest
-        idle GPUs, then the lowest index (YARN-CS: preempt for the affinity the job needs)."""
-        from itertools import combinations
-
+        idle GPUs, then the lowest index (YARN-CS: preempt for the affinity the job needs).
+        Among the sets of one machine with the same GPUs and jobs, the first in the order of
+        ``itertools.combinations`` over the sorted job ids, by size (:func:`_subsets`)."""
         first = np.asarray(cluster.machine_first)
         best = None
         for m in range(len(first)):
             lo, hi = int(first[m]), int(first[m]) + NODE
             idle = np.flatnonzero(free[lo:hi]) + lo
-            if idle.size + int(self.low_mask[lo:hi].sum()) < gpus:
+            low = np.flatnonzero(self.low_mask[lo:hi]) + lo
+            if idle.size + low.size < gpus:
                 continue
-            here = {}
-            for g in range(lo, hi):
-                if self.low_mask[g]:
-                    here.setdefault(self.owner[g], []).append(g)
-            for n in range(1, len(here) + 1):
-                for vs in combinations(sorted(here), n):
-                    taken = sorted(g for v in vs for g in here[v])
-                    if idle.size + len(taken) < gpus:
-                        continue
-                    key = (sum(len(self.low[v]) for v in vs), n, int(idle.size), m)
-                    if best is None or key < best[0]:
-                        # idle GPUs first; every victim of a cheapest set gives at least one GPU
-                        best = (key, tuple(sorted(idle.tolist() + taken[:gpus - idle.size])))
+            here: dict[str, list[int]] = {}
+            for g in low.tolist():
+                here.setdefault(self.owner[g], []).append(g)
+            names = sorted(here)
+            sets = _subsets(len(names))
+            local = sets @ np.array([len(here[v]) for v in names])
+            cost = sets @ np.array([len(self.low[v]) for v in names])
+            ok = np.flatnonzero(idle.size + local >= gpus)
+            if not ok.size:
+                continue
+            # the cheapest set (GPUs, then jobs; ties: the first in the enumeration order)
+            i = int(ok[np.argmin(cost[ok] * (NODE + 1) + _SIZES[len(names)][ok])])
+            key = (int(cost[i]), int(_SIZES[len(names)][i]), int(idle.size), m)
+            if best is None or key < best[0]:
+                taken = sorted(g for j, v in enumerate(names) if sets[i, j] for g in here[v])
+                # idle GPUs first; every victim of a cheapest set gives at least one GPU
+                best = (key, tuple(sorted(idle.tolist() + taken[:gpus - idle.size])))
         return None if best is None else best[1]
 
     def _end(self, jid):

@@ -66,7 +66,6 @@ regime map on seed 0.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -78,6 +77,7 @@ from .hived_quotas import (
     comparable,
     examine,
     philly_mapping,
+    philly_trace,
 )
 from .hived_quotas import assignment as view_assignment
 from .hived_setup import (
@@ -125,12 +125,8 @@ def window_start_day(cfg: Config, seed: int) -> float:
     return cfg.start_day + OFFSETS[seed % len(OFFSETS)] * (1 + seed // len(OFFSETS))
 
 
-@functools.cache
 def _philly():
-    from placement.instances.traces import trace_path
-    from placement.sim.trace import load_philly
-
-    return load_philly(trace_path("philly.csv"))
+    return philly_trace()
 
 
 def trace_days() -> float:

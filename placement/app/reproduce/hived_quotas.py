@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["VIEWS", "philly_mapping", "assignment", "comparable", "busy_share", "examine", "job_classes", "anomalies",
+__all__ = ["VIEWS", "philly_trace", "philly_mapping", "assignment", "comparable", "busy_share", "examine", "job_classes", "anomalies",
            "free_nodes"]
 
 VIEWS = ("table1", "fitted")
@@ -45,14 +45,21 @@ def anomalies(shared: dict[str, float], private: dict[str, float]) -> list[str]:
 
 
 @functools.cache
+def philly_trace():
+    """The shipped Philly trace, parsed once per process (about 2 s)."""
+    from placement.instances.traces import trace_path
+    from placement.sim.trace import load_philly
+
+    return load_philly(trace_path("philly.csv"))
+
+
+@functools.cache
 def philly_mapping() -> tuple[dict[str, str], tuple[dict, ...]]:
     """The shipped Philly trace's tenants identified with Table 1's rows over the whole trace
     (:func:`placement.hived.table1.identify_tenants`): the mapping and its fit per row."""
     from placement.hived.table1 import identify_tenants
-    from placement.instances.traces import trace_path
-    from placement.sim.trace import load_philly
 
-    mapping, fit = identify_tenants(load_philly(trace_path("philly.csv")).jobs)
+    mapping, fit = identify_tenants(philly_trace().jobs)
     return mapping, tuple(fit)
 
 
