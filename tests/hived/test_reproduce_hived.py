@@ -27,10 +27,11 @@ from placement.sim.instance import load_instance, load_solution
 from placement.sim.replay import guarantee_check, replay_check
 from tests.support import run_reproduction_with
 
-# Figures 8 and 9 on the first seed only, as --quick runs them (their claims then judge that seed)
+# Figures 8 and 9 and Figure 5's Tiresias runs on the first seed only, as --quick runs them (their claims
+# then judge that seed)
 TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=16, scales=(1.0, 2.0), refine=1, max_jobs=150,
                     free_view=False, regime_nodes=(20,), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0),
-                    regime_seeds=1, fig89_seeds=1)
+                    regime_seeds=1, fig89_seeds=1, fig5_seeds=1)
 FIG89_SEEDS = (0,)
 
 
@@ -517,3 +518,86 @@ def test_figure_9_soft_affinity_recomputes_from_its_logs(run):
     trace = _trace(0)[0]
     a25, a50, a75 = (set(relax(trace.jobs, f, 0)) for f in FIG9_FRACTIONS)
     assert a25 <= a50 <= a75
+
+
+def test_figure_5_peak_excess_and_jct_hand_values():
+    from placement.app.reproduce.hived_fig5 import jct_change, peak_excess
+    from placement.sim.trace import Job
+
+    h = 3600.0
+    jobs = [Job("a", 0.0, 8, 100.0, tenant="A"), Job("b", 6 * h, 8, 100.0, tenant="A"),
+            Job("c", 20 * h, 8, 100.0, tenant="A"), Job("d", 1.0, 1, 50.0, tenant="B"), Job("e", 2.0, 8, 10.0, tenant="A")]
+    private = {"a": 0.0, "b": 600.0, "c": 0.0, "d": 0.0}          # e did not finish privately: left out
+    shared = {"a": 1200.0, "b": 3000.0, "c": 60.0, "d": 7.0, "e": 9e9}
+    # windows of 12 h ending at each of A's jobs: {a}: 20 min; {a, b}: (20 + 40) / 2 = 30 min; {c}: 1 min
+    assert peak_excess(jobs, shared, private, "A") == pytest.approx(30.0)
+    assert peak_excess(jobs, shared, private, "A", window_s=1.0) == pytest.approx(40.0)
+    assert peak_excess(jobs, shared, private, "C") is None
+    # JCT over the jobs finishing in both: a, b, c, d (e not in quota's): (100+1200 + 100+3000 + 100+60 + 50+7)
+    # over (100 + 100+600 + 100 + 50)
+    assert jct_change(jobs[:4], shared, private) == pytest.approx(4617 / 950 - 1)
+    assert jct_change(jobs, {}, private) is None
+
+
+def _brute_peak(jobs, shared, private, tenant):
+    """Figure 5's peak excess by brute force: every 12-hour window ending at one of the tenant's jobs."""
+    mine = sorted((j.submit, j.id) for j in jobs if j.tenant == tenant and j.id in shared and j.id in private)
+    best = None
+    for t, _i in mine:
+        xs = [shared[i] - private[i] for u, i in mine if t - 12 * 3600.0 < u <= t]
+        best = max(-np.inf if best is None else best, sum(xs) / len(xs) / 60.0)
+    return best
+
+
+def test_figure_5_schedulers_inside_the_vcs_recompute_from_their_logs(run):
+    """Figure 5: YARN-CS is each seed's main runs, Tiresias the same schemes with order='tiresias'
+    on seed 0 (its option in every run's summary; every log replays, HiveD's with the guarantee
+    check, and differs from FIFO's); prod-a's peak 12-hour excess and HiveD's JCT change recompute
+    from the logs (the peak by brute force), and Gandiva's rows are not comparable."""
+    from placement.app.reproduce.hived_fig5 import jct_change, peak_excess
+    from placement.app.reproduce.hived_spec import FIG5_BASE
+
+    ctx, out = run
+    claims, _measures, _doc = _claims(out)
+    per = _per_seed(out)
+    pa = hived.anomaly_tenant()
+    assert any((out / "logs").glob("s0-fig5-tiresias-*")) and not any((out / "logs").glob("s1-fig5-*"))
+    assert len(claims[("fig5.yarn_cs", "")]["ours"]) == 2 and len(claims[("fig5.tiresias", "")]["ours"]) == 1
+    text = {"yarn-cs": "YARN-CS", "tiresias": "Tiresias"}
+    for s in (0, 1):
+        trace, window, w0, w1 = _trace(s, per[s]["yarn-cs"]["scale"])
+        a = view_assignment("table1", trace.jobs, per[s]["yarn-cs"]["nodes"])
+        cmp_jobs = comparable(window, a)
+        for sched in ("yarn-cs", "tiresias") if s == 0 else ("yarn-cs",):
+            d, rows = {}, {}
+            for scheme in ("private", "yarn-cs", "hived"):
+                name = f"s{s}-table1-{scheme}" if sched == "yarn-cs" else f"s{s}-fig5-tiresias-{scheme}"
+                inst, log, summ = _log(out, name)
+                assert summ["run"]["options"].get("order", "fifo") == ("fifo" if sched == "yarn-cs" else "tiresias")
+                checks = [guarantee_check(a.cells)] if scheme == "hived" else []
+                assert replay_check(inst.trace, inst.cluster, log, perf=inst.perf_model(), checks=checks) == []
+                d[scheme] = hived._job_delays(cmp_jobs, log)
+                rows[scheme] = [(r.time, r.event, r.job) for r in log.rows]
+            if sched == "tiresias":   # the order changes the runs
+                fifo = {sc: [(r.time, r.event, r.job) for r in _log(out, f"s0-table1-{sc}")[1].rows] for sc in rows}
+                assert any(rows[sc] != fifo[sc] for sc in rows)
+            q, h = (_brute_peak(cmp_jobs, d[x], d["private"], pa) for x in ("yarn-cs", "hived"))
+            # the moving window on every tenant's jobs (prod-a may have none in this tiny window)
+            peaks = {t: peak_excess(cmp_jobs, d["yarn-cs"], d["private"], t) for t in {j.tenant for j in cmp_jobs}}
+            assert peaks == {t: pytest.approx(_brute_peak(cmp_jobs, d["yarn-cs"], d["private"], t)) if x is not None
+                             else None for t, x in peaks.items()}
+            assert any(x is not None for x in peaks.values())
+            j = jct_change(cmp_jobs, d["hived"], d["yarn-cs"])
+            i = s if sched == "yarn-cs" else 0
+            key = "fig5.yarn_cs" if sched == "yarn-cs" else "fig5.tiresias"
+            reading = f"{text[sched]} inside the VCs"
+            for got, want in ((claims[(key, "")]["ours"][i], q), (claims[("fig5.hived_safe", reading)]["ours"][i], h),
+                              (claims[("fig5.jct", reading)]["ours"][i], j)):
+                assert got == (None if want is None else pytest.approx(want))
+            pre = {c["name"]: c for c in claims[("fig5.hived_safe", reading)]["preconditions"]}[FIG5_BASE]
+            assert pre["measured"][i] == (None if q is None else pytest.approx(q))
+    for key, reading in (("fig5.gandiva", ""), ("fig5.hived_safe", "Gandiva inside the VCs"), ("fig5.jct_gandiva", "")):
+        assert claims[(key, reading)]["verdict"] == "not comparable", key
+    assert claims[("fig5.yarn_cs", "")]["range"] == [1000.0, 1000.0]
+    assert claims[("fig5.tiresias", "")]["range"] == [330.0, "inf"]
+    assert "## Figure 5" in (out / "report.md").read_text()

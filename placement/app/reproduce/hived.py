@@ -1,4 +1,4 @@
-"""``placement reproduce hived``: HiveD §5.2-5.3 (Table 1, Figures 6, 7, 10, 11) on its own terms.
+"""``placement reproduce hived``: HiveD §5.1-5.3 (Table 1, Figures 5-11) on its own terms.
 
 Every claim is declared in :mod:`.hived_spec` (the paper's numbers with their roles, the
 preconditions, the load knob, every unpublished choice) and judged by the one verdict function
@@ -60,8 +60,14 @@ Regime map
     Quota reading (fitted, Table 1); cluster size around the busy size at the seed's scale; spare
     quota given to prod-a (where its quota covers its demand: Figure 7's regime); the arrival-rate scale (the load search's points, with
     private clusters beside YARN-CS); the checkpoint interval (full run).
+Figure 5 (§5.1, :mod:`.hived_fig5`)
+    The intra-VC schedulers inside the VCs and under quotas, on each seed's set-up above (not the
+    paper's 96-GPU cluster): YARN-CS is the seed's main runs; Tiresias reruns the private clusters,
+    the quota scheme and HiveD with ``order="tiresias"``; Gandiva is not run (its rows read "not
+    comparable"). prod-a's peak 12-hour excess delay over its private cluster, and HiveD's mean
+    JCT against the quota scheme.
 ``--quick``: a 4-day window (days 50-53), 1-day warm-up, 3 seeds, no free-preemption reading, the
-regime map on seed 0.
+regime map on seed 0; Figures 8 and 9 and Figure 5's Tiresias runs on seed 0.
 """
 
 from __future__ import annotations
@@ -486,6 +492,10 @@ def run(ctx: Context, config: Config | None = None) -> None:
         if main == "table1" and (cfg.fig89_seeds is None or ctx.seeds.index(seed) < cfg.fig89_seeds):
             p["fig8"] = _fig8(ctx, cfg, p, trace, v["assign"], w0, w1)
             p["fig9"] = _fig9(ctx, cfg, p, trace, v, w0, w1)
+        if main == "table1":   # Figure 5: YARN-CS is the seed's main runs; Tiresias on cfg.fig5_seeds
+            p["fig5"] = {"yarn-cs": v["runs"]}
+            if cfg.fig5_seeds is None or ctx.seeds.index(seed) < cfg.fig5_seeds:
+                p["fig5"].update(_fig5(ctx, cfg, p, trace, v, w0, w1))
         if "fitted" in p["views"]:
             p["runs_fitted"] = p["views"]["fitted"]["runs"]
         free_inst = _inst(trace, n, None)
@@ -757,6 +767,65 @@ def _fig9(ctx: Context, cfg: Config, p: dict[str, Any], trace, v: dict[str, Any]
     return out
 
 
+def _fig5(ctx: Context, cfg: Config, p: dict[str, Any], trace, v: dict[str, Any], w0: float, w1: float
+          ) -> dict[str, dict[str, Any]]:
+    """§5.1's Figure 5 on one seed (:mod:`.hived_fig5`): for each intra-VC scheduler but YARN-CS
+    (the main runs), the private clusters, the quota scheme (YARN-CS's placement) and HiveD on the
+    seed's trace and Table 1 quotas, with that scheduler's option (Tiresias: ``order``)."""
+    from .hived_fig5 import SCHEDULERS
+
+    seed, n = p["seed"], p["nodes"]
+    inst = _inst(trace, n, cfg.checkpoint_s)
+    out: dict[str, dict[str, Any]] = {}
+    for sched, options in SCHEDULERS.items():
+        if not options:
+            continue
+        runs = out[sched] = {}
+        for scheme in ("private", "yarn-cs", "hived"):
+            name = f"s{seed}-fig5-{sched}-{scheme}"
+            r = runs[scheme] = _scheme_run(ctx, inst, v["cmp"], w0, w1, scheme, v["assign"], seed, name,
+                                           options=options)
+            if scheme.startswith("hived"):
+                p["examined"] += examine(name, "table1", n, r, runs["private"], v["cmp"], r["broken"])
+            r["log"] = None
+            variant = f"fig5 {sched} inside the VCs"
+            _row(ctx, r, run=name, seed=seed, nodes=n, scale=p["scale"], view="table1", scheme=scheme,
+                 variant=variant)
+            for tn, d in r["delays"].items():
+                ctx.row(run=name, seed=seed, nodes=n, scale=p["scale"], view="table1", scheme=scheme, tenant=tn,
+                        delay_s=d, variant=variant)
+    return out
+
+
+def _judge_fig5(ctx: Context, per_seed: list[dict[str, Any]], cover: list) -> None:
+    """Figure 5's claims (:mod:`.hived_fig5`): YARN-CS on every seed (the main runs), Tiresias on
+    the seeds that ran it, Gandiva not comparable (not run)."""
+    from .hived_fig5 import SCHEDULERS, fig5_values
+    from .hived_spec import FIG5_BASE
+
+    f5 = fig5_values(per_seed)
+    gandiva = ("Gandiva inside a VC is not modelled (no policy runs Gandiva's greedy placement and migration "
+               "inside a quota or a VC's cells)")
+    text = {"yarn-cs": "YARN-CS", "tiresias": "Tiresias"}
+    for sched in SCHEDULERS:
+        ran = [i for i, p in enumerate(per_seed) if sched in p.get("fig5", {})] or list(range(len(per_seed)))
+        v = {k: [xs[i] for i in ran] for k, xs in f5[sched].items()}
+        note = (f"seeds run: {len(ran)} of {len(per_seed)}; prod-a's peak excess (min) quota / HiveD per seed: "
+                + "; ".join("/".join("-" if x is None else f"{x:.0f}" for x in (q, h))
+                            for q, h in zip(v["quota"], v["hived"], strict=True)))
+        ctx.judge("fig5.yarn_cs" if sched == "yarn-cs" else f"fig5.{sched}", v["quota"],
+                  measured={QUOTA_PRECONDITION: [cover[i] for i in ran]}, difference=note)
+        ctx.judge("fig5.hived_safe", v["hived"], measured={FIG5_BASE: v["quota"]}, reading=f"{text[sched]} inside "
+                  "the VCs", difference=note)
+        ctx.judge("fig5.jct", v["jct"], reading=f"{text[sched]} inside the VCs",
+                  difference=f"seeds run: {len(ran)} of {len(per_seed)}")
+    none = [None] * len(per_seed)
+    ctx.judge("fig5.gandiva", none, comparable=False, not_comparable=gandiva)
+    ctx.judge("fig5.hived_safe", none, measured={FIG5_BASE: none}, comparable=False, not_comparable=gandiva,
+              reading="Gandiva inside the VCs")
+    ctx.judge("fig5.jct_gandiva", none, comparable=False, not_comparable=gandiva)
+
+
 def demand_over_quota(jobs, a, tenant: str | None, w0: float, w1: float) -> float | None:
     """``tenant``'s offered GPUs (its jobs' GPU-time over the window's length) over its quota's
     GPUs under ``a`` (Figure 7's precondition that prod-a's quota covers its demand: at most 1);
@@ -876,6 +945,7 @@ def _claims(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
                   for i in range(len(ran))))
     ctx.judge("fig9.hived_safe", f9["hived_safe"], measured={BASE_ANOMALY: f9["base"]},
               difference="the baseline's largest ratio over the fractions is the precondition")
+    _judge_fig5(ctx, per_seed, cover)
     ctx.report_measure("fig9.ratio_25", f9["ratios"][0.25], unit="x")
     ctx.report_measure("fig9.ratio_75", f9["ratios"][0.75], unit="x")
     ctx.report_measure("fig9.hived_shorter", f9["hived_shorter"], unit="%", scale=100)
@@ -930,7 +1000,8 @@ def _claims(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
 
 REPRODUCTION = Reproduction(
     name="hived", title="HiveD (Sharing a GPU Cluster for Deep Learning with Guarantees, OSDI 2020)",
-    summary="Table 1, Figures 6, 7, 10, 11: sharing anomaly against YARN-CS under Table 1's quotas and fitted ones, "
+    summary="Table 1, Figures 5-11: sharing anomaly against YARN-CS (and Tiresias, Figure 5) under Table 1's quotas "
+            "and fitted ones, "
             "fragmentation, preemption under dynamic and static binding on 20 busy Philly days, the load read both "
             "ways, examined anomalies, with a regime map",
     run=run, seeds=5, quick_seeds=3, spec=SPEC)

@@ -114,6 +114,7 @@ def sections(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
     _spare_section(ctx, per_seed)
     _fig8_section(ctx, per_seed, cfg)
     _fig9_section(ctx, per_seed, cfg)
+    _fig5_section(ctx, per_seed)
     _examined_section(ctx, per_seed)
 
 
@@ -195,6 +196,37 @@ def _fig9_section(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> 
                          f"{_x(y / pv if ok and y is not None else None)} | "
                          f"{_x(h / pv if ok and h is not None else None)} |")
     ctx.section("Figure 9: soft affinity", "\n".join(lines))
+
+
+def _fig5_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:
+    """Figure 5 per seed and intra-VC scheduler (:mod:`.hived_fig5`): prod-a's peak 12-hour excess
+    over its private cluster without and with HiveD, and HiveD's mean JCT change."""
+    from .hived_fig5 import fig5_values
+    from .hived_setup import anomaly_tenant
+
+    if not any(p.get("fig5") for p in per_seed):
+        return
+    f5 = fig5_values(per_seed)
+    lines = ["§5.1's cluster runs (Figure 5) on this set-up (each seed's Table 1 quotas, busy size and calibrated "
+             "arrival rate): each scheduler runs the private clusters, the shared cluster under quotas (YARN-CS's "
+             "placement) and HiveD's VCs. YARN-CS is the main runs (FIFO inside each VC); Tiresias the same with each "
+             "VC's queue in least attained GPU-service first; Gandiva is not run. Excess: prod-a's ("
+             f"{anomaly_tenant()}) largest 12-hour moving-window mean of its jobs' delay over the private cluster's, "
+             "in minutes. Paper: 1,000 (YARN-CS), up to 400 (Gandiva), over 330 (Tiresias) minutes without HiveD, "
+             "none with it; HiveD's mean JCT at most 3% worse (YARN-CS) and 12% better (Gandiva).", "",
+             "| seed | scheduler | excess without HiveD (min) | excess with HiveD (min) | mean JCT, HiveD vs without |",
+             "|---|---|---|---|---|"]
+
+    def m(x):
+        return "-" if x is None else f"{x:.0f}"
+
+    for i, p in enumerate(per_seed):
+        for sched, v in f5.items():
+            if sched in p.get("fig5", {}):
+                j = v["jct"][i]
+                lines.append(f"| {p['seed']} | {sched} | {m(v['quota'][i])} | {m(v['hived'][i])} | "
+                             + ("-" if j is None else f"{100 * j:+.1f}%") + " |")
+    ctx.section("Figure 5: the schedulers inside HiveD's VCs", "\n".join(lines))
 
 
 def _spare_section(ctx: Context, per_seed: list[dict[str, Any]]) -> None:

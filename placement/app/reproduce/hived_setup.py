@@ -58,12 +58,14 @@ class Config:
     regime_seeds: int | None = None    # map the regimes on the first N seeds (None: all)
     free_view: bool = True             # rerun the preempting schemes with free preemption (main reading)
     fig89_seeds: int | None = None     # Figures 8 and 9 on the first N seeds (None: all)
+    fig5_seeds: int | None = None      # Figure 5's Tiresias runs on the first N seeds (None: all)
 
 
 FULL = Config(regime_seeds=1)   # 20-day windows: the regime map on seed 0 only, for time
 
 QUICK = Config(start_day=50.0, days=4.0, warmup_days=1.0, regime_nodes=(24, 40), regime_spare=(0.0, 1.0, 3.0),
-               regime_checkpoint_h=(), regime_seeds=1, free_view=False, fig89_seeds=1)
+               regime_checkpoint_h=(), regime_seeds=1, free_view=False, fig89_seeds=1,
+               fig5_seeds=1)
 
 
 def anomaly_tenant(row: str = ANOMALY_ROW) -> str | None:

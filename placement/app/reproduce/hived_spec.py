@@ -1,4 +1,4 @@
-"""HiveD's claim contract (OSDI'20 §5.2-5.3, Table 1, Figures 6-11): the paper's numbers
+"""HiveD's claim contract (OSDI'20 §5.1-5.3, Table 1, Figures 5-11): the paper's numbers
 with their roles, one :class:`~.claims.ClaimSpec` per claim, the load knob and every unpublished
 choice of :mod:`.hived` (see :mod:`.claims` for the rules).
 
@@ -15,7 +15,8 @@ import math
 from .claims import Choice, ClaimSpec, Knob, Measure, Number, PaperSpec, Precondition
 
 __all__ = ["SPEC", "LOAD_KNOB", "FRAG_PRECONDITION", "QUOTA_PRECONDITION", "TENANT_CLAIMS", "PAPER_LOAD", "LOAD_TOLERANCE",
-           "FIG8_STEPS", "FIG8_CLAIMS", "FIG9_FRACTIONS", "WORKLOAD_FRAG", "FRAG_DROP", "BASE_ANOMALY"]
+           "FIG8_STEPS", "FIG8_CLAIMS", "FIG9_FRACTIONS", "WORKLOAD_FRAG", "FRAG_DROP", "BASE_ANOMALY", "FIG5",
+           "FIG5_BASE"]
 
 PAPER_LOAD = 0.9                  # §5.2: "around 90% of the GPUs are used by high-priority jobs"
 LOAD_TOLERANCE = 0.05 / PAPER_LOAD   # 5 points of 90%
@@ -31,10 +32,13 @@ FIG8_CLAIMS = ("fig8.res_f_only", "fig8.prod_e", "fig8.prod_d", "fig8.prod_c")
 FIG9_FRACTIONS = (0.25, 0.5, 0.75)   # Figure 9: the share of multi-GPU jobs whose affinity is soft
 ALL = ("fig7.anomaly", "decommission", "hived.no_anomaly", "hived.reduced_share", "hived.max_reduction", "hived.mean_reduction",
        "frag.lower", "fig10.preemption", "fig11.multi_level") + FIG8_CLAIMS + (
-       "fig8.hived_safe", "fig8.hived_shorter", "fig9.anomaly", "fig9.hived_safe")
+       "fig8.hived_safe", "fig8.hived_shorter", "fig9.anomaly", "fig9.hived_safe", "fig5.yarn_cs", "fig5.tiresias",
+       "fig5.gandiva", "fig5.hived_safe", "fig5.jct", "fig5.jct_gandiva")
 TENANT_CLAIMS = ALL[:6]
 FIG8 = FIG8_CLAIMS + ("fig8.hived_safe", "fig8.hived_shorter")
 FIG9 = ("fig9.anomaly", "fig9.hived_safe")
+FIG5 = ALL[-6:]
+FIG5_BASE = "baseline_excess"
 
 NUMBERS = (
     Number("load.high_share", PAPER_LOAD, PAPER_LOAD, "§5.2", "setup",
@@ -76,6 +80,21 @@ NUMBERS = (
     Number("fig9.hived", -math.inf, 1.0, "§5.2, Fig. 9", "claim",
            "HiveD eliminates all the sharing anomalies (prod-a, HiveD over Private at most 1 at 25, 50 and 75%)"),
     Number("fig9.fractions", 0.25, 0.75, "§5.2, Fig. 9", "setup", "25%, 50%, 75% of the multi-GPU jobs relaxed"),
+    Number("fig5.cluster", 96, 96, "§5.1, Fig. 5", "setup",
+           "a 96-GPU cluster replaying 96/2,232 of the jobs of a 10-day trace"),
+    Number("fig5.yarn_cs", 1000, 1000, "§5.1, Fig. 5(a)", "claim",
+           "1,000 minutes longer queuing delay (prod-a, YARN-CS, quota-based cluster over private, days 8-10)"),
+    Number("fig5.tiresias", 330, math.inf, "§5.1, Fig. 5(a)", "claim",
+           "over 330 minutes longer queuing delay (prod-a, Tiresias with quota over private)"),
+    Number("fig5.gandiva", 400, 400, "§5.1, Fig. 5(a)", "claim",
+           "up to 400 minutes longer queuing delay (prod-a, Gandiva, shared over private, days 2 and 8)"),
+    Number("fig5.hived", -math.inf, 0.0, "§5.1, Fig. 5(a)", "claim",
+           "with HiveD, prod-a never experiences an excessive queuing delay (its excess over private at most 0), "
+           "using each of the three schedulers"),
+    Number("fig5.jct", -math.inf, 0.03, "§5.1, Fig. 5(b)", "claim",
+           "HiveD's mean JCT across all tenants similar to without HiveD: at most 3% worse (YARN-CS)"),
+    Number("fig5.jct_gandiva", -0.12, -0.12, "§5.1, Fig. 5(b)", "claim",
+           "12% better mean JCT with HiveD (Gandiva)"),
 )
 
 _FRAG = Precondition(FRAG_PRECONDITION, "YARN-CS's fragmentation of GPU affinity near 100% over the window (the "
@@ -93,6 +112,10 @@ _DROP = Precondition(FRAG_DROP, "the workload fragmentation goes down at this st
 _BASE8 = Precondition(BASE_ANOMALY, "the sharing anomaly exists in the baseline (YARN-CS's delay over the private "
                       "cluster's for the same tenant, its largest over the steps or fractions)", ">", 1.0,
                       "§5.2: HiveD is judged where the quota scheme shows the anomaly")
+_BASE5 = Precondition(FIG5_BASE, "the quota scheme shows prod-a's excess (its peak 12-hour excess over the private "
+                      "cluster, minutes, the same scheduler)", ">", 0.0,
+                      "§5.1: HiveD is judged where the scheduler without HiveD shows the anomaly")
+_FIG5 = _BASE + ("quota view", "anomaly tenant", "Figure 5 set-up", "Figure 5 excess", "Figure 5 seeds")
 _FIG8 = _BASE + ("reshaping", "8-GPU group order", "quota view")
 _FIG9 = _BASE + ("soft affinity", "relaxed jobs", "quota view", "anomaly tenant")
 
@@ -158,6 +181,34 @@ CLAIMS = (
               "max over fractions of prod-a's delay, HiveD / private", baseline="private cluster (the same jobs soft)",
               regime="§5.2's higher load, every fraction of Figure 9", kind="bound", preconditions=(_BASE8,),
               depends_on=_FIG9 + ("opportunistic placement",), unit="x"),
+    ClaimSpec("fig5.yarn_cs", "YARN-CS without HiveD: prod-a's peak 12-hour excess queuing delay over its private "
+              "cluster", "fig5.yarn_cs", "max over 12-hour moving windows of prod-a's mean delay, quota minus private "
+              "(minutes)", baseline="private cluster", regime="§5.1's cluster runs (96 GPUs, 10 days)",
+              window="12-hour moving windows by submission time", null=0.0, preconditions=(_COVERED,),
+              depends_on=_FIG5 + ("YARN-CS",), unit=" min"),
+    ClaimSpec("fig5.tiresias", "Tiresias without HiveD (quota enforced by a low-priority queue): prod-a's peak "
+              "12-hour excess queuing delay over its private cluster", "fig5.tiresias",
+              "max over 12-hour moving windows of prod-a's mean delay, quota minus private (minutes)",
+              baseline="private cluster (Tiresias)", regime="§5.1's cluster runs (96 GPUs, 10 days)",
+              window="12-hour moving windows by submission time", null=0.0, preconditions=(_COVERED,),
+              depends_on=_FIG5 + ("Tiresias inside a VC",), unit=" min"),
+    ClaimSpec("fig5.gandiva", "Gandiva without HiveD: prod-a's peak 12-hour excess queuing delay over its private "
+              "cluster", "fig5.gandiva", "max over 12-hour moving windows of prod-a's mean delay, shared minus "
+              "private (minutes)", baseline="private cluster (Gandiva)", regime="§5.1's cluster runs",
+              window="12-hour moving windows by submission time", null=0.0,
+              depends_on=_FIG5 + ("Gandiva inside a VC",), unit=" min"),
+    ClaimSpec("fig5.hived_safe", "with HiveD: prod-a's peak 12-hour excess queuing delay over its private cluster "
+              "(the same scheduler inside the VCs)", "fig5.hived", "max over 12-hour moving windows of prod-a's mean "
+              "delay, HiveD minus private (minutes)", baseline="private cluster", regime="§5.1's cluster runs",
+              window="12-hour moving windows by submission time", kind="bound", preconditions=(_BASE5,),
+              depends_on=_FIG5 + ("opportunistic placement",), unit=" min"),
+    ClaimSpec("fig5.jct", "HiveD's mean JCT over the tenants' jobs against the same scheduler without HiveD",
+              "fig5.jct", "mean JCT, HiveD / quota - 1", baseline="the scheduler without HiveD (quota)",
+              regime="§5.1's cluster runs", kind="bound", depends_on=_FIG5 + ("Figure 5 JCT",), unit="%", scale=100),
+    ClaimSpec("fig5.jct_gandiva", "Gandiva: HiveD's mean JCT over the tenants' jobs against Gandiva without HiveD",
+              "fig5.jct_gandiva", "mean JCT, HiveD / shared - 1", baseline="Gandiva without HiveD",
+              regime="§5.1's cluster runs", depends_on=_FIG5 + ("Gandiva inside a VC", "Figure 5 JCT"), unit="%",
+              scale=100),
 )
 
 KNOBS = (
@@ -201,7 +252,7 @@ CHOICES = (
            "paper §5.3 (each tenant's assignment matches the distribution of its demands)",
            affects=("fig11.multi_level",)),
     Choice("YARN-CS", "idle GPUs first, best fit, preemption of low-priority jobs only for affinity",
-           "paper §5.1", affects=TENANT_CLAIMS + ("frag.lower",) + FIG8 + FIG9),
+           "paper §5.1", affects=TENANT_CLAIMS + ("frag.lower",) + FIG8 + FIG9 + FIG5),
     Choice("reshaping", "per tenant N = round(its jobs' GPUs / 8 or 1) jobs of 8 or 1 GPUs over the warm-up and the "
            "window; submit times drawn from the tenant's own jobs (without replacement while N allows, every job "
            "N // n times plus a draw otherwise), seeded per seed and tenant; each reshaped job keeps the drawn "
@@ -222,6 +273,29 @@ CHOICES = (
            "one uniform number per job per seed, so the sets are nested",
            "paper §5.2 for the fractions; the draw ours, not fitted", affects=FIG9,
            derived_from=("fig9.fractions",)),
+    Choice("Figure 5 set-up", "each seed's §5.2 set-up: Table 1 quotas in node-level cells at the busy size, the "
+           "calibrated arrival rate, the seed's window, hour checkpoints; not a 96-GPU cluster replaying 96/2,232 of "
+           "a 10-day trace's jobs with real models", "ours, not fitted (one set-up for §5.1 and §5.2; at 12 nodes "
+           "most Table 1 rows hold no node)", affects=FIG5, derived_from=("fig5.cluster",)),
+    Choice("Figure 5 excess", "prod-a's compared window jobs finishing in both runs, by submission time: the largest "
+           "mean of (shared delay - private delay) over the jobs submitted in the 12 hours up to one job's "
+           "submission, in minutes (the gap between Figure 5(a)'s curves on the same jobs)",
+           "paper §5.1 for the 12-hour moving window; the difference on the same jobs ours, not fitted",
+           affects=FIG5),
+    Choice("Figure 5 JCT", "mean JCT (recorded duration + delay) over the compared window jobs (every tenant with a "
+           "quota) finishing in both runs", "ours, not fitted (the paper: across all tenants)",
+           affects=("fig5.jct", "fig5.jct_gandiva")),
+    Choice("Tiresias inside a VC", "order='tiresias' in the private clusters, the quota scheme and HiveD: each "
+           "tenant's queue, within-quota and low-priority alike, in least attained GPU-service first (Tiresias's LAS "
+           "without its discretized queues and without preempting a tenant's own running jobs); placement and "
+           "preemption of low-priority jobs the scheme's own (YARN-CS's idle-first rule under quota, HiveD's cells)",
+           "paper §5.1 for the low-priority queue sorted by Tiresias; the rest ours, not fitted",
+           affects=("fig5.tiresias", "fig5.hived_safe", "fig5.jct")),
+    Choice("Gandiva inside a VC", "not run: no policy here runs Gandiva's greedy placement and migration inside a "
+           "tenant's quota or a VC's cells (solvers/online/gandiva.py schedules a whole cluster); its rows read "
+           "'not comparable'", "ours, not fitted", affects=("fig5.gandiva", "fig5.hived_safe", "fig5.jct_gandiva")),
+    Choice("Figure 5 seeds", "YARN-CS: every seed (the seed's main runs); Tiresias: every seed of the full run, the "
+           "first seed under --quick (3 more runs a seed)", "ours, not fitted", affects=FIG5),
     Choice("Figures 8-9 seeds", "every seed of the full run; the first seed under --quick (18 more runs a seed: Figure 8 nine, Figure 9 nine)",
            "ours, not fitted", affects=FIG8 + FIG9),
 )
