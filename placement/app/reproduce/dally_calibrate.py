@@ -21,11 +21,15 @@ What is fitted, to what
     seeds 0-2: 32); their medians stay far under the paper's at every load (Tiresias's -51%,
     Gandiva's -93% at 32), so that knob does not converge. The printed
     51 h reading has its own fit (:data:`FIT_51H`), with Gandiva in its OSDI'18 form (every job
-    admitted, fluid time slicing): over the shapes of :data:`TRIED_OSDI18` its lowest worst error
-    is 33% (sigma 3, 90% of jobs at 16-64 GPUs, job-length median 1.35 h), where Tiresias's batch
-    median over Gandiva's is about 8x (the paper's 13.9x); with the other Gandiva forms that ratio
-    stayed under about 3 on every shape tried. It does not converge: Tiresias's mean comes out
-    about 3.5x its median, the paper's 1.75x.
+    admitted, fluid time slicing), chosen in two steps: :func:`osdi18_surface` ranks the shapes of
+    :data:`TRIED_OSDI18` (run at a 100 h job-length median, balanced by scale), then
+    :func:`fit_51h` measures the best four at job-length medians of 0.5-8 h, since Tiresias's
+    queue limits are absolute GPU-seconds and its JCTs do not scale with job length
+    (:data:`TRIED_51H`). The best: sigma 3, 85% of jobs at 16-64 GPUs, median 2 h, Tiresias
+    strict, worst error 56%, where Tiresias's batch median over Gandiva's is 5.4x on seeds 0-2
+    (the paper's 13.9x; with the other Gandiva forms the ratio stayed under about 3 on every
+    shape tried). It does not converge: Tiresias's mean comes out several times its median, the
+    paper's 1.75x.
 
     The earlier fit, kept as the record of what the 51 h reading allows:
 
@@ -81,7 +85,7 @@ from typing import Any
 
 __all__ = ["GANDIVA_MAX_SHARE", "GANDIVA_PAPER", "FIT_READING", "TIRESIAS_FIT", "SEARCH", "TRIED_510", "TRIED",
            "TRIED_RANDOM", "TRIED_POISSON", "TRIED_OSDI18", "record", "search", "balance", "loss", "paper_value",
-           "osdi18_shapes", "osdi18_surface", "OSDI18_GRID", "FIT_51H"]
+           "osdi18_shapes", "osdi18_surface", "OSDI18_GRID", "FIT_51H", "TRIED_51H", "fit_51h"]
 
 H = 3600.0
 GANDIVA_MAX_SHARE = 1   # jobs per GPU set under time slicing (fitted on the earlier workload, TRIED)
@@ -206,13 +210,16 @@ OSDI18_GRID = {"sigma": (0.6, 2.5, 3.0, 3.5), "share_large": (0.3, 0.6, 0.8), "s
 OSDI18_REFINED = ({"sigma": (2.75, 3.0, 3.25), "share_large": (0.85, 0.9), "share_single": (0.05, 0.1)},
                   {"sigma": (2.75, 3.0, 3.25), "share_large": (0.95,), "share_single": (0.02,)},
                   {"sigma": (3.0,), "share_large": (0.9,), "share_single": (0.02,)})
-# The 51 h target set's own fit (Table 2 as printed), Gandiva in its OSDI'18 form: the shape of
-# osdi18_surface() with the lowest worst error over TRIED_OSDI18 at that reading, its job-length
-# median the balancing one, and the Tiresias reading it was fitted with. It does not converge (the
-# worst error stays above the 25% tolerance: Tiresias's mean / median is about twice the paper's),
-# so claims under the 51 h reading stay uncalibrated; the reproduction runs it beside the 510 h fit
+# The 51 h target set's own fit (Table 2 as printed), Gandiva in its OSDI'18 form: the first row of
+# TRIED_51H (fit_51h: the shapes osdi18_surface() ranks best at that reading, each measured at its
+# own job-length medians). It does not converge (worst error 56% against the 25% tolerance;
+# Tiresias's mean over its median comes out several times the paper's 1.75), so claims under the
+# 51 h reading stay uncalibrated. Tried beside it at 90% of jobs at 16-64 GPUs
+# (seeds 0-2, not kept): job lengths growing or shrinking with GPU count (size_exponent +-1 at sigma
+# 2.5 and 3) and a short second component (30-50% of jobs, median 1-5% of the main one): worst
+# errors 39% to 86%. The reproduction runs it beside the 510 h fit
 # for the calibration rows of that knob and the OSDI'18 ratio (dally.py, "paper51").
-FIT_51H: dict[str, Any] = {"median_h": 1.35, "sigma": 3.0, "share_large": 0.9, "share_single": 0.05,
+FIT_51H: dict[str, Any] = {"median_h": 2.0, "sigma": 3.0, "share_large": 0.85, "share_single": 0.05,
                            "tiresias": "tiresias-strict", "gandiva": "gandiva-osdi18"}
 # Table 2 (batch, 8 racks) targets in hours: Tiresias median and mean, Gandiva median (two readings), mean.
 _T2_H = {"tiresias": (2547080 / H, 4461998 / H), "51 h": 183717 / H, "510 h": 1837170 / H, "gandiva_mean": 5828719 / H}
@@ -247,6 +254,84 @@ def osdi18_shapes(grid: dict[str, tuple] | None = None, seeds=(0, 1, 2), racks: 
         rows.append((sig, large, single, *vals, round(statistics.median(ps) / H)))
         echo(rows[-1])
     return rows
+
+
+# The 51 h set's fit at its own scale (Tiresias's queue limits are absolute GPU-seconds, so its
+# JCTs do not scale with job length as the OSDI'18 Gandiva's do): for the shapes of osdi18_surface()
+# with the lowest worst errors at that reading, each job-length median of FIT_51H_MEDIANS on seeds
+# 0-2, batch, 8 racks: sigma, share at 16-64 GPUs, share at 1 GPU, median_h, the Tiresias reading,
+# the worst relative error over Table 2's four batch targets (51 h reading), and Tiresias's median
+# over the OSDI'18 Gandiva's. From fit_51h(); FIT_51H is its first row (the lowest worst error).
+TRIED_51H: tuple[tuple[Any, ...], ...] = (
+    (3.0, 0.85, 0.05, 2.0, 'tiresias-strict', 0.559, 5.44),
+    (3.0, 0.95, 0.02, 1.0, 'tiresias-strict', 0.584, 6.93),
+    (3.0, 0.9, 0.02, 1.0, 'tiresias-strict', 0.634, 6.23),
+    (3.0, 0.9, 0.02, 1.0, 'tiresias', 0.677, 6.65),
+    (3.0, 0.9, 0.05, 1.0, 'tiresias', 0.716, 4.83),
+    (3.0, 0.85, 0.05, 1.0, 'tiresias-strict', 0.726, 4.87),
+    (3.0, 0.9, 0.02, 0.5, 'tiresias', 0.745, 8.67),
+    (3.0, 0.95, 0.02, 1.0, 'tiresias', 0.75, 8.02),
+    (3.0, 0.9, 0.05, 1.0, 'tiresias-strict', 0.757, 4.13),
+    (3.0, 0.85, 0.05, 1.0, 'tiresias', 0.761, 4.26),
+    (3.0, 0.85, 0.05, 0.5, 'tiresias', 0.789, 7.96),
+    (3.0, 0.95, 0.02, 0.5, 'tiresias-strict', 0.806, 6.46),
+    (3.0, 0.95, 0.02, 0.5, 'tiresias', 0.822, 5.93),
+    (3.0, 0.9, 0.05, 0.5, 'tiresias-strict', 0.84, 5.41),
+    (3.0, 0.9, 0.05, 0.5, 'tiresias', 0.851, 5.06),
+    (3.0, 0.9, 0.02, 0.5, 'tiresias-strict', 0.908, 3.1),
+    (3.0, 0.85, 0.05, 0.5, 'tiresias-strict', 0.919, 2.89),
+    (3.0, 0.9, 0.05, 2.0, 'tiresias-strict', 1.097, 4.99),
+    (3.0, 0.9, 0.02, 2.0, 'tiresias-strict', 1.151, 5.48),
+    (3.0, 0.95, 0.02, 2.0, 'tiresias-strict', 1.3, 5.74),
+    (3.0, 0.85, 0.05, 2.0, 'tiresias', 1.719, 6.45),
+    (3.0, 0.85, 0.05, 4.0, 'tiresias-strict', 2.181, 3.74),
+    (3.0, 0.95, 0.02, 2.0, 'tiresias', 2.183, 4.78),
+    (3.0, 0.9, 0.02, 2.0, 'tiresias', 2.199, 7.92),
+    (3.0, 0.9, 0.05, 2.0, 'tiresias', 2.36, 5.47),
+    (3.0, 0.9, 0.05, 4.0, 'tiresias-strict', 3.009, 6.56),
+    (3.0, 0.95, 0.02, 4.0, 'tiresias-strict', 3.152, 5.7),
+    (3.0, 0.85, 0.05, 4.0, 'tiresias', 3.643, 5.27),
+    (3.0, 0.9, 0.02, 4.0, 'tiresias-strict', 4.371, 5.58),
+    (3.0, 0.9, 0.05, 4.0, 'tiresias', 5.109, 11.56),
+    (3.0, 0.85, 0.05, 8.0, 'tiresias-strict', 5.233, 4.86),
+    (3.0, 0.95, 0.02, 4.0, 'tiresias', 5.657, 4.92),
+    (3.0, 0.9, 0.02, 8.0, 'tiresias-strict', 5.809, 6.15),
+    (3.0, 0.9, 0.02, 4.0, 'tiresias', 5.853, 6.9),
+    (3.0, 0.9, 0.05, 8.0, 'tiresias-strict', 5.87, 7.0),
+    (3.0, 0.95, 0.02, 8.0, 'tiresias-strict', 6.518, 8.46),
+    (3.0, 0.85, 0.05, 8.0, 'tiresias', 7.452, 8.16),
+    (3.0, 0.9, 0.02, 8.0, 'tiresias', 9.451, 10.59),
+    (3.0, 0.9, 0.05, 8.0, 'tiresias', 11.412, 5.18),
+    (3.0, 0.95, 0.02, 8.0, 'tiresias', 13.557, 4.65),
+)
+FIT_51H_MEDIANS = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def fit_51h(n_shapes: int = 4, medians=FIT_51H_MEDIANS, seeds=(0, 1, 2), racks: int = 8, echo=print) -> list[tuple]:
+    """The rows of :data:`TRIED_51H`, sorted by worst error (see there)."""
+    import statistics
+
+    from placement.sim.dally_workload import fitted_trace
+
+    shapes = []
+    for r in osdi18_surface():
+        key = (r["sigma"], r["share_large"], r["share_single"])
+        if r["reading"] == "51 h" and key not in shapes:
+            shapes.append(key)
+    forms = {"tiresias": ("tiresias", {}), "tiresias-strict": ("tiresias", {"consolidation": "wait"}),
+             "gandiva-osdi18": ("gandiva-osdi18", {})}
+    rows = []
+    for (sig, large, single), med in itertools.product(shapes[:n_shapes], medians):
+        got = [_measure(fitted_trace("batch", seed=s, median_h=med, sigma=sig, share_large=large,
+                                     share_single=single, gpus=64 * racks), racks, forms) for s in seeds]
+        m = {(p, st): statistics.median(g[p][st] for g in got) / H for p in forms for st in ("median", "mean")}
+        for tir in ("tiresias", "tiresias-strict"):
+            ours = (m[(tir, "median")], m[(tir, "mean")], m[("gandiva-osdi18", "median")], m[("gandiva-osdi18", "mean")])
+            paper = (*_T2_H["tiresias"], _T2_H["51 h"], _T2_H["gandiva_mean"])
+            worst = max(abs(o / p - 1) for o, p in zip(ours, paper, strict=True))
+            rows.append((sig, large, single, med, tir, round(worst, 3), round(ours[0] / ours[2], 2)))
+            echo(rows[-1])
+    return sorted(rows, key=lambda r: r[5])
 
 
 def osdi18_surface(rows=None) -> list[dict[str, Any]]:
