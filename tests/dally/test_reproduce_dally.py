@@ -419,3 +419,17 @@ def test_the_51h_fit_is_the_best_row_of_its_record():
             ranked.append(key)
     assert {r[:3] for r in TRIED_51H} == set(ranked[:4])
     assert len({r[:3] for r in TRIED_OSDI18}) == len(TRIED_OSDI18)
+
+
+def test_time_per_part_counts_every_run_once(run):
+    """claims.json's time_per_part and the report's section: one entry per run-name prefix, their
+    run counts adding up to the logs written, every part with simulation time recorded."""
+    ctx, out = run
+    doc = json.loads((out / "claims.json").read_text())
+    parts = doc["time_per_part"]
+    assert sum(p["runs"] for p in parts.values()) == ctx.logs
+    assert {"paper", "paper51", "philly", "map"} <= set(parts) and all(p["simulation_s"] > 0 for p in parts.values())
+    rows = [r["run"] for r in csv.DictReader(open(out / "results.csv")) if not r["policy"].startswith("bound:")]
+    assert {k: parts[k]["runs"] for k in parts} == {k: sum(r.split("-", 1)[0] == k for r in rows) for k in parts}
+    report = (out / "report.md").read_text()
+    assert "## Time per part" in report and all(f"| {k} | {p['runs']} |" in report for k, p in parts.items())

@@ -35,6 +35,7 @@ import io
 import json
 import math
 import statistics
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,6 +187,8 @@ class Context:
     runner: Callable[..., dict[str, Any]] | None = None   # computes simulate's outcome (.parallel)
     spec: PaperSpec | None = None   # the paper's claims, numbers, knobs and choices (.claims)
     measures: list[Claim] = field(default_factory=list)   # numbers the paper does not report
+    # part -> [runs, seconds simulating and replay-checking] (part: the run name up to its first "-")
+    timings: dict[str, list[float]] = field(default_factory=dict)
 
     # -- recording ---------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -358,12 +361,18 @@ class Context:
             out = self.runner(inst, policy, seed, name, options, checks, command)
             res, rows, summ, broken, record = out["res"], out["rows"], out["summ"], out["broken"], out["record"]
             self.last_policy, self.last_links = out["policy"], None
+            wall = float(out.get("wall_s", 0.0))
         else:
             built: list = []
             record: dict[str, Any] = {"command": command}
+            t0 = time.perf_counter()
             res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built,
                                                      record=record, agent=agent)
+            wall = time.perf_counter() - t0
             self.last_policy, self.last_links = built[0], res.link_model
+        part = self.timings.setdefault(name.split("-", 1)[0], [0, 0.0])
+        part[0] += 1
+        part[1] += wall
         if broken:
             self.broken[name] = broken[:20]
         if keep_log and not self._discarded():  # summary.json's `run`: the policy's options as given and resolved, seed, version
@@ -414,6 +423,7 @@ class Context:
                 "counts": self.verdict_counts(), "knobs": self.knob_statuses(),
                 "claims": [c.document() for c in self.claims],
                 "measures": [c.document() for c in self.measures],
+                "time_per_part": {k: {"runs": int(n), "simulation_s": round(t, 1)} for k, (n, t) in self.timings.items()},
                 "regimes": [{"claim": c, "knob": k, "crossover": crossover(self.regimes, c, k)}
                             for c, k in dict.fromkeys((r.claim, r.knob) for r in self.regimes)]}
 
@@ -467,12 +477,24 @@ class Context:
         if self.figures:
             lines += ["## Figures", ""]
             lines += [f"![{cap}]({rel})\n\n{cap}\n" for rel, cap in self.figures]
+        if self.timings:
+            lines += ["## Time per part", "", self.timing_text(elapsed_s), ""]
         lines += ["## Logs", "",
                   f"{self.logs} simulation logs under `logs/`, each checked with `replay_check`: "
                   + ("no violation." if not self.broken else
                      f"{len(self.broken)} failing: " + "; ".join(f"{k}: {v[0]}" for k, v in self.broken.items())),
                   ""]
         return "\n".join(lines)
+
+    def timing_text(self, elapsed_s: float) -> str:
+        """Seconds spent simulating (and replay-checking) per part of the run: the run name up to
+        its first ``-``. With ``--workers`` the runs overlap, so their sum can pass the elapsed time."""
+        total = sum(t for _n, t in self.timings.values())
+        rows = [{"part": k, "runs": int(n), "simulation s": f"{t:,.1f}", "share": f"{t / total:.0%}" if total else "-"}
+                for k, (n, t) in sorted(self.timings.items(), key=lambda kv: -kv[1][1])]
+        return (f"Elapsed {elapsed_s:,.0f} s; {total:,.0f} s of it simulating and replay-checking, summed over runs "
+                "(with `--workers` the runs overlap), the rest judging, writing, bounds and figures. A part is a "
+                "run name up to its first `-`.\n\n" + markdown_table(rows, ["part", "runs", "simulation s", "share"]))
 
     def _results(self) -> None:
         import csv

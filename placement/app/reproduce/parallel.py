@@ -102,8 +102,10 @@ def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str
 
     built: list = []
     record: dict[str, Any] = {"command": command}
+    t0 = time.perf_counter()
     res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built, record=record)
-    return {"res": res, "rows": rows, "summ": summ, "broken": broken, "record": record, "policy": built[0]}
+    return {"res": res, "rows": rows, "summ": summ, "broken": broken, "record": record, "policy": built[0],
+            "wall_s": time.perf_counter() - t0}
 
 
 def simulate_task(call: bytes, traces: dict[str, bytes], checks, command: str) -> bytes | None:
