@@ -224,18 +224,23 @@ def check_order(order: str) -> str:
 
 class Queues:
     """Per-tenant pending jobs kept incrementally in (submit, id) order (no scan of the whole
-    pending list per call): ``add`` on submit and on preemption, ``remove`` on start."""
+    pending list per call): ``add`` on submit (``fresh``: from :meth:`events`) and on preemption,
+    ``remove`` on start. Requeued jobs are kept apart per tenant, so that the Tiresias order reads
+    the attained service of those only (a job never started has none)."""
 
     def __init__(self):
         self.q: dict[str, list[tuple[float, str]]] = {}
         self.jobs: dict[str, object] = {}
         self.sizes: dict[str, dict[int, int]] = {}   # tenant -> GPUs -> pending jobs of that size
+        self.requeued: dict[str, set[str]] = {}      # tenant -> pending jobs added back after a preemption
 
-    def add(self, job) -> None:
+    def add(self, job, fresh: bool = False) -> None:
         bisect.insort(self.q.setdefault(job.tenant, []), (job.submit, job.id))
         self.jobs[job.id] = job
         sz = self.sizes.setdefault(job.tenant, {})
         sz[job.gpus] = sz.get(job.gpus, 0) + 1
+        if not fresh:
+            self.requeued.setdefault(job.tenant, set()).add(job.id)
 
     def remove(self, job) -> None:
         q = self.q[job.tenant]
@@ -246,6 +251,7 @@ class Queues:
         sz[job.gpus] -= 1
         if not sz[job.gpus]:
             del sz[job.gpus]
+        self.requeued.get(job.tenant, set()).discard(job.id)
 
     def min_gpus(self, tenant: str) -> int | None:
         """The fewest GPUs a pending job of ``tenant`` asks for (``None``: none pending)."""
@@ -257,14 +263,30 @@ class Queues:
             if ev.kind == "submit" and ev.job_id is not None:
                 job = view.job(ev.job_id)
                 check_job_type(view.cluster, job)
-                self.add(job)
+                self.add(job, fresh=True)
 
     def tenants(self):
         return [t for t, q in self.q.items() if q]
 
     def ordered(self, view, tenant: str, order: str):
-        jobs = (self.jobs[j] for _, j in self.q[tenant])
-        return jobs if order == "fifo" else order_jobs(view, list(jobs), order)
+        """``tenant``'s pending jobs in ``order`` (:func:`order_jobs`), lazily: under Tiresias the jobs
+        without attained service (every job never started) come first in (submit, id) order, then
+        the others by attained GPU-service, the same order as sorting the whole queue."""
+        if order == "fifo":
+            return (self.jobs[j] for _, j in self.q[tenant])
+        return self._least_attained(view, tenant)
+
+    def _least_attained(self, view, tenant: str):
+        key = {}
+        for j in self.requeued.get(tenant, ()):
+            k = view.history(j).work_done * self.jobs[j].gpus
+            if k > 0:
+                key[j] = k
+        for _, j in self.q[tenant]:
+            if j not in key:
+                yield self.jobs[j]
+        for j in sorted(key, key=lambda j: (key[j], self.jobs[j].submit, j)):
+            yield self.jobs[j]
 
 
 def order_jobs(view, jobs, order: str):

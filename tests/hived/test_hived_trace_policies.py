@@ -109,3 +109,32 @@ def test_quota_and_private_logs_pass_replay_check(scene):
 def test_registered():
     assert make_policy("hived").binding == "dynamic" and make_policy("hived-static").binding == "static"
     assert isinstance(make_policy("quota"), QuotaSharing) and isinstance(make_policy("private"), Private)
+
+
+@settings(max_examples=15)
+@given(scenes(), st.sampled_from(["quota", "yarn-cs", "hived", "private"]))
+def test_the_lazy_tiresias_order_is_the_whole_queue_sorted(scene, name):
+    """Queues.ordered under Tiresias (jobs never started in queue order, then the requeued ones by
+    attained service) gives every call the order of sorting the whole queue (tenants.order_jobs),
+    preemptions (requeued jobs with service) included."""
+    from placement.solvers.online import tenants
+
+    n_nodes, assign, rows = scene
+    if not rows:
+        return
+    trace, cluster = _trace(rows), Cluster.uniform(1, 1, 1, n_nodes, 8)
+    lazy, calls = tenants.Queues.ordered, []
+
+    def both(self, view, t, order):
+        got = list(lazy(self, view, t, order))
+        calls.append(([j.id for j in got], [j.id for j in tenants.order_jobs(view, [self.jobs[j] for _, j in
+                                                                                   self.q[t]], order)]))
+        return iter(got)
+
+    tenants.Queues.ordered = both
+    try:
+        simulate(trace, cluster, make_policy(name, assignment=assign, order="tiresias"), perf=PERF,
+                 checkpoint_interval=5.0)
+    finally:
+        tenants.Queues.ordered = lazy
+    assert calls and all(a == b for a, b in calls)
