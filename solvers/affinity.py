@@ -57,18 +57,40 @@ class LinkOptimum:
     method: str
 
 
+#: per-link optima by content (:func:`_optimum_key`): a link's optimum is a function of its jobs'
+#: names and profiles, its capacity, the instance's angle grid and the search's options alone, so
+#: rankings that see the same link set again (the candidates of one ranking share most links, and
+#: consecutive rankings most of their jobs) reuse it; cleared when it reaches the limit
+_OPTIMA: dict[tuple, LinkOptimum] = {}
+OPTIMA_LIMIT = 50_000
+
+
+def _optimum_key(inst: CassiniInstance, lk: str, names, method: str, seed: int, refine: bool) -> tuple:
+    jobs = tuple((n, inst.job[n].iteration_time, inst.job[n].phases) for n in names)
+    return (jobs, float(inst.topology.capacity[lk]), inst.precision_deg, inst.max_angles, method, seed, refine)
+
+
 def link_optima(inst: CassiniInstance, candidate: str, method: str = "auto", seed: int = 0,
                 refine: bool = True) -> dict[str, LinkOptimum]:
-    """Per-link optimum of every shared link of a candidate (Algorithm 2 lines 17-22)."""
+    """Per-link optimum of every shared link of a candidate (Algorithm 2 lines 17-22); each link
+    solved once per content (:data:`_OPTIMA`; the same floats as solving it again)."""
     out = {}
     cap = inst.topology.capacity
     for lk, names in inst.shared_links(candidate).items():
-        circ = link_circle(inst, lk, names, refine=refine)
-        rot, sc, used = search_link(circ, method=method, seed=seed)
-        sh = circ.shifts(rot)
-        out[lk] = LinkOptimum(names, dict(zip(names, sh, strict=True)), sc,
+        key = _optimum_key(inst, lk, names, method, seed, refine)
+        hit = _OPTIMA.get(key)
+        if hit is None:
+            circ = link_circle(inst, lk, names, refine=refine)
+            rot, sc, used = search_link(circ, method=method, seed=seed)
+            sh = circ.shifts(rot)
+            hit = LinkOptimum(names, dict(zip(names, sh, strict=True)), sc,
                               link_score([inst.job[n] for n in names], sh, cap[lk]),
                               circ.n_angles, circ.mode, circ.faithful, used)
+            if len(_OPTIMA) >= OPTIMA_LIMIT:
+                _OPTIMA.clear()
+            _OPTIMA[key] = hit
+        out[lk] = LinkOptimum(hit.jobs, dict(hit.shifts), hit.circle_score, hit.score, hit.n_angles, hit.mode,
+                              hit.faithful, hit.method)
     return out
 
 
@@ -98,6 +120,32 @@ def bfs_shifts(link_jobs: Mapping[str, Sequence[str]], link_shifts: Mapping[str,
                         shifts[k] = (shifts[j] - link_shifts[lk][j] + link_shifts[lk][k]) % iteration[k]
                         q.append(k)
     return shifts
+
+
+#: a job's demand at every lattice shift over a perimeter (:func:`_lattice_rows`), by (profile, perimeter,
+#: step), and the number of values held (emptied past :data:`ROWS_LIMIT`)
+_ROWS: dict[tuple, list[np.ndarray]] = {}
+_ROWS_HELD = [0]
+ROWS_LIMIT = 1 << 23
+
+
+def _lattice_rows(job, p: int, step: int, cand: np.ndarray, t: np.ndarray, rows: int) -> list[np.ndarray]:
+    """``job``'s demand at times ``t`` (``0 .. p-1``) shifted by each lattice shift ``cand``, in blocks
+    of ``rows`` shifts: a function of the job's profile, ``p`` and ``step`` alone, so the repairs of
+    every candidate and ranking where the job sits on a link of that perimeter share it (read-only)."""
+    key = (job.iteration_time, job.phases, p, step)
+    got = _ROWS.get(key)
+    if got is None:
+        got = [job.demand[(t[None, :] - cand[lo:lo + rows, None]) % job.iteration_time]
+               for lo in range(0, len(cand), rows)]
+        for a in got:
+            a.setflags(write=False)
+        if _ROWS_HELD[0] + len(cand) * p > ROWS_LIMIT:
+            _ROWS.clear()
+            _ROWS_HELD[0] = 0
+        _ROWS[key] = got
+        _ROWS_HELD[0] += len(cand) * p
+    return got
 
 
 def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int], jobs: Sequence[str],
@@ -143,8 +191,8 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
                 if m != n:
                     base += inst.job[m].demand[(t - shifts.get(m, 0)) % inst.job[m].iteration_time]
             rows = max(1, (1 << 22) // p)  # at most ~4M demand values at once
-            for lo in range(0, len(cand), rows):
-                mine = job.demand[(t[None, :] - cand[lo:lo + rows, None]) % job.iteration_time]
+            mines = _lattice_rows(job, p, step, cand, t, rows)
+            for lo, mine in zip(range(0, len(cand), rows), mines, strict=True):
                 cost[lo:lo + rows] += np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
         cur = shifts.get(n, 0) // step  # the step divides every current shift
         best = int(np.argmin(cost))
@@ -161,6 +209,7 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
 
 def _candidate_plan(inst: CassiniInstance, name: str, loops: str, method: str, seed: int) -> dict:
     shared = inst.shared_links(name)
+    cap = inst.topology.capacity
     loopy = has_loop(shared)
     row = {"candidate": name, "loop_free": not loopy, "shared_links": len(shared), "score": None,
            "shifts": None, "per_link_optimum_mean": None, "repair_moves": 0}
@@ -186,9 +235,12 @@ def _candidate_plan(inst: CassiniInstance, name: str, loops: str, method: str, s
         start = sorted({n for lk in broken for n in shared[lk]} & loop_jobs)
         shifts, row["repair_moves"] = repair_shifts(inst, name, shifts, sorted(loop_jobs), start=start)
     full = {j.name: int(shifts.get(j.name, 0)) for j in inst.jobs}
-    sol = CassiniSolution(name, tuple(full.items()))
     row["shifts"] = full
-    row["score"] = evaluate(inst, sol).score if loopy else row["per_link_optimum_mean"]
+    # a loopy candidate's reference score: evaluate(inst, sol).score, the mean of its shared links'
+    # integer-grid scores (the same floats, without the iteration times it also computes)
+    row["score"] = (float(np.mean([link_score([inst.job[n] for n in names], [full[n] for n in names], cap[lk])
+                                   for lk, names in shared.items()])) if shared else 1.0) if loopy \
+        else row["per_link_optimum_mean"]
     row["link_optima"] = opt
     return row
 

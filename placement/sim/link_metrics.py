@@ -182,13 +182,16 @@ def placement_bound(trace: Trace, log: EventLog, links: LinkSharing, start: floa
     running job still loads the links)."""
     cap = links.topology.capacity
     sw = sit = sb = sid = 0.0
+    mean_bw: dict[str, float] = {}   # a catalogue model's mean bandwidth (the job's name does not enter)
     for t0, t1, run, factor in _clipped_intervals(trace, log, start, end):
         load: dict[str, float] = {}
         on = {}
         for jid, (job, gpus, _) in run.items():
             if job.model in PROFILES:
                 on[jid] = links.links(gpus)
-                bw = profile_of(job.model, jid).mean_bandwidth
+                bw = mean_bw.get(job.model)
+                if bw is None:
+                    bw = mean_bw[job.model] = profile_of(job.model, jid).mean_bandwidth
                 for lk in on[jid]:
                     load[lk] = load.get(lk, 0.0) + bw
         for jid, lks in on.items():

@@ -110,6 +110,13 @@ MAX_FLUID_JOBS = 32
 #: the agent's gate (module docstring, "agent"): Table 1's score 1 within less than one 5-degree
 #: slot of overlap between two 45 Gbps Up phases on a 50 Gbps link (0.011)
 AGENT_MIN_SCORE = 0.99
+#: components solved by any :class:`LinkSharing` of this process, per signature (its capacities,
+#: goodput and rule, :meth:`LinkSharing._signature`): a component's result is a function of its
+#: cache key and the signature alone, so a model that meets a component another one solved (a
+#: measure's fresh model on a run's log, a run repeated under another name) takes it, with the same
+#: statistics as solving it; cleared when it holds :data:`SHARED_LIMIT` components
+_SHARED: dict[tuple, dict[tuple, tuple]] = {}
+SHARED_LIMIT = 50_000
 
 
 def default_phase(job: Job, start: float) -> float:
@@ -171,6 +178,7 @@ class LinkSharing:
         self._machine = cluster.machine
         self._links: dict[tuple[int, ...], tuple[str, ...]] = {}
         self._cache: dict[tuple, tuple[float, ...]] = {}
+        self._sig: tuple | None = None
         self.stats = {"components": 0, "fluid_runs": 0, "cache_hits": 0, "no_profile": 0, "approximated": 0,
                       "agent_on": 0, "agent_off": 0}
         self._seen_no_profile: set[str] = set()
@@ -268,6 +276,21 @@ class LinkSharing:
             if self.seen is not None and res[3] is not None:
                 self.seen[key] = res[3]
             return res
+        shared = _SHARED.setdefault(self._signature(), {})
+        res = shared.get(key)
+        if res is not None:   # solved by another model of the same rule: counted as solved here
+            if len(members) > MAX_FLUID_JOBS:
+                self.stats["approximated"] += 1
+            else:
+                self.stats["fluid_runs"] += 1
+                if self.agent:
+                    self.stats["agent_on" if res[3] else "agent_off"] += 1
+                    if self.seen is not None:
+                        self.seen[key] = res[3]
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = res
+            return res
         if len(members) > MAX_FLUID_JOBS:
             self.stats["approximated"] += 1
             factors, util = average_load([(model, links) for model, links, _, _, _ in specs], self.topology.capacity,
@@ -303,7 +326,21 @@ class LinkSharing:
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = res
+        if sum(len(c) for c in _SHARED.values()) >= SHARED_LIMIT:
+            _SHARED.clear()
+            shared = _SHARED.setdefault(self._signature(), {})
+        shared[key] = res
         return res
+
+    def _signature(self) -> tuple:
+        """What a component's result depends on besides its cache key: the links' capacities, the
+        transport's goodput, the rule (loss, window, warm-up, agent and its gate) and the catalogue
+        the key's model names refer to."""
+        if self._sig is None:
+            self._sig = (tuple(sorted((k, float(v)) for k, v in self.topology.capacity.items())),
+                         float(self.topology.shared_goodput), self.loss, self.window_iterations, self.warmup,
+                         self.agent, self.agent_min_score, repr(sorted(PROFILES.items())))
+        return self._sig
 
 
 def set_score(jobs, capacity: Mapping[str, float]) -> float:

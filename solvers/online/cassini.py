@@ -62,7 +62,7 @@ from placement.solvers.online.themis import Themis
 from placement.solvers.online.tiresias import Tiresias
 
 from placement.cassini.catalogue import PROFILES, profile_of
-from placement.cassini.instance import Candidate, build_instance
+from placement.cassini.instance import Candidate, CassiniInstance, build_instance
 from placement.options import PosFloat, PosInt
 from placement.sim.placement import usable_mask
 from placement.sim.policy import Preempt, Shift, Start
@@ -266,10 +266,44 @@ class CassiniPlugin:
         profiles = [profile_of(view.job(j).model, j) for j in names]
         cs = [Candidate(f"c{i}", tuple((j, links.servers({**running, **c}[j])) for j in names))
               for i, c in enumerate(cands)]
-        inst = build_instance(links.topology, profiles, cs, precision_deg=self._precision)
+        inst = self._instance(links.topology, profiles, cs)
         top = rank_candidates(inst, seed=self._seed)[0]
         chosen = cands[int(top["candidate"][1:])]
         return chosen, {j: float(v) for j, v in (top["shifts"] or {}).items()}, top["score"]
+
+    def _instance(self, topology, profiles: list, cs: list):
+        """``build_instance(topology, profiles, cs, precision_deg=...)``, the same instance built
+        faster: the first ranking of a run builds it (validated through its JSON form); later ones
+        reuse that instance's copy of ``topology`` and the routes it gave each job's servers
+        (cached by servers: a job's links are a function of its servers alone), so the instance's
+        loaded links per candidate (its ``_loads``) are computed as it computes them, without routing
+        again; the jobs are catalogue profiles and the candidates' servers the link model's, which
+        the validation accepts."""
+        cache = getattr(self, "_routes", None)
+        if cache is None or cache[0] is not topology:
+            inst = build_instance(topology, profiles, cs, precision_deg=self._precision)
+            self._routes = (topology, inst, {})
+            return inst
+        _, first, routes = cache
+        topo = first.topology
+        inst = CassiniInstance(topo, tuple(profiles), tuple(cs), first.precision_deg, first.max_angles,
+                               first.max_perimeter, "")
+        loads = {}
+        for c in inst.candidates:
+            load: dict[str, list[str]] = {}
+            for job, servers in c.placement:
+                lks = routes.get(servers)
+                if lks is None:
+                    lks = routes[servers] = tuple(topo.job_links(servers))
+                for lk in lks:
+                    load.setdefault(lk, []).append(job)
+            loads[c.name] = {lk: tuple(js) for lk, js in sorted(load.items())}
+        inst.__dict__["_loads"] = loads   # the cached property's slot (the instance is frozen)
+        for c in inst.candidates:
+            for js in loads[c.name].values():
+                if inst.perimeter(js) > inst.max_perimeter:   # load_instance's check
+                    return build_instance(topology, profiles, cs, precision_deg=self._precision)
+        return inst
 
     @staticmethod
     def _affected(view, running: dict, cands: list[dict]) -> list[str]:
