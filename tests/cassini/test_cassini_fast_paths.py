@@ -116,3 +116,51 @@ def test_shared_component_cache_changes_nothing(run):
         lk._SHARED.update(saved)
     assert same(cold, warm)
     assert cold[1]["fluid_runs"] > 0
+
+
+def test_regime_map_runs_a_repeated_pair_once(monkeypatch):
+    """A knob at the main runs' value repeats the main pair: simulated once, the same rows under
+    every knob's run names as simulating it again gives (run_pair stood in by a seeded fake)."""
+    from placement.app.reproduce import cassini_sim
+
+    calls = []
+
+    def fake_run_pair(ctx, exp, cluster, trace, seed, tag, keep_log=False, spread=1.0, **kw):
+        calls.append(tag)
+        h = int(hashlib.sha256(repr((cluster.name, sorted(cluster.network.items()), len(trace), trace.jobs[0].submit,
+                                     spread, seed)).encode()).hexdigest()[:8], 16)
+        out = {}
+        for pol in ("themis", "themis+cassini"):
+            m = {"iter_mean": 100.0 + h % 97 + (pol == "themis"), "over_ideal": 1.0 + h % 13 / 10,
+                 "jobs_at_once": 4.0, "ceiling": 1.1}
+            ctx.row(run=f"{tag}-{pol}-s{seed}", seed=seed, policy=pol, cluster=cluster.name, **m)
+            out[pol] = m
+        return out, {}
+
+    class Ctx:
+        seeds = (0,)
+
+        def __init__(self):
+            self.rows, self.regimes = [], []
+
+        def row(self, **v):
+            self.rows.append(v)
+
+        def regime(self, **v):
+            self.regimes.append(v)
+
+    monkeypatch.setattr(cassini_sim, "run_pair", fake_run_pair)
+    knobs = dict(cassini_sim.KNOBS)
+    memo = Ctx()
+    res = cassini_sim.regime_map(memo, 0.05, spread=1.0)
+    n_runs = len(calls)
+    calls.clear()
+    again = Ctx()
+    # the same map without the memo: every (knob, value) pair simulated on its own
+    for knob, (_, values) in knobs.items():
+        for value in values:
+            monkeypatch.setattr(cassini_sim, "KNOBS", {knob: ("", (value,))})
+            assert cassini_sim.regime_map(again, 0.05, spread=1.0)[(knob, value, 0)] == res[(knob, value, 0)]
+    # jobs at once 3.7, goodput loss 0.12, load 1 and phase spread 1 are the main runs' pair
+    assert (n_runs, len(calls)) == (sum(len(v) for _, v in knobs.values()) - 3, sum(len(v) for _, v in knobs.values()))
+    assert memo.rows == again.rows and memo.regimes == again.regimes

@@ -296,8 +296,13 @@ _WORKERS = {3.7: 12, 5.3: 8, 9.6: 4, 16.0: 2}     # 24 / ((1 + W) / 2)
 def regime_map(ctx: Context, hours: float, keep_log: bool = False, spread: float = 1.0, seeds=None) -> dict:
     """Th+CASSINI over Themis (mean iteration time) and Themis over Ideal against each knob of
     :data:`KNOBS` (the others at the main runs' values: ``spread`` the fitted phase spread), per
-    seed of ``seeds`` (default the run's), recorded with ``ctx.regime`` (``regimes.csv``)."""
+    seed of ``seeds`` (default the run's), recorded with ``ctx.regime`` (``regimes.csv``). A pair
+    repeated at the main runs' value of several knobs (same trace, cluster, spread and seed) is
+    simulated once, its rows recorded again under each knob's run names (without ``keep_log``)."""
     res: dict = {}
+    # a knob at the main runs' value repeats the same pair (same trace, cluster, spread, seed: the
+    # runs are seeded): it is run once and its rows recorded again under each knob's run names
+    done: dict[tuple, tuple[dict, list[dict]]] = {}
     for knob, (_, values) in KNOBS.items():
         for value in values:
             for seed in (ctx.seeds if seeds is None else seeds):
@@ -312,9 +317,17 @@ def regime_map(ctx: Context, hours: float, keep_log: bool = False, spread: float
                     cluster = testbed(goodput=1.0 - value)
                 elif knob == "load":
                     load = value
-                trace = experiment_trace("poisson", 1000 + seed, hours, load=load, workers=workers)
-                r, _ = run_pair(ctx, "poisson", cluster, trace, seed, f"regime-{knob.replace(' ', '_')}-{value:g}",
-                                keep_log=keep_log, spread=sp)
+                tag = f"regime-{knob.replace(' ', '_')}-{value:g}"
+                same = (workers, load, sp, seed, hours, cluster.name, repr(sorted(cluster.network.items())))
+                if same in done and not keep_log:
+                    r, rows = done[same]
+                    for row in rows:
+                        ctx.row(**{**row, "run": f"{tag}-{row['policy']}-s{seed}"})
+                else:
+                    trace = experiment_trace("poisson", 1000 + seed, hours, load=load, workers=workers)
+                    n0 = len(ctx.rows)
+                    r, _ = run_pair(ctx, "poisson", cluster, trace, seed, tag, keep_log=keep_log, spread=sp)
+                    done[same] = (r, [dict(row) for row in ctx.rows[n0:]])
                 gain = r["themis"]["iter_mean"] / r["themis+cassini"]["iter_mean"]
                 room = r["themis"]["over_ideal"]
                 res[(knob, value, seed)] = (gain, room, r["themis"]["jobs_at_once"], r["themis"]["ceiling"])
