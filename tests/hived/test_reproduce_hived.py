@@ -45,8 +45,26 @@ def _trace(seed: int, scale: float = 1.0):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rep") / "hived"
-    return run_reproduction_with(rp.configured(hived.REPRODUCTION, seeds=2, config=TINY), out), out
+    """The tiny reproduction, run once per test session: under pytest-xdist the workers share the
+    session's base folder, and the first to take the lock runs it there; a worker that steals
+    some of this module's tests reads the same outputs (and the context's broken runs and
+    figures, recorded beside them) instead of running it again."""
+    import fcntl
+    import os
+    from types import SimpleNamespace
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    out, record = root / "hived-tiny-reproduction" / "hived", root / "hived-tiny-reproduction.json"
+    with open(root / "hived-tiny-reproduction.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            out.parent.mkdir(exist_ok=True)
+            ctx = run_reproduction_with(rp.configured(hived.REPRODUCTION, seeds=2, config=TINY), out)
+            record.write_text(json.dumps({"broken": ctx.broken, "figures": [list(f) for f in ctx.figures]}))
+        done = json.loads(record.read_text())
+    return SimpleNamespace(broken=done["broken"], figures=done["figures"]), out
 
 
 def test_window_and_warmup():
