@@ -39,7 +39,7 @@ from placement.solvers.rotation import link_circle, search_link
 
 from placement.cassini.affinity import affinity_graph, has_loop, job_node
 from placement.cassini.evaluation import evaluate, link_score
-from placement.cassini.instance import CassiniInstance, CassiniSolution
+from placement.cassini.instance import CassiniInstance, CassiniSolution, lcm
 from placement.result import SolveResult, Status
 
 __all__ = ["LinkOptimum", "link_optima", "bfs_shifts", "repair_shifts", "rank_candidates", "solve"]
@@ -129,6 +129,38 @@ _ROWS_HELD = [0]
 ROWS_LIMIT = 1 << 23
 
 
+#: a job's demand over a perimeter at one shift (:func:`_shifted`), by (profile, perimeter, shift), and
+#: the number of values held (emptied past :data:`ROWS_LIMIT`)
+_SHIFTED: dict[tuple, np.ndarray] = {}
+_SHIFTED_HELD = [0]
+
+
+def _shifted(job, p: int, s: int) -> np.ndarray:
+    """``job.demand[(t - s) % iteration]`` for ``t = 0 .. p-1`` (read-only; the row
+    :func:`placement.cassini.evaluation.link_demand` sums), cached by the job's profile, ``p`` and ``s``."""
+    key = (job.iteration_time, job.phases, p, s)
+    row = _SHIFTED.get(key)
+    if row is None:
+        row = job.demand[(np.arange(p, dtype=np.int64) - int(s)) % job.iteration_time]
+        row.setflags(write=False)
+        if _SHIFTED_HELD[0] + p > ROWS_LIMIT:
+            _SHIFTED.clear()
+            _SHIFTED_HELD[0] = 0
+        _SHIFTED[key] = row
+        _SHIFTED_HELD[0] += p
+    return row
+
+
+def _link_score(jobs, shifts, capacity: float) -> float:
+    """:func:`placement.cassini.evaluation.link_score` (the same operations in the same order, so the
+    same float) on the cached shifted rows."""
+    p = lcm(j.iteration_time for j in jobs)
+    d = np.zeros(p)
+    for job, s in zip(jobs, shifts, strict=True):
+        d += _shifted(job, p, s)
+    return 1.0 - float(np.maximum(d - capacity, 0.0).sum()) / (len(d) * capacity)
+
+
 def _lattice_rows(job, p: int, step: int, cand: np.ndarray, t: np.ndarray, rows: int) -> list[np.ndarray]:
     """``job``'s demand at times ``t`` (``0 .. p-1``) shifted by each lattice shift ``cand``, in blocks
     of ``rows`` shifts: a function of the job's profile, ``p`` and ``step`` alone, so the repairs of
@@ -189,7 +221,7 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
             base = np.zeros(p)
             for m in shared[lk]:
                 if m != n:
-                    base += inst.job[m].demand[(t - shifts.get(m, 0)) % inst.job[m].iteration_time]
+                    base += _shifted(inst.job[m], p, shifts.get(m, 0))
             rows = max(1, (1 << 22) // p)  # at most ~4M demand values at once
             mines = _lattice_rows(job, p, step, cand, t, rows)
             for lo, mine in zip(range(0, len(cand), rows), mines, strict=True):
@@ -230,15 +262,15 @@ def _candidate_plan(inst: CassiniInstance, name: str, loops: str, method: str, s
                 loop_jobs |= {n[1] for n in comp if n[0] == "job"}
         # Only jobs on links that BFS left below their per-link optimum can gain by moving.
         broken = [lk for lk, o in opt.items() if lk in shared and
-                  link_score([inst.job[n] for n in shared[lk]], [shifts[n] for n in shared[lk]],
-                             inst.topology.capacity[lk]) < o.score - 1e-12]
+                  _link_score([inst.job[n] for n in shared[lk]], [shifts[n] for n in shared[lk]],
+                              inst.topology.capacity[lk]) < o.score - 1e-12]
         start = sorted({n for lk in broken for n in shared[lk]} & loop_jobs)
         shifts, row["repair_moves"] = repair_shifts(inst, name, shifts, sorted(loop_jobs), start=start)
     full = {j.name: int(shifts.get(j.name, 0)) for j in inst.jobs}
     row["shifts"] = full
     # a loopy candidate's reference score: evaluate(inst, sol).score, the mean of its shared links'
     # integer-grid scores (the same floats, without the iteration times it also computes)
-    row["score"] = (float(np.mean([link_score([inst.job[n] for n in names], [full[n] for n in names], cap[lk])
+    row["score"] = (float(np.mean([_link_score([inst.job[n] for n in names], [full[n] for n in names], cap[lk])
                                    for lk, names in shared.items()])) if shared else 1.0) if loopy \
         else row["per_link_optimum_mean"]
     row["link_optima"] = opt

@@ -3,8 +3,8 @@ speed is measured by ``python -m placement.app.bench.cassini_speed``):
 
 - whole runs: Themis and Th+CASSINI logs and measures on two generated scenes equal digests
   computed with the code before the change (commit e36cccf);
-- ``rank_candidates`` (per-link optimum cache, repair rows reused, loopy score without the
-  iteration times) against the reference implementation on every ranking of a run, cold and warm;
+- ``rank_candidates`` (per-link optimum cache, repair rows and shifted demand rows reused, loopy
+  score without the iteration times) against the reference implementation on every ranking of a run, cold and warm;
 - the plug-in's instance building against ``build_instance``;
 - ``placement_bound`` against the reference;
 - the process-wide component cache of the link model: a fresh model's measures and statistics
@@ -70,6 +70,8 @@ def test_rank_candidates_equal_the_reference(run):
     ref = [rank_candidates_reference(i) for i in insts]
     assert any(not r["loop_free"] and r["repair_moves"] for rows in ref for r in rows), "no loopy candidate repaired"
     affinity._OPTIMA.clear()
+    affinity._ROWS.clear()
+    affinity._SHIFTED.clear()
     cold = [affinity.rank_candidates(i) for i in insts]
     warm = [affinity.rank_candidates(i) for i in insts]
     assert same(ref, cold) and same(ref, warm)
