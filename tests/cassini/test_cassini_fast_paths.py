@@ -166,3 +166,19 @@ def test_regime_map_runs_a_repeated_pair_once(monkeypatch):
     # jobs at once 3.7, goodput loss 0.12, load 1 and phase spread 1 are the main runs' pair
     assert (n_runs, len(calls)) == (sum(len(v) for _, v in knobs.values()) - 3, sum(len(v) for _, v in knobs.values()))
     assert memo.rows == again.rows and memo.regimes == again.regimes
+
+
+def test_snapshot_memo_returns_the_computed_result():
+    from placement.app.reproduce import cassini_snapshots as cs
+
+    models = cs.SNAPSHOTS[0][0]
+    cs._SNAPSHOTS.clear()
+    first = cs.snapshot(models, 0, adjust_s=5.0)
+    first["score"] = -1.0   # a copy: editing it leaves the memo alone
+    again = cs.snapshot(models, 0, adjust_s=5.0)
+    names = [f"{cs.VARIANTS[m][0]}-{i}" for i, m in enumerate(models)]
+    from placement.cassini.catalogue import COMMON_PERIOD
+
+    fresh = cs._snapshot_of([cs._profile(m, nm, "paper", COMMON_PERIOD) for m, nm in zip(models, names, strict=True)],
+                            0, 1.0, 5.0, cs.NOISE_JUDGED, cs.NOISE_LEVELS)
+    assert same(again, fresh) and len(cs._SNAPSHOTS) == 1
