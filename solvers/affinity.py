@@ -180,6 +180,12 @@ def _lattice_rows(job, p: int, step: int, cand: np.ndarray, t: np.ndarray, rows:
     return got
 
 
+#: one link's excess at every lattice shift of a moving job (the repair's cost term), by content
+#: (:func:`repair_shifts`), emptied past :data:`EXCESS_LIMIT` entries
+_EXCESS: dict[tuple, np.ndarray] = {}
+EXCESS_LIMIT = 200_000
+
+
 def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int], jobs: Sequence[str],
                   start: Sequence[str] | None = None, max_moves: int = 10_000) -> tuple[dict[str, int], int]:
     """Coordinate descent on the integer grid over ``jobs`` (the loopy fallback): ``(shifts, moves)``.
@@ -206,6 +212,7 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
         step = math.gcd(step, shifts.get(n, 0))
     step = max(step, 1)
     shifts = dict(shifts)
+    per = {lk: inst.perimeter(names) for lk, names in shared.items()}
     queue = deque(sorted(set(start if start is not None else jobs) & allowed))
     queued = set(queue)
     moves = 0
@@ -216,16 +223,28 @@ def repair_shifts(inst: CassiniInstance, candidate: str, shifts: dict[str, int],
         cand = np.arange(0, job.iteration_time, step, dtype=np.int64)
         cost = np.zeros(len(cand))
         for lk in on.get(n, []):
-            p = inst.perimeter(shared[lk])
-            t = np.arange(p, dtype=np.int64)
-            base = np.zeros(p)
-            for m in shared[lk]:
-                if m != n:
-                    base += _shifted(inst.job[m], p, shifts.get(m, 0))
-            rows = max(1, (1 << 22) // p)  # at most ~4M demand values at once
-            mines = _lattice_rows(job, p, step, cand, t, rows)
-            for lo, mine in zip(range(0, len(cand), rows), mines, strict=True):
-                cost[lo:lo + rows] += np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
+            p = per[lk]
+            # the link's excess at every lattice shift of n: a function of n's profile, the others'
+            # profiles and shifts (in link order), the perimeter, the step and the capacity alone
+            key = ((job.iteration_time, job.phases), p, step, float(cap[lk]),
+                   tuple((inst.job[m].iteration_time, inst.job[m].phases, shifts.get(m, 0))
+                         for m in shared[lk] if m != n))
+            part = _EXCESS.get(key)
+            if part is None:
+                t = np.arange(p, dtype=np.int64)
+                base = np.zeros(p)
+                for m in shared[lk]:
+                    if m != n:
+                        base += _shifted(inst.job[m], p, shifts.get(m, 0))
+                rows = max(1, (1 << 22) // p)  # at most ~4M demand values at once
+                mines = _lattice_rows(job, p, step, cand, t, rows)
+                part = np.concatenate([np.maximum(base[None, :] + mine - cap[lk], 0.0).sum(axis=1) / (p * cap[lk])
+                                       for mine in mines])
+                part.setflags(write=False)
+                if len(_EXCESS) >= EXCESS_LIMIT:
+                    _EXCESS.clear()
+                _EXCESS[key] = part
+            cost += part
         cur = shifts.get(n, 0) // step  # the step divides every current shift
         best = int(np.argmin(cost))
         if cost[best] < cost[cur] - 1e-12:

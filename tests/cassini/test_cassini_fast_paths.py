@@ -3,7 +3,7 @@ speed is measured by ``python -m placement.app.bench.cassini_speed``):
 
 - whole runs: Themis and Th+CASSINI logs and measures on two generated scenes equal digests
   computed with the code before the change (commit e36cccf);
-- ``rank_candidates`` (per-link optimum cache, repair rows and shifted demand rows reused, loopy
+- ``rank_candidates`` (per-link optimum cache, repair rows, excess terms and shifted demand rows reused, loopy
   score without the iteration times) against the reference implementation on every ranking of a run, cold and warm;
 - the plug-in's instance building against ``build_instance``;
 - ``placement_bound`` against the reference;
@@ -72,6 +72,7 @@ def test_rank_candidates_equal_the_reference(run):
     affinity._OPTIMA.clear()
     affinity._ROWS.clear()
     affinity._SHIFTED.clear()
+    affinity._EXCESS.clear()
     cold = [affinity.rank_candidates(i) for i in insts]
     warm = [affinity.rank_candidates(i) for i in insts]
     assert same(ref, cold) and same(ref, warm)

@@ -7,7 +7,8 @@ ranking's inputs are captured while it runs, then timed here
 
 - ``rank_candidates``: the reference (:func:`.cassini_reference.rank_candidates_reference`) vs
   :func:`placement.solvers.affinity.rank_candidates` over every captured instance, in run order, its
-  caches (per-link optima, the repair's lattice rows, shifted demand rows) emptied first, as a process starts;
+  caches (per-link optima, the repair's lattice rows and excess terms, shifted demand rows) emptied
+  first, as a process starts;
 - instance building: ``build_instance`` on every ranking vs the plug-in's
   (:meth:`placement.solvers.online.cassini.CassiniPlugin._instance`, a fresh plug-in);
 - ``placement_bound``: the reference vs :func:`placement.sim.link_metrics.placement_bound` on the run's log;
@@ -117,6 +118,7 @@ def main(argv=None) -> None:
         affinity._ROWS_HELD[0] = 0
         affinity._SHIFTED.clear()
         affinity._SHIFTED_HELD[0] = 0
+        affinity._EXCESS.clear()
         return [affinity.rank_candidates(i) for i in insts]
 
     t_old, ref = _best(lambda: [rank_candidates_reference(i) for i in insts], a.reps)
