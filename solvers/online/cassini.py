@@ -53,7 +53,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import networkx as nx
 import numpy as np
 from placement.solvers.affinity import rank_candidates
 from placement.solvers.online.dally import Dally
@@ -310,16 +309,28 @@ class CassiniPlugin:
         """Jobs (with a profile) that share links, in any candidate, with a job starting now,
         directly or through other jobs: the others' shifts and scores cannot change."""
         links = view.links
-        g = nx.Graph()
+        # the union over candidates of the job-link graph, its components by union-find
+        parent: dict[tuple, tuple] = {}
+
+        def find(x: tuple) -> tuple:
+            while parent.setdefault(x, x) != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        has: dict[str, bool] = {}
         for c in cands:
             for j, gpus in {**running, **c}.items():
-                if view.job(j).model in PROFILES:
-                    g.add_node(("job", j))
-                    g.add_edges_from((("job", j), ("link", lk)) for lk in links.links(gpus))
-        keep: set[str] = set()
-        for j in cands[0]:
-            if ("job", j) in g:
-                keep.update(n[1] for n in nx.node_connected_component(g, ("job", j)) if n[0] == "job")
+                if j not in has:
+                    has[j] = view.job(j).model in PROFILES
+                if has[j]:
+                    a = find(("job", j))
+                    for lk in links.links(gpus):
+                        b = find(("link", lk))
+                        if a != b:
+                            parent[b] = a
+        roots = {find(("job", j)) for j in cands[0] if has.get(j)}
+        keep = {j for j, ok in has.items() if ok and find(("job", j)) in roots}
         return sorted(keep)
 
     def stats(self) -> dict[str, Any]:
