@@ -431,5 +431,8 @@ def test_time_per_part_counts_every_run_once(run):
     assert {"paper", "paper51", "philly", "map"} <= set(parts) and all(p["simulation_s"] > 0 for p in parts.values())
     rows = [r["run"] for r in csv.DictReader(open(out / "results.csv")) if not r["policy"].startswith("bound:")]
     assert {k: parts[k]["runs"] for k in parts} == {k: sum(r.split("-", 1)[0] == k for r in rows) for k in parts}
+    from placement.app.reproduce.context import part_of
+    assert [part_of(n) for n in ("s3-fig8-private", "paper51-batch-r8-s0-tiresias", "s-x", "seed", "s12")] == \
+        ["fig8", "paper51", "s", "seed", "s12"]
     report = (out / "report.md").read_text()
     assert "## Time per part" in report and all(f"| {k} | {p['runs']} |" in report for k, p in parts.items())

@@ -68,6 +68,15 @@ def write_calibration(out: Path, rows: Sequence[dict[str, Any]]) -> None:
     write_text(out / "calibration.csv", buf.getvalue())
 
 
+def part_of(run_name: str) -> str:
+    """The part of a run for "Time per part": the run name's first ``-``-separated token, the
+    second when the first is a seed (``s3-fig8-private`` -> ``fig8``)."""
+    tokens = run_name.split("-")
+    if len(tokens) > 1 and tokens[0][:1] == "s" and tokens[0][1:].isdigit():
+        return tokens[1]
+    return tokens[0]
+
+
 def spread(values: Iterable[float | None]) -> tuple[float, float, float] | None:
     """(median, min, max) of the values that are numbers; ``None`` when there are none.
     The median of an even count is the mean of the middle two."""
@@ -370,7 +379,7 @@ class Context:
                                                      record=record, agent=agent)
             wall = time.perf_counter() - t0
             self.last_policy, self.last_links = built[0], res.link_model
-        part = self.timings.setdefault(name.split("-", 1)[0], [0, 0.0])
+        part = self.timings.setdefault(part_of(name), [0, 0.0])
         part[0] += 1
         part[1] += wall
         if broken:
@@ -487,14 +496,14 @@ class Context:
         return "\n".join(lines)
 
     def timing_text(self, elapsed_s: float) -> str:
-        """Seconds spent simulating (and replay-checking) per part of the run: the run name up to
-        its first ``-``. With ``--workers`` the runs overlap, so their sum can pass the elapsed time."""
+        """Seconds spent simulating (and replay-checking) per part of the run (:func:`part_of`).
+        With ``--workers`` the runs overlap, so their sum can pass the elapsed time."""
         total = sum(t for _n, t in self.timings.values())
         rows = [{"part": k, "runs": int(n), "simulation s": f"{t:,.1f}", "share": f"{t / total:.0%}" if total else "-"}
                 for k, (n, t) in sorted(self.timings.items(), key=lambda kv: -kv[1][1])]
         return (f"Elapsed {elapsed_s:,.0f} s; {total:,.0f} s of it simulating and replay-checking, summed over runs "
                 "(with `--workers` the runs overlap), the rest judging, writing, bounds and figures. A part is a "
-                "run name up to its first `-`.\n\n" + markdown_table(rows, ["part", "runs", "simulation s", "share"]))
+                "run name's first `-`-separated token (its second after a seed's `s<n>`).\n\n" + markdown_table(rows, ["part", "runs", "simulation s", "share"]))
 
     def _results(self) -> None:
         import csv
