@@ -151,14 +151,25 @@ def _shifted(job, p: int, s: int) -> np.ndarray:
     return row
 
 
+#: :func:`_link_score` by content (the jobs' profiles and shifts in link order, the capacity)
+_SCORES: dict[tuple, float] = {}
+
+
 def _link_score(jobs, shifts, capacity: float) -> float:
     """:func:`placement.cassini.evaluation.link_score` (the same operations in the same order, so the
-    same float) on the cached shifted rows."""
-    p = lcm(j.iteration_time for j in jobs)
-    d = np.zeros(p)
-    for job, s in zip(jobs, shifts, strict=True):
-        d += _shifted(job, p, s)
-    return 1.0 - float(np.maximum(d - capacity, 0.0).sum()) / (len(d) * capacity)
+    same float) on the cached shifted rows, once per content (:data:`_SCORES`)."""
+    key = (tuple((j.iteration_time, j.phases, s) for j, s in zip(jobs, shifts, strict=True)), float(capacity))
+    got = _SCORES.get(key)
+    if got is None:
+        p = lcm(j.iteration_time for j in jobs)
+        d = np.zeros(p)
+        for job, s in zip(jobs, shifts, strict=True):
+            d += _shifted(job, p, s)
+        got = 1.0 - float(np.maximum(d - capacity, 0.0).sum()) / (len(d) * capacity)
+        if len(_SCORES) >= EXCESS_LIMIT:
+            _SCORES.clear()
+        _SCORES[key] = got
+    return got
 
 
 def _lattice_rows(job, p: int, step: int, cand: np.ndarray, t: np.ndarray, rows: int) -> list[np.ndarray]:

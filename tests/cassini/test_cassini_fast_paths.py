@@ -73,6 +73,7 @@ def test_rank_candidates_equal_the_reference(run):
     affinity._ROWS.clear()
     affinity._SHIFTED.clear()
     affinity._EXCESS.clear()
+    affinity._SCORES.clear()
     cold = [affinity.rank_candidates(i) for i in insts]
     warm = [affinity.rank_candidates(i) for i in insts]
     assert same(ref, cold) and same(ref, warm)

@@ -7,7 +7,7 @@ ranking's inputs are captured while it runs, then timed here
 
 - ``rank_candidates``: the reference (:func:`.cassini_reference.rank_candidates_reference`) vs
   :func:`placement.solvers.affinity.rank_candidates` over every captured instance, in run order, its
-  caches (per-link optima, the repair's lattice rows and excess terms, shifted demand rows) emptied
+  caches (per-link optima, the repair's lattice rows and excess terms, shifted demand rows, link scores) emptied
   first, as a process starts;
 - instance building: ``build_instance`` on every ranking vs the plug-in's
   (:meth:`placement.solvers.online.cassini.CassiniPlugin._instance`, a fresh plug-in);
@@ -119,6 +119,7 @@ def main(argv=None) -> None:
         affinity._SHIFTED.clear()
         affinity._SHIFTED_HELD[0] = 0
         affinity._EXCESS.clear()
+        affinity._SCORES.clear()
         return [affinity.rank_candidates(i) for i in insts]
 
     t_old, ref = _best(lambda: [rank_candidates_reference(i) for i in insts], a.reps)
