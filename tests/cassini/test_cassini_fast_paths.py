@@ -1,5 +1,5 @@
 """The faster CASSINI hot paths give the same results as before (no wall time asserted here; the
-speed is measured by ``python -m placement.app.bench.cassini_speed``):
+speed is measured by ``python -m placement.app.reproduce.cassini_speed``):
 
 - whole runs: Themis and Th+CASSINI logs and measures on two generated scenes equal digests
   computed with the code before the change (commit e36cccf);
@@ -19,13 +19,13 @@ import pytest
 from placement.solvers import affinity
 from placement.solvers.online.cassini import ThemisCassini
 
-from placement.app.bench.cassini_reference import (
+from placement.app.reproduce.cassini_reference import (
     placement_bound_reference,
     rank_candidates_reference,
 )
-from placement.app.bench.cassini_speed import capture, same, same_instance
 from placement.app.reproduce.cassini_sim import experiment_trace, measure
 from placement.app.reproduce.cassini_sim import testbed as clos_testbed
+from placement.app.reproduce.cassini_speed import capture, same, same_instance
 from placement.app.run import run_simulation
 from placement.cassini.instance import build_instance
 from placement.sim import links as lk

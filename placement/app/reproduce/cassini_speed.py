@@ -1,5 +1,5 @@
 """CASSINI's hot paths, before and after they were made faster, timed side by side in one run on
-the same input (``python -m placement.app.bench.cassini_speed [--hours H] [--seed S] [--reps R]``).
+the same input (``python -m placement.app.reproduce.cassini_speed [--hours H] [--seed S] [--reps R]``).
 
 The input is one Th+CASSINI run of the reproduction's Poisson trace at the quick length (0.75 h,
 seed 0, the Clos testbed with the transport's goodput, §4.2's agent on compatible sets): every
