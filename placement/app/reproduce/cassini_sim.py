@@ -243,7 +243,7 @@ def _measure_with(exp: str, trace: Trace, log: EventLog, cluster, agent, model=N
     a function of its cache key alone, so the measures are the same floats as a fresh model's
     (tests/cassini/test_cassini_measure_reuse.py); ``agent_share`` counts the components the
     measure touched (:attr:`LinkSharing.seen`), as a fresh model's ``stats`` did. Without it
-    (``--workers``: runs without the agent, results pickled without their model) a fresh model.
+    (``--workers``: results pickled without their model) a fresh model with the run's rule.
     Saving, measured side by side in one process (the run's measures both ways, same log; one
     :func:`run_pair` of the Poisson trace at the quick size, 0.75 h, 89 / 106 / 104 jobs on the Clos
     testbed, Themis and Th+CASSINI, seeds 0, 1, 2): the pair's measures take 0.27 / 0.24 / 0.31 s

@@ -360,14 +360,14 @@ class Context:
         checks built from the policy object). Returns ``(result, per-job rows, summary)``; the
         policy object is ``self.last_policy``, the engine's link model (``agent``'s rule, its solved
         components cached) ``self.last_links`` (None with ``--workers``); a broken log is recorded (``report.md`` lists it,
-        the command exits 1). ``agent``: links shared with CASSINI §4.2 step 3's agent (not with
-        ``--workers``: those runs share links without it)."""
+        the command exits 1). ``agent``: links shared with CASSINI §4.2 step 3's agent (with
+        ``--workers`` too: it is part of the task's call and of its key)."""
         from ..run import run_simulation, write_outputs
 
         self.say(f"  {name}: {policy} on {len(inst.trace)} jobs, {inst.cluster.n_gpus} GPUs, seed {seed}")
         command = f"placement reproduce {self.paper}: run {name}"
         if self.runner is not None:   # --workers: the outcome from a Dask task (see .parallel)
-            out = self.runner(inst, policy, seed, name, options, checks, command)
+            out = self.runner(inst, policy, seed, name, options, checks, command, agent)
             res, rows, summ, broken, record = out["res"], out["rows"], out["summ"], out["broken"], out["record"]
             self.last_policy, self.last_links = out["policy"], None
             wall = float(out.get("wall_s", 0.0))

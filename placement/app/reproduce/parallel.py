@@ -5,7 +5,7 @@ The paper's module is not changed: its ``run(ctx)`` is a plain program that call
 :meth:`~.context.Context.simulate` and reads each result before the next call, so the calls
 to come are not known in advance. They are found by *passes*. A pass runs the paper's whole
 ``run(ctx)`` into the staging folder (emptied first). Its ``ctx.simulate`` keys each call by a
-SHA-256 of the pickled ``(instance, policy, seed, name, options)`` (each trace pickled once per
+SHA-256 of the pickled ``(instance, policy, seed, name, options, agent)`` (each trace pickled once per
 object and named by its own SHA-256; the same bytes are the task's argument) and
 
 - returns the call's real outcome (result, per-job rows, summary, replay verdict, the policy
@@ -84,26 +84,29 @@ class _CallUnpickler(pickle.Unpickler):
 
 
 def call_blob(inst, policy, seed: int, name: str, options: dict | None,
-              traces: dict[int, tuple[Any, str, bytes]] | None = None) -> tuple[str, bytes, dict[str, bytes]] | None:
+              traces: dict[int, tuple[Any, str, bytes]] | None = None,
+              agent: bool | str = False) -> tuple[str, bytes, dict[str, bytes]] | None:
     """(SHA-256 key, pickled call, pickled traces by their SHA-256) of a call; ``None`` when it
     does not pickle (simulated here). The same bytes are the task's arguments; ``traces`` caches
-    each trace object's pickle."""
+    each trace object's pickle; ``agent``: the run's link sharing (:meth:`.context.Context.simulate`)."""
     buf, used = io.BytesIO(), {}
     try:
-        _CallPickler(buf, {} if traces is None else traces, used).dump((inst, policy, seed, name, options))
+        _CallPickler(buf, {} if traces is None else traces, used).dump((inst, policy, seed, name, options, agent))
     except Exception:
         return None
     blob = buf.getvalue()
     return hashlib.sha256(blob + "".join(sorted(used)).encode()).hexdigest(), blob, used
 
 
-def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str) -> dict[str, Any]:
+def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str,
+             agent: bool | str = False) -> dict[str, Any]:
     from ..run import run_simulation
 
     built: list = []
     record: dict[str, Any] = {"command": command}
     t0 = time.perf_counter()
-    res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built, record=record)
+    res, rows, summ, broken = run_simulation(inst, policy, seed, options, checks=checks, built=built, record=record,
+                                             agent=agent)
     return {"res": res, "rows": rows, "summ": summ, "broken": broken, "record": record, "policy": built[0],
             "wall_s": time.perf_counter() - t0}
 
@@ -112,21 +115,22 @@ def simulate_task(call: bytes, traces: dict[str, bytes], checks, command: str) -
     """One simulation and its replay check, on a worker: the pickled outcome ``Context.simulate``
     needs (result, per-job rows, summary, violations, provenance record, policy object), or
     ``None`` when it does not pickle (the caller then simulates the call itself)."""
-    inst, policy, seed, _name, options = _CallUnpickler(io.BytesIO(call), traces).load()
-    out = _outcome(inst, policy, seed, options, checks, command)
+    inst, policy, seed, _name, options, agent = _CallUnpickler(io.BytesIO(call), traces).load()
+    out = _outcome(inst, policy, seed, options, checks, command, agent)
     try:
         return pickle.dumps(out, protocol=5)
     except Exception:
         return None
 
 
-def _stand_in(inst, policy, seed: int, options: dict | None, checks, command: str) -> dict[str, Any]:
+def _stand_in(inst, policy, seed: int, options: dict | None, checks, command: str,
+              agent: bool | str = False) -> dict[str, Any]:
     """The call simulated here on the trace's first :data:`STAND_IN_JOBS` jobs."""
     from ...sim.trace import Trace
 
     small = dataclasses.replace(inst, trace=Trace(inst.trace.name, inst.trace.jobs[:STAND_IN_JOBS],
                                                   inst.trace.provenance))
-    return _outcome(small, policy, seed, options, checks, command)
+    return _outcome(small, policy, seed, options, checks, command, agent)
 
 
 class _Runner:
@@ -141,10 +145,10 @@ class _Runner:
         self.stood_in = 0
         self.local = 0
 
-    def __call__(self, inst, policy, seed, name, options, checks, command):
-        called = call_blob(inst, policy, seed, name, options, self.traces)
+    def __call__(self, inst, policy, seed, name, options, checks, command, agent: bool | str = False):
+        called = call_blob(inst, policy, seed, name, options, self.traces, agent)
         if called is None:
-            return self._here(inst, policy, seed, options, checks, command)
+            return self._here(inst, policy, seed, options, checks, command, agent)
         key, blob, traces = called
         self.used.append(key)
         fut = self.futures.get(key)
@@ -157,17 +161,17 @@ class _Runner:
         if new and self.speculate:   # a call no earlier pass announced: stand in, go on
             self.stood_in += 1
             try:
-                return _stand_in(inst, policy, seed, options, checks, command)
+                return _stand_in(inst, policy, seed, options, checks, command, agent)
             except Exception:   # the policy needs more of the trace: wait for the real outcome
                 self.stood_in -= 1
         out = fut.result()
         if out is None:
-            return self._here(inst, policy, seed, options, checks, command)
+            return self._here(inst, policy, seed, options, checks, command, agent)
         return pickle.loads(out)
 
-    def _here(self, inst, policy, seed, options, checks, command):
+    def _here(self, inst, policy, seed, options, checks, command, agent: bool | str = False):
         self.local += 1
-        return _outcome(inst, policy, seed, options, checks, command)
+        return _outcome(inst, policy, seed, options, checks, command, agent)
 
 
 def _empty(folder: Path) -> None:
