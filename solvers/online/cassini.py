@@ -149,40 +149,50 @@ class CassiniPlugin:
 
     # ------------------------------------------------------------------ step 1: candidates
     def _candidates(self, view, free: np.ndarray, base: dict) -> list[dict]:
-        cluster = view.cluster
-        groups = self._groups(cluster)
-        cands, seen = [base], {tuple(sorted(base.items()))}
-        # §4.2's example: jobs winning the same number of workers may trade their placements
-        ids = sorted(base)
-        for i, a in enumerate(ids):
-            for b in ids[i + 1:]:
-                ja, jb = view.job(a), view.job(b)
-                if (len(cands) < self._n_candidates and len(base[a]) == len(base[b])
-                        and ja.gpu_type == jb.gpu_type):
-                    alt = {**base, a: base[b], b: base[a]}
-                    key = tuple(sorted(alt.items()))
-                    if key not in seen:
-                        seen.add(key)
-                        cands.append(alt)
+        groups = self._groups(view.cluster)
+        cands, seen = self._swaps(view, base)   # §4.2's example: equal worker counts trade placements
         for _ in range(3 * (self._n_candidates - 1)):
             if len(cands) >= self._n_candidates:
                 break
-            f = free.copy()
-            alt = {}
-            for j, gpus in base.items():
-                job = view.job(j)
-                tier = cluster.tier(gpus)
-                g = self._draw(cluster, f, job, len(gpus), groups[tier])
-                if g is None or cluster.tier(g) != tier:
-                    break
-                f[list(g)] = False
-                alt[j] = g
-            else:
-                key = tuple(sorted(alt.items()))
-                if key not in seen:
-                    seen.add(key)
-                    cands.append(alt)
+            self._add(cands, seen, self._draw_at_tiers(view, free, base, list(base), groups))
         return cands
+
+    def _swaps(self, view, base: dict) -> tuple[list[dict], set]:
+        """Candidate 0 (``base``) and the placements where two winners of the same worker count
+        and GPU type trade theirs, up to the candidate count; with the set of their keys."""
+        cands, seen = [base], {tuple(sorted(base.items()))}
+        ids = sorted(base)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                if (len(cands) < self._n_candidates and len(base[a]) == len(base[b])
+                        and view.job(a).gpu_type == view.job(b).gpu_type):
+                    self._add(cands, seen, {**base, a: base[b], b: base[a]})
+        return cands, seen
+
+    @staticmethod
+    def _add(cands: list[dict], seen: set, alt: dict | None) -> None:
+        """Append ``alt`` to ``cands`` unless it is None or already seen."""
+        if alt is not None:
+            key = tuple(sorted(alt.items()))
+            if key not in seen:
+                seen.add(key)
+                cands.append(alt)
+
+    def _draw_at_tiers(self, view, free: np.ndarray, base: dict, order: list, groups) -> dict | None:
+        """A whole reassignment: each winner of ``order`` in turn drawn (seeded) from what is left
+        of ``free``, its worker count at the tier ``base`` gave it; None when one finds no group
+        there."""
+        cluster = view.cluster
+        f = free.copy()
+        alt = {}
+        for j in order:
+            tier = cluster.tier(base[j])
+            g = self._draw(cluster, f, view.job(j), len(base[j]), groups[tier])
+            if g is None or cluster.tier(g) != tier:
+                return None
+            f[list(g)] = False
+            alt[j] = g
+        return alt
 
     def _reassignments(self, view, free: np.ndarray, base: dict) -> list[dict]:
         """§4.2 step 1 on the auction's reassignment: ``base`` holds every winner of this call (the
@@ -195,39 +205,16 @@ class CassiniPlugin:
         first (ties in a drawn order) on even attempts and in a drawn order on odd ones: in a tight
         pool (the cluster full, the pool exactly the winners' GPUs) a fixed order leaves the later
         winners no group. A draw at another tier, or one already seen, is dropped."""
-        cluster = view.cluster
-        groups = self._groups(cluster)
-        cands, seen = [base], {tuple(sorted(base.items()))}
+        groups = self._groups(view.cluster)
+        cands, seen = self._swaps(view, base)
         ids = sorted(base)
-        for i, a in enumerate(ids):
-            for b in ids[i + 1:]:
-                if (len(cands) < self._n_candidates and len(base[a]) == len(base[b])
-                        and view.job(a).gpu_type == view.job(b).gpu_type):
-                    alt = {**base, a: base[b], b: base[a]}
-                    key = tuple(sorted(alt.items()))
-                    if key not in seen:
-                        seen.add(key)
-                        cands.append(alt)
         for attempt in range(6 * (self._n_candidates - 1)):
             if len(cands) >= self._n_candidates:
                 break
             tie = self._rng.random(len(ids))
             order = ([ids[k] for k in np.lexsort((tie, [-len(base[j]) for j in ids]))] if attempt % 2 == 0
                      else [ids[k] for k in np.argsort(tie)])
-            f = free.copy()
-            alt = {}
-            for j in order:
-                tier = cluster.tier(base[j])
-                g = self._draw(cluster, f, view.job(j), len(base[j]), groups[tier])
-                if g is None or cluster.tier(g) != tier:
-                    break
-                f[list(g)] = False
-                alt[j] = g
-            else:
-                key = tuple(sorted(alt.items()))
-                if key not in seen:
-                    seen.add(key)
-                    cands.append(alt)
+            self._add(cands, seen, self._draw_at_tiers(view, free, base, order, groups))
         return cands
 
     @staticmethod
