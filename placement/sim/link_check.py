@@ -70,8 +70,9 @@ def link_factor_check(links: LinkSharing, tol: float = 1e-6, limit_checks: int =
     return check
 
 
-def _components(on: dict[str, tuple]) -> list[list[str]]:
-    """Jobs grouped by shared links (``on``: job -> (links, phase)): a plain union-find."""
+def link_components(on: dict[str, tuple]) -> list[list[str]]:
+    """Jobs grouped by shared links (``on``: job -> (links, ...)): a plain union-find; a job
+    with no link is in no group."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -97,7 +98,7 @@ def _components(on: dict[str, tuple]) -> list[list[str]]:
 def _check_instant(t, on, running, factor, jobs, topo, loss, window_iterations, warmup, tol, done, limit,
                    agent: bool = False, min_score: float | None = None):
     out = []
-    comps = _components(on)
+    comps = link_components(on)
     in_comp = {j for c in comps if len(c) > 1 for j in c}
     for jid in sorted(running):
         if jid not in in_comp and not (abs(factor.get(jid, 1.0) - 1.0) <= 1e-9):

@@ -63,6 +63,7 @@ from placement.solvers.online.tiresias import Tiresias
 from placement.cassini.catalogue import PROFILES, profile_of
 from placement.cassini.instance import Candidate, CassiniInstance, build_instance
 from placement.options import PosFloat, PosInt
+from placement.sim.link_check import link_components
 from placement.sim.placement import usable_mask
 from placement.sim.policy import Preempt, Shift, Start
 
@@ -296,28 +297,19 @@ class CassiniPlugin:
         """Jobs (with a profile) that share links, in any candidate, with a job starting now,
         directly or through other jobs: the others' shifts and scores cannot change."""
         links = view.links
-        # the union over candidates of the job-link graph, its components by union-find
-        parent: dict[tuple, tuple] = {}
-
-        def find(x: tuple) -> tuple:
-            while parent.setdefault(x, x) != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
+        # the union over candidates of the job-link graph: each job's links in any candidate
         has: dict[str, bool] = {}
+        on: dict[str, tuple] = {}
         for c in cands:
             for j, gpus in {**running, **c}.items():
                 if j not in has:
                     has[j] = view.job(j).model in PROFILES
                 if has[j]:
-                    a = find(("job", j))
-                    for lk in links.links(gpus):
-                        b = find(("link", lk))
-                        if a != b:
-                            parent[b] = a
-        roots = {find(("job", j)) for j in cands[0] if has.get(j)}
-        keep = {j for j, ok in has.items() if ok and find(("job", j)) in roots}
+                    on.setdefault(j, (set(),))[0].update(links.links(gpus))
+        keep = {j for j in cands[0] if has.get(j)}
+        for comp in link_components(on):
+            if keep.intersection(comp):
+                keep.update(comp)
         return sorted(keep)
 
     def stats(self) -> dict[str, Any]:
