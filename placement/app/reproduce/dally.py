@@ -444,7 +444,7 @@ def _osdi18_ratio(ctx: Context, cfg: Config, d: int, results) -> None:
         ctx.section("Gandiva in its OSDI'18 form", "\n".join(lines))
         return
     surf = osdi18_surface()
-    best = {rd: surf[[x["reading"] for x in surf].index(rd)] for rd in ("510 h",)}
+    b510 = next(x for x in surf if x["reading"] == "510 h")
     top = max(surf, key=lambda x: x["ratio"])
     top_strict = max((x for x in surf if x["tiresias"] == "tiresias-strict"), key=lambda x: x["ratio"])
     five = [x for x in surf if x["ratio"] >= 5 and x["reading"] == "51 h"]
@@ -464,7 +464,6 @@ def _osdi18_ratio(ctx: Context, cfg: Config, d: int, results) -> None:
                          f"{x['tiresias_mean_over_median']:.2f} |")
     from .dally_calibrate import TRIED_51H
 
-    b510 = best["510 h"]
     at = TRIED_51H[0] if TRIED_51H else None
     five_at = [r for r in TRIED_51H if r[6] >= 5]
     five_ok = [r for r in five_at if r[5] <= 0.25]

@@ -221,6 +221,9 @@ OSDI18_REFINED = ({"sigma": (2.75, 3.0, 3.25), "share_large": (0.85, 0.9), "shar
 # for the calibration rows of that knob and the OSDI'18 ratio (dally.py, "paper51").
 FIT_51H: dict[str, Any] = {"median_h": 2.0, "sigma": 3.0, "share_large": 0.85, "share_single": 0.05,
                            "tiresias": "tiresias-strict", "gandiva": "gandiva-osdi18"}
+# The policies the OSDI'18 record and the 51 h fit run: label -> (registered policy, options)
+_OSDI18_FORMS = {"tiresias": ("tiresias", {}), "tiresias-strict": ("tiresias", {"consolidation": "wait"}),
+                 "gandiva-osdi18": ("gandiva-osdi18", {})}
 # Table 2 (batch, 8 racks) targets in hours: Tiresias median and mean, Gandiva median (two readings), mean.
 _T2_H = {"tiresias": (2547080 / H, 4461998 / H), "51 h": 183717 / H, "510 h": 1837170 / H, "gandiva_mean": 5828719 / H}
 
@@ -238,8 +241,7 @@ def osdi18_shapes(grid: dict[str, tuple] | None = None, seeds=(0, 1, 2), racks: 
     from placement.sim.processor_sharing import processor_sharing
 
     grids = (OSDI18_GRID, *OSDI18_REFINED) if grid is None else (grid,)
-    forms = {"tiresias": ("tiresias", {}), "strict": ("tiresias", {"consolidation": "wait"}),
-             "osdi18": ("gandiva-osdi18", {})}
+    forms = _OSDI18_FORMS
     rows = []
     shapes = [p for g in grids for p in itertools.product(g["sigma"], g["share_large"], g["share_single"])]
     for sig, large, single in shapes:
@@ -318,8 +320,7 @@ def fit_51h(n_shapes: int = 4, medians=FIT_51H_MEDIANS, seeds=(0, 1, 2), racks: 
         key = (r["sigma"], r["share_large"], r["share_single"])
         if r["reading"] == "51 h" and key not in shapes:
             shapes.append(key)
-    forms = {"tiresias": ("tiresias", {}), "tiresias-strict": ("tiresias", {"consolidation": "wait"}),
-             "gandiva-osdi18": ("gandiva-osdi18", {})}
+    forms = _OSDI18_FORMS
     rows = []
     for (sig, large, single), med in itertools.product(shapes[:n_shapes], medians):
         got = [_measure(fitted_trace("batch", seed=s, median_h=med, sigma=sig, share_large=large,
