@@ -115,13 +115,13 @@ class QuotaSharing(Policy):
         Among the sets of one machine with the same GPUs and jobs, the first in the order of
         ``itertools.combinations`` over the sorted job ids, by size (:func:`_subsets`)."""
         first = np.asarray(cluster.machine_first)
+        # idle and low-priority GPUs per machine at once; only machines with enough of both are read
+        room = np.add.reduceat((free | self.low_mask)[:int(first[-1]) + NODE].astype(np.int64), first)
         best = None
-        for m in range(len(first)):
+        for m in np.flatnonzero(room >= gpus).tolist():
             lo, hi = int(first[m]), int(first[m]) + NODE
             idle = np.flatnonzero(free[lo:hi]) + lo
             low = np.flatnonzero(self.low_mask[lo:hi]) + lo
-            if idle.size + low.size < gpus:
-                continue
             here: dict[str, list[int]] = {}
             for g in low.tolist():
                 here.setdefault(self.owner[g], []).append(g)
