@@ -47,7 +47,7 @@ from .claims import PaperSpec, calibration_status, count_verdicts, judge_precond
 from .regimes import RegimeRow, check_row, crossover, regime_figures, regime_section, regimes_csv
 
 __all__ = ["Claim", "Context", "spread", "fmt_spread", "write_calibration", "CALIBRATION_COLUMNS",
-           "CHOICE_COLUMNS", "choices_csv"]
+           "CHOICE_COLUMNS", "choices_csv", "SpeculativePass"]
 
 CALIBRATION_COLUMNS = ("parameter", "value", "target", "paper", "ours", "error", "abs_error", "tolerance",
                        "status")
@@ -118,6 +118,11 @@ def choices_csv(spec: PaperSpec | None) -> str:
         w.writerow([ch.name, json.dumps(ch.value) if not isinstance(ch.value, str) else ch.value, ch.how,
                     " ".join(ch.affects), " ".join(ch.derived_from)])
     return buf.getvalue()
+
+
+class SpeculativePass(Exception):
+    """Raised by :meth:`Context.settle` to end a speculative ``--workers`` pass (:mod:`.parallel`
+    runs another; serially it is never raised)."""
 
 
 @dataclass
@@ -388,6 +393,15 @@ class Context:
             write_outputs(self.out / "logs" / name, inst, res, rows, summ, broken, plots=False, run=record)
             self.logs += 1
         return res, rows, summ
+
+    def settle(self) -> None:
+        """A barrier for ``--workers`` (:mod:`.parallel`): a speculative pass (one that stood in for
+        an outcome) ends here, so that the calls after this point, whose arguments come from the
+        outcomes before it (a load fitted by earlier runs), are announced only once those are
+        real, instead of being submitted with stand-ins' arguments and queued ahead of the calls
+        that matter. Serially, and in a pass whose outcomes are all real, a no-op."""
+        if self._discarded():
+            raise SpeculativePass("a speculative pass ends at ctx.settle()")
 
     def _discarded(self) -> bool:
         """A pass of ``--workers`` that stood in for an outcome: its files are not kept (.parallel)."""

@@ -428,9 +428,13 @@ def run(ctx: Context, config: Config | None = None) -> None:
              "dynamic and static binding alike; static binding takes the VC's free bound cell with the fewest "
              "low-priority GPUs (ours: the paper does not say).")
     per_seed: list[dict[str, Any]] = []
+    # every seed's load first: the runs below take their arrival rate from it (under --workers the
+    # searches of all seeds bisect side by side, and nothing is submitted at a stood-in rate)
+    loads = {seed: _load_search(ctx, cfg, seed, regime=cfg.regime_seeds is None
+                                or ctx.seeds.index(seed) < cfg.regime_seeds) for seed in ctx.seeds}
+    ctx.settle()
     for seed in ctx.seeds:
-        load = _load_search(ctx, cfg, seed, regime=cfg.regime_seeds is None
-                            or ctx.seeds.index(seed) < cfg.regime_seeds)
+        load = loads[seed]
         k = load["scale"]
         trace, window, w0, w1 = _trace(cfg, seed, k)
         tenants = sorted({j.tenant for j in window})
