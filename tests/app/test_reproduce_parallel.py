@@ -31,7 +31,7 @@ from placement.sim.trace import synthetic_trace
 # Table 1's quotas only, without Figures 8-9 and Figure 5's Tiresias runs (tests/hived/test_reproduce_hived.py
 # runs those, with the fitted quotas): the search, the main runs, Figure 10's size and the regime map are the same code
 TINY_HIVED = hived.Config(start_day=50.0, days=0.25, warmup_days=0.1, nodes=16, scales=(1.0, 2.0), refine=1,
-                          max_jobs=60, regime_nodes=(20,), regime_spare=(0.0,), regime_checkpoint_h=(1.0,),
+                          max_jobs=60, regime_nodes=(20,), regime_spare=(0.0,), regime_checkpoint_h=(1.0,), regime_days=(0.25,),
                           views=("table1",), fig89_seeds=0, fig5_seeds=0)
 
 

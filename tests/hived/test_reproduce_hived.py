@@ -30,7 +30,7 @@ from tests.support import run_reproduction_with
 # Figures 8 and 9 and Figure 5's Tiresias runs on the first seed only, as --quick runs them (their claims
 # then judge that seed)
 TINY = hived.Config(start_day=50.0, days=0.5, warmup_days=0.25, nodes=16, scales=(1.0, 2.0), refine=1, max_jobs=150,
-                    free_view=False, regime_nodes=(20,), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0),
+                    free_view=False, regime_nodes=(20,), regime_spare=(0.0, 1.0), regime_checkpoint_h=(0.5, 1.0), regime_days=(0.25, 0.5),
                     regime_seeds=1, fig89_seeds=1, fig5_seeds=1)
 FIG89_SEEDS = (0,)
 
@@ -321,7 +321,14 @@ def test_regime_map_and_binding_measure(run):
         v = r["value"]
         knobs.setdefault((r["claim"], r["knob"]), set()).add(v if r["knob"] == hived.VIEW_KNOB else float(v))
     assert {k for _c, k in knobs} == {hived.SIZE_KNOB, hived.CK_KNOB, hived.SPARE_KNOB, hived.VIEW_KNOB,
-                                      hived.LOAD_REGIME_KNOB}
+                                      hived.LOAD_REGIME_KNOB, hived.WINDOW_KNOB}
+    # the window's length: the main window (0.5 days) and a shorter one from the same first day and rate
+    assert knobs[(hived.ANOMALY, hived.WINDOW_KNOB)] == {0.25, 0.5}
+    res_rows = list(csv.DictReader(open(out / "results.csv")))
+    short = [r for r in res_rows if r["variant"] == f"regime {hived.WINDOW_KNOB} = 0.25" and r["seed"] == "0"]
+    main_jobs = {r["window_jobs"] for r in res_rows if r["run"] == "s0-table1-yarn-cs" and not r["tenant"]}
+    assert {r["scheme"] for r in short} == {"private", "yarn-cs", "hived"}
+    assert len(main_jobs) == 1 and all(int(r["window_jobs"]) <= int(next(iter(main_jobs))) for r in short)
     assert knobs[(hived.ANOMALY, hived.VIEW_KNOB)] == {"Table 1 quotas", "fitted quotas"}
     assert knobs[(hived.FIG10, hived.SIZE_KNOB)] == {16.0, 20.0, 22.0}   # busy, the map's and the lower-load size
     assert all(len(v) == 2 for (c, k), v in knobs.items() if k in (hived.CK_KNOB, hived.SPARE_KNOB))

@@ -59,7 +59,8 @@ Measures (from the logs)
 Regime map
     Quota reading (fitted, Table 1); cluster size around the busy size at the seed's scale; spare
     quota given to prod-a (where its quota covers its demand: Figure 7's regime); the arrival-rate scale (the load search's points, with
-    private clusters beside YARN-CS); the checkpoint interval (full run).
+    private clusters beside YARN-CS); the checkpoint interval; the window's length (the same first
+    day and arrival rate: 5-20 days in the full run, 1-8 in ``--quick``).
 Figure 5 (§5.1, :mod:`.hived_fig5`)
     The intra-VC schedulers inside the VCs and under quotas, on each seed's set-up above (not the
     paper's 96-GPU cluster): YARN-CS is the seed's main runs; Tiresias reruns the private clusters,
@@ -67,7 +68,9 @@ Figure 5 (§5.1, :mod:`.hived_fig5`)
     comparable"). prod-a's peak 12-hour excess delay over its private cluster, and HiveD's mean
     JCT against the quota scheme.
 ``--quick``: a 4-day window (days 50-53), 1-day warm-up, 3 seeds, no free-preemption reading, the
-regime map on seed 0; Figures 8 and 9 and Figure 5's Tiresias runs on seed 0.
+regime map on seed 0 (size, arrival rate, spare quota and window length on four values each, the
+checkpoint interval on two); Figures 8 and 9 and Figure 5's Tiresias runs on seed 0. Under
+``--workers`` every seed's load search runs first, then :meth:`~.context.Context.settle`.
 """
 
 from __future__ import annotations
@@ -574,6 +577,7 @@ LOAD_REGIME_KNOB = "arrival-rate scale (the load search's points)"
 SPARE_KNOB = "spare quota to prod-a (x its Table 1 GPUs)"
 VIEW_KNOB = "quota assignment (at its busy size)"
 CK_KNOB = "checkpoint interval (h)"
+WINDOW_KNOB = "window length (days), at the seed's arrival rate"
 
 
 def _regimes(ctx: Context, cfg: Config, p: dict[str, Any], trace, window, w0, w1) -> None:
@@ -655,6 +659,26 @@ def _regimes(ctx: Context, cfg: Config, p: dict[str, Any], trace, window, w0, w1
             _row(ctx, r, run=f"regime-s{seed}-ck{x:g}-{s}", seed=seed, nodes=n, view=main, scheme=s,
                  variant=f"regime {CK_KNOB} = {x}")
         _regime_point(ctx, CK_KNOB, x, seed, runs)
+    from dataclasses import replace
+
+    for d in cfg.regime_days:   # the window's length: the same first day and arrival rate, a shorter or longer window
+        if d == cfg.days:
+            _regime_point(ctx, WINDOW_KNOB, d, seed, v["runs"])
+            continue
+        if p["scale"] > max_scale(replace(cfg, days=d), seed):
+            continue   # the compressed window would run past the trace's end
+        t_d, win_d, a0, a1 = _trace(replace(cfg, days=d), seed, p["scale"])
+        a = view_assignment(main, t_d.jobs, n)
+        cmp_d = comparable(win_d, a)
+        inst = _inst(t_d, n, cfg.checkpoint_s)
+        runs = {}
+        for s in ("private", "yarn-cs", "hived"):
+            name = f"regime-s{seed}-days{d:g}-{s}"
+            runs[s] = r = _scheme_run(ctx, inst, cmp_d, a0, a1, s, a, seed, name, keep_log=False)
+            r["log"] = None
+            _row(ctx, r, run=name, seed=seed, nodes=n, view=main, scheme=s, variant=f"regime {WINDOW_KNOB} = {d:g}",
+                 window_jobs=len(win_d))
+        _regime_point(ctx, WINDOW_KNOB, d, seed, runs)
 
 
 def offered_gpus(window, w0: float, w1: float) -> float:

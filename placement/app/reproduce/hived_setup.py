@@ -55,6 +55,7 @@ class Config:
     regime_nodes: tuple[int, ...] = (24, 28, 40, 48)
     regime_spare: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0)
     regime_checkpoint_h: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
+    regime_days: tuple[float, ...] = (5.0, 10.0, 15.0, 20.0)   # window lengths (the main one stands for itself)
     regime_seeds: int | None = None    # map the regimes on the first N seeds (None: all)
     free_view: bool = True             # rerun the preempting schemes with free preemption (main reading)
     fig89_seeds: int | None = None     # Figures 8 and 9 on the first N seeds (None: all)
@@ -63,9 +64,11 @@ class Config:
 
 FULL = Config(regime_seeds=1)   # 20-day windows: the regime map on seed 0 only, for time
 
-QUICK = Config(start_day=50.0, days=4.0, warmup_days=1.0, regime_nodes=(24, 40), regime_spare=(0.0, 1.0, 3.0),
-               regime_checkpoint_h=(), regime_seeds=1, free_view=False, fig89_seeds=1,
-               fig5_seeds=1)
+# --quick maps four knobs on four values or more (size, arrival rate, spare quota, window length; the
+# checkpoint interval on two more), on seed 0
+QUICK = Config(start_day=50.0, days=4.0, warmup_days=1.0, regime_nodes=(24, 40), regime_spare=(0.0, 1.0, 2.0, 3.0),
+               regime_checkpoint_h=(0.5, 1.0), regime_days=(1.0, 2.0, 4.0, 8.0), regime_seeds=1, free_view=False,
+               fig89_seeds=1, fig5_seeds=1)
 
 
 def anomaly_tenant(row: str = ANOMALY_ROW) -> str | None:
