@@ -212,93 +212,126 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
     durs = [np.array([t for t, _ in j.profile.phases], dtype=float) for j in jobs]
     bws = [np.array([b for _, b in j.profile.phases], dtype=float) for j in jobs]
     begin = np.array([j.start + j.shift for j in jobs], dtype=float)
-    wake = begin.copy()          # when a job (re)starts its iterations: its begin, or an agent's wait
+    # The event loop runs on Python floats and lists, one job at a time: every value is computed
+    # by the same IEEE operations, in the same order, as the earlier array form of this loop (an
+    # array's elementwise operations round as the scalar ones do), so the results are the same
+    # floats; only the per-event cost of small arrays goes.
+    dur = [d.tolist() for d in durs]
+    bw = [b.tolist() for b in bws]
+    # whether a phase communicates (bytes to move over at least one link), and its work as the
+    # finish test reads it: the volume of a communication phase, else its duration
+    talks = [[bool(b > 0 and crosses[f]) for b in bw[f]] for f in range(n)]
+    works = [[d * b if c else d * 1.0 for d, b, c in zip(dur[f], bw[f], talks[f], strict=True)] for f in range(n)]
+    wake = begin.tolist()        # when a job (re)starts its iterations: its begin, or an agent's wait
     ends: list[list[float]] = [[] for _ in jobs]
-    phase = np.zeros(n, dtype=int)
+    phase = [0] * n
     # remaining work of the current phase: time for compute phases, volume for communication
-    remaining = np.zeros(n)
-    comm = np.zeros(n, dtype=bool)
-    started = np.zeros(n, dtype=bool)
-    done = np.zeros(n, dtype=bool)
+    remaining = [0.0] * n
+    comm = [False] * n
+    started = [False] * n
+    done = [False] * n
+    n_done = 0
     volume = np.zeros(len(link_names))
     over_time = np.zeros(len(link_names))
-    marked = np.zeros(n)
+    marked = [0.0] * n
     t = 0.0
     events = 0
     # the agent (module docstring): the grid's reference, iterations since it, adjustments
-    ref = begin.copy()
-    since = np.zeros(n, dtype=np.int64)
-    adjust = np.zeros(n, dtype=np.int64)
-    ideal = np.array([float(j.profile.iteration_time) for j in jobs])
-    plan = np.array([float(j.plan) if j.plan is not None else float(j.profile.iteration_time) for j in jobs])
+    ref = begin.tolist()
+    since = [0] * n
+    adjust = [0] * n
+    ideal = [float(j.profile.iteration_time) for j in jobs]
+    plan = [float(j.plan) if j.plan is not None else float(j.profile.iteration_time) for j in jobs]
+    iterations = [j.iterations for j in jobs]
+    agent = [bool(j.agent) for j in jobs]
+    jobs_range = range(n)
+    # the sharing of one instant is a function of which jobs communicate and in which phase: the
+    # rates, the links' carried load and the congested links and flows, computed once per such
+    # configuration by the array operations (the same operands, so the same floats)
+    shared: dict[tuple, tuple] = {}
+
+    def sharing(flows: list[int]) -> tuple:
+        fl = np.array(flows, dtype=np.int64)
+        demand = np.array([bws[f][phase[f]] for f in flows])
+        sub = inc[:, fl]
+        eff = effective_capacity(sub, caps, demand, loss, shared_goodput)
+        rate = np.zeros(n)
+        rate[fl] = max_min_rates(sub, eff, demand)
+        load = inc[:, fl] @ rate[fl]
+        hot = offered_hot = (inc[:, fl] @ demand) > caps + _EPS
+        cong = fl[inc[hot][:, fl].sum(axis=0) > 0] if offered_hot.any() else None
+        return (rate[fl].tolist(), load, hot,
+                None if cong is None else list(zip(cong.tolist(), rate[cong].tolist(), strict=True)))
 
     def enter(f: int) -> None:
         k = phase[f]
-        b = bws[f][k]
-        comm[f] = bool(b > 0 and crosses[f])
-        d = durs[f][k]
-        if rng is not None and not comm[f]:
+        c = comm[f] = talks[f][k]
+        d = dur[f][k]
+        if rng is not None and not c:
             d = d * max(0.0, 1.0 + noise * float(rng.standard_normal()))
-        remaining[f] = d * b if comm[f] else d
+        remaining[f] = d * bw[f][k] if c else d
 
-    while not done.all():
+    while n_done < n:
         events += 1
         if events > max_events:
             raise RuntimeError(f"max_events: more than {max_events} events")
-        for f in np.flatnonzero(~started & (wake <= t + _EPS)):
-            started[f] = True
-            phase[f] = 0
-            enter(f)
-        active = started & ~done
-        rate = np.zeros(n)
-        flows = np.flatnonzero(active & comm)
-        eff = caps
-        if len(flows):
-            demand = np.array([bws[f][phase[f]] for f in flows])
-            sub = inc[:, flows]
-            eff = effective_capacity(sub, caps, demand, loss, shared_goodput)
-            rate[flows] = max_min_rates(sub, eff, demand)
+        thr = t + _EPS
+        for f in jobs_range:
+            if not started[f] and wake[f] <= thr:
+                started[f] = True
+                phase[f] = 0
+                enter(f)
+        active = [f for f in jobs_range if started[f] and not done[f]]
+        flows = [f for f in active if comm[f]]
+        rate = {}
+        if flows:
+            key = (tuple(flows), tuple([phase[f] for f in flows]))
+            got = shared.get(key)
+            if got is None:
+                got = shared[key] = sharing(flows)
+            rate = dict(zip(flows, got[0], strict=True))
         # time to the next event
-        dt = np.full(n, np.inf)
-        cp = active & ~comm
-        dt[cp] = remaining[cp]
-        cm = active & comm
-        dt[cm] = remaining[cm] / np.maximum(rate[cm], 1e-300)
-        pending = ~started & ~done
-        nxt = float(dt.min()) if n else np.inf
-        if pending.any():
-            nxt = min(nxt, float(wake[pending].min() - t))
+        nxt = np.inf
+        for f in active:
+            d = remaining[f] / max(rate[f], 1e-300) if comm[f] else remaining[f]
+            if d < nxt:
+                nxt = d
+        nxt = float(nxt)
+        w = [wake[f] for f in jobs_range if not started[f] and not done[f]]
+        if w:
+            nxt = min(nxt, float(min(w) - t))
         if horizon is not None and t + nxt >= horizon:
             nxt = horizon - t
         nxt = max(nxt, 0.0)
-        if len(flows):
-            load = inc[:, flows] @ rate[flows]
+        if flows:
+            _, load, hot, cong = got
             volume += load * nxt
-            offered = inc[:, flows] @ np.array([bws[f][phase[f]] for f in flows])
-            hot = offered > caps + _EPS
             over_time += hot * nxt
-            if hot.any():
-                cong = flows[inc[hot][:, flows].sum(axis=0) > 0]
-                marked[cong] += rate[cong] * nxt
+            if cong is not None:
+                for f, r in cong:
+                    marked[f] += r * nxt
         t += nxt
-        remaining[cp] -= nxt
-        remaining[cm] -= rate[cm] * nxt
+        for f in active:
+            if comm[f]:
+                remaining[f] -= rate[f] * nxt
+            else:
+                remaining[f] -= nxt
         if horizon is not None and t >= horizon - _EPS:
             break
-        work = np.array([durs[f][phase[f]] * (bws[f][phase[f]] if comm[f] else 1.0) for f in range(n)])
-        finished = active & (remaining <= _EPS * np.maximum(work, 1.0))
-        for f in np.flatnonzero(finished):
+        finished = [f for f in active if remaining[f] <= _EPS * max(works[f][phase[f]], 1.0)]
+        for f in finished:
             phase[f] += 1
-            if phase[f] == len(durs[f]):
+            if phase[f] == len(dur[f]):
                 ends[f].append(t)
                 phase[f] = 0
-                if len(ends[f]) >= jobs[f].iterations:
+                if len(ends[f]) >= iterations[f]:
                     done[f] = True
+                    n_done += 1
                     continue
                 since[f] += 1
                 if len(ends[f]) == 1:              # the agent plans from the first iteration's end
                     ref[f], since[f] = t, 0
-                elif jobs[f].agent and abs(t - (ref[f] + since[f] * plan[f])) > 0.05 * ideal[f]:
+                elif agent[f] and abs(t - (ref[f] + since[f] * plan[f])) > 0.05 * ideal[f]:
                     ref[f] += math.ceil((t - ref[f]) / plan[f] - 1e-12) * plan[f]
                     since[f] = 0
                     adjust[f] += 1
@@ -309,5 +342,4 @@ def simulate(jobs: Sequence[FluidJob], capacity: Mapping[str, float], *, loss: f
             enter(f)
     return FluidResult([np.array(e) for e in ends], begin, t,
                        {k: float(volume[i]) for k, i in lidx.items()},
-                       {k: float(over_time[i]) for k, i in lidx.items()}, events, adjust.tolist(),
-                       marked.tolist())
+                       {k: float(over_time[i]) for k, i in lidx.items()}, events, adjust, marked)
