@@ -138,6 +138,9 @@ def run(ctx: Context, config: Config | None = None) -> None:
 
     ctx.say("  phase spread: fitting Themis / Ideal on the Poisson trace")
     spread, edge, _fit = fit_phase_spread(ctx, cfg.regime_hours, cfg.load)
+    # every run below takes the fitted spread: under --workers they are announced once the fit's
+    # runs are real (a barrier; serially a no-op), not queued at a spread fitted on stand-ins
+    ctx.settle()
     lap("phase spread fit (Themis on the grid)")
     res: dict = {}
     logs0: dict = {}

@@ -213,7 +213,7 @@ def run_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, tag: str,
         opts = opts or None
         ag = agent if policy.endswith("+cassini") else False
         res, _rows, summ = ctx.simulate(inst, policy, seed, name, options=opts, keep_log=keep_log, agent=ag)
-        m = _measure_with(exp, trace, res.log, cluster, ag, ctx.last_links)
+        m = _measure_with(exp, trace, res.log, cluster, ag, res.link_model)
         m["jct"] = summ["mean_jct_s"]
         st = ctx.last_policy.stats()
         m["moves"] = st.get("moves", 0)
@@ -237,13 +237,15 @@ def _measure_with(exp: str, trace: Trace, log: EventLog, cluster, agent, model=N
     over those it saw in the measured window; None without it) added.
 
     ``model``: the engine's own :class:`~placement.sim.links.LinkSharing` of the run
-    (:attr:`Context.last_links`), reused when it has ``agent``'s rule, so each fluid component is
+    (``SimResult.link_model``), reused when it has ``agent``'s rule, so each fluid component is
     solved once per run: the engine solved every component of the log's intervals (the log
     records its phases exactly, so the measure's keys hit its cache), and a component's result is
     a function of its cache key alone, so the measures are the same floats as a fresh model's
     (tests/cassini/test_cassini_measure_reuse.py); ``agent_share`` counts the components the
-    measure touched (:attr:`LinkSharing.seen`), as a fresh model's ``stats`` did. Without it
-    (``--workers``: results pickled without their model) a fresh model with the run's rule.
+    measure touched (:attr:`LinkSharing.seen`), as a fresh model's ``stats`` did. With
+    ``--workers`` the model is the worker's, shipped back with the run's result
+    (:func:`.parallel.simulate_task`), so the main process does not solve every component again
+    in each pass; without one (a model that did not pickle) a fresh model with the run's rule.
     Saving, measured side by side in one process (the run's measures both ways, same log; one
     :func:`run_pair` of the Poisson trace at the quick size, 0.75 h, 89 / 106 / 104 jobs on the Clos
     testbed, Themis and Th+CASSINI, seeds 0, 1, 2): the pair's measures take 0.27 / 0.24 / 0.31 s
@@ -475,7 +477,7 @@ def run_pollux_pair(ctx: Context, exp: str, cluster, trace: Trace, seed: int, ta
         res, _rows, summ = ctx.simulate(inst, pol, seed, f"{tag}-{pol}-s{seed}", keep_log=keep_log, agent=ag,
                                         options={"fixed_models": POLLUX_FIXED_MP if exp == "mp-dynamic"
                                                  else POLLUX_FIXED})
-        m = _measure_with(exp, ptrace, res.log, cluster, ag, ctx.last_links)
+        m = _measure_with(exp, ptrace, res.log, cluster, ag, res.link_model)
         m["jct"] = summ["mean_jct_s"]
         m["agent_adjust_per_job_min"] = m["adjust_per_job_min"] if ag else None
         out[pol], logs[pol] = m, res.log

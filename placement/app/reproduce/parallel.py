@@ -21,13 +21,17 @@ moved into place. Otherwise another pass runs, with every task submitted so far:
 pass submits nearly every simulation of a paper whose calls do not depend on earlier
 results, and a later pass finds the calls that do (a size chosen from earlier runs). Tasks
 that the latest pass no longer calls are cancelled; a later pass's tasks run first, each in
-the order its pass called them. A stand-in that makes the paper's code raise ends that pass
+the order its pass called them, and the task of a call a pass waits for goes ahead of all of
+them while it is still queued (an earlier pass may have queued it behind calls whose arguments
+came from stand-ins, which the pass waiting no longer makes). A stand-in that makes the paper's code raise ends that pass
 (the next one goes further, since more outcomes are real); after :data:`MAX_SPECULATIVE`
 passes, a missing outcome is waited for instead of stood in. A call whose arguments or
 policy object do not pickle is simulated here, as in the serial run.
 
 The paper's code, its post-processing and the log writing run here, in this process, in
-every pass; the simulations and their replay checks run on the workers: a LocalCluster of
+every pass; the simulations and their replay checks run on the workers, and each result comes
+back with the engine's link model (``SimResult.link_model``, its solved components), so measures
+that a paper takes from a log reuse them here as in the serial run: a LocalCluster of
 ``--workers N`` processes (one thread each) or the scheduler at ``--scheduler ADDR`` (the
 engine of ``placement sweep``). What the outputs hold does not depend on the workers:
 ``results.csv``, the claims and the logs are the serial run's, apart from columns that
@@ -113,14 +117,29 @@ def _outcome(inst, policy, seed: int, options: dict | None, checks, command: str
 
 def simulate_task(call: bytes, traces: dict[str, bytes], checks, command: str) -> bytes | None:
     """One simulation and its replay check, on a worker: the pickled outcome ``Context.simulate``
-    needs (result, per-job rows, summary, violations, provenance record, policy object), or
-    ``None`` when it does not pickle (the caller then simulates the call itself)."""
+    needs (result, per-job rows, summary, violations, provenance record, policy object, and the
+    engine's link model with its solved components, put back as the result's ``link_model`` by
+    :func:`_loaded`, so that measures taken from the log in the main process reuse them as the
+    serial run does instead of solving every component again), or ``None`` when it does not
+    pickle (the caller then simulates the call itself); a link model that does not pickle is
+    left out (``link_model`` None)."""
     inst, policy, seed, _name, options, agent = _CallUnpickler(io.BytesIO(call), traces).load()
     out = _outcome(inst, policy, seed, options, checks, command, agent)
+    try:   # the result pickles without its link model (SimResult): shipped beside it
+        return pickle.dumps({**out, "links": out["res"].link_model}, protocol=5)
+    except Exception:
+        pass
     try:
         return pickle.dumps(out, protocol=5)
     except Exception:
         return None
+
+
+def _loaded(blob: bytes) -> dict[str, Any]:
+    """A task's outcome unpickled, its result's ``link_model`` the worker's (shipped beside it)."""
+    out = pickle.loads(blob)
+    out["res"].link_model = out.pop("links", None)
+    return out
 
 
 def _stand_in(inst, policy, seed: int, options: dict | None, checks, command: str,
@@ -137,9 +156,11 @@ class _Runner:
     """The ``Context.simulate`` back end of one pass (see the module docstring)."""
 
     def __init__(self, client, futures: dict[str, Any], pass_no: int, speculate: bool,
-                 traces: dict[int, tuple[Any, str, bytes]]):
+                 traces: dict[int, tuple[Any, str, bytes]], urgent: set[str] | None = None):
         self.client, self.futures, self.pass_no, self.speculate = client, futures, pass_no, speculate
         self.traces = traces
+        self.urgent = set() if urgent is None else urgent   # calls whose task was put first (:meth:`_first`)
+        self.hurried = 0
         self.used: list[str] = []
         self.new = 0
         self.stood_in = 0
@@ -155,6 +176,7 @@ class _Runner:
         new = fut is None or fut.cancelled()
         if new:
             self.new += 1
+            self.urgent.discard(key)
             fut = self.futures[key] = self.client.submit(
                 simulate_task, blob, traces, checks, command, key=f"reproduce-sim-{key}", pure=False,
                 priority=self.pass_no * 1_000_000 - len(self.used))
@@ -164,14 +186,52 @@ class _Runner:
                 return _stand_in(inst, policy, seed, options, checks, command, agent)
             except Exception:   # the policy needs more of the trace: wait for the real outcome
                 self.stood_in -= 1
+        if not fut.done():
+            fut = self._first(key, fut, blob, traces, checks, command)
         out = fut.result()
         if out is None:
             return self._here(inst, policy, seed, options, checks, command, agent)
-        return pickle.loads(out)
+        return _loaded(out)
+
+    def _first(self, key: str, fut, blob: bytes, traces: dict[str, bytes], checks, command: str):
+        """The task of a call this pass waits for, put ahead of every other task when it still
+        waits in the scheduler's queue: an earlier pass submitted it behind calls this pass may
+        no longer make (a pass whose stand-ins chose other arguments), and those would run
+        first. A copy is submitted at the highest priority and whichever finishes first is kept,
+        the other cancelled (the same outcome: the simulations are seeded); a task already on a
+        worker is waited for as it is."""
+        if key in self.urgent:
+            return fut
+        state = self.client.run_on_scheduler(_task_state, fut.key)
+        if state not in ("queued", "no-worker", "waiting", "released"):
+            return fut
+        from distributed import wait
+
+        self.urgent.add(key)
+        self.hurried += 1
+        copy = self.client.submit(simulate_task, blob, traces, checks, command,
+                                  key=f"reproduce-sim-{key}-first{self.pass_no}", pure=False,
+                                  priority=URGENT + self.pass_no * 1_000_000 - len(self.used))
+        wait([fut, copy], return_when="FIRST_COMPLETED")
+        keep, drop = (fut, copy) if fut.done() else (copy, fut)
+        if not drop.done():
+            self.client.cancel([drop])
+        self.futures[key] = keep
+        return keep
 
     def _here(self, inst, policy, seed, options, checks, command, agent: bool | str = False):
         self.local += 1
         return _outcome(inst, policy, seed, options, checks, command, agent)
+
+
+#: the priority band of a task a pass is waiting for (:meth:`_Runner._first`), above every pass's
+URGENT = 1_000_000_000
+
+
+def _task_state(key: str, dask_scheduler=None) -> str | None:
+    """The scheduler's state of task ``key`` (run on the scheduler)."""
+    ts = dask_scheduler.tasks.get(key)
+    return None if ts is None else ts.state
 
 
 def _empty(folder: Path) -> None:
@@ -192,12 +252,13 @@ def run_passes(run: Callable, make_context: Callable, stage: Path, *, workers: i
     client, cluster = _connect(scheduler, workers)
     futures: dict[str, Any] = {}
     traces: dict[int, tuple[Any, str, bytes]] = {}
+    urgent: set[str] = set()
     try:
         pass_no = 0
         while True:
             pass_no += 1
             speculate = pass_no <= MAX_SPECULATIVE
-            runner = _Runner(client, futures, pass_no, speculate, traces)
+            runner = _Runner(client, futures, pass_no, speculate, traces, urgent)
             _empty(stage)
             t0 = time.perf_counter()
             ctx = make_context(runner, echo if pass_no > 1 else None)
@@ -218,7 +279,8 @@ def run_passes(run: Callable, make_context: Callable, stage: Path, *, workers: i
                     del futures[k]
             if echo is not None:
                 echo(f"pass {pass_no} ({time.perf_counter() - t0:.1f} s): {runner.new} simulations submitted, "
-                     f"{runner.stood_in} stood in for; running the paper's code again")
+                     f"{runner.stood_in} stood in for, {runner.hurried} waited for put first; running the paper's "
+                     f"code again")
     finally:
         client.close()
         if cluster is not None:
