@@ -141,6 +141,40 @@ def test_fidelity_block_from_claims(registry, tmp_path, capsys):
     assert len(err) == 2 and all(e.startswith("error: ") for e in err)
 
 
+def test_fidelity_keeps_the_rows_of_papers_not_given(registry, tmp_path):
+    """One paper's new run regenerates its own rows, run line and summary line; the page's other
+    papers keep theirs, in the page's order."""
+    from placement.app.reproduce import fidelity
+
+    out = tmp_path / "rep"
+    rp.run_reproduction("toy", str(out), quick=True)
+    doc = json.loads((out / "claims.json").read_text())
+    old_rows = ("| paper | claim | paper's number | ours | verdict |\n|---|---|---|---|---|\n"
+                "| alpha | a claim | 1x (s1) | 2x | no |\n| toy | stale | 0 (toy) | 0 | no |\n"
+                "| omega | z claim | 3x (s9) | 3x | holds |\n\n"
+                "- alpha: `placement reproduce alpha` (full run): 5 seeds, 9 s, 1 logs all passing replay_check.\n"
+                "- toy: `old`: 1 seeds, 1 s, 1 logs all passing replay_check.\n"
+                "- omega: `placement reproduce omega --quick`: 3 seeds, 8 s, 2 logs all passing replay_check.")
+    old_summary = "- **alpha**: 1 claims: 1 no; x\n- **toy**: stale\n- **omega**: 1 claims: 1 holds; y"
+    page = tmp_path / "page.md"
+    page.write_text(f"{fidelity.BEGIN}\n{old_rows}\n{fidelity.END}\n{fidelity.SUMMARY_BEGIN}\n{old_summary}\n"
+                    f"{fidelity.SUMMARY_END}\n")
+    assert fidelity.main([str(page), str(out / "claims.json")]) == 0
+    text = page.read_text()
+    table = text.split(fidelity.BEGIN)[1].split(fidelity.END)[0]
+    papers = [ln.split("|")[1].strip() for ln in table.splitlines() if ln.startswith("| ") and "paper |" not in ln]
+    assert papers == ["alpha", "toy", "omega"] and "stale" not in text and "`old`" not in text
+    (c,) = doc["claims"]
+    assert f"| toy | Tiresias lowers mean JCT | -30% (toy) | {c['ours_text']} |" in table
+    assert "- alpha: `placement reproduce alpha` (full run)" in table and "- omega: `placement" in table
+    assert "- toy: `placement reproduce toy --quick`: 2 seeds" in table
+    summary = text.split(fidelity.SUMMARY_BEGIN)[1].split(fidelity.SUMMARY_END)[0]
+    assert [ln[4:].split("**")[0] for ln in summary.strip().splitlines()] == ["alpha", "toy", "omega"]
+    assert "- **alpha**: 1 claims: 1 no; x" in summary and "- **toy**: 1 claims" in summary
+    # regenerating from the same run changes nothing
+    assert fidelity.main([str(page), str(out / "claims.json")]) == 0 and page.read_text() == text
+
+
 def test_reproductions_page_holds_one_fidelity_block():
     """The full table lives on the reproductions' page (the front door holds a per-paper summary:
     tests/docs/test_front_door.py)."""

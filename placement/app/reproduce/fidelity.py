@@ -16,8 +16,10 @@ Regenerated with::
     python -m placement.app.reproduce.fidelity placement/app/reproduce/README.md README.md reproduce-*/claims.json
 
 which replaces the text between the markers each page holds (atomically) and nothing else.
-Arguments ending in ``.md`` are pages, the others ``claims.json`` files; papers are listed in
-the order of the files given.
+Arguments ending in ``.md`` are pages, the others ``claims.json`` files. A paper with no file
+given keeps its rows, its run line and its summary line as the page holds them (so one paper's
+new run regenerates its own rows only); the papers keep the page's order, and a paper new to
+the page follows them in the order of the files given.
 """
 
 from __future__ import annotations
@@ -120,18 +122,82 @@ def replace_block(text: str, block: str, where: str = "README", begin: str = BEG
     return f"{head}{begin}\n{block}\n{end}{tail}"
 
 
+def _block_of(text: str, begin: str, end: str) -> str:
+    """The text between the markers (the markers checked by :func:`replace_block`)."""
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        return ""
+    return text.split(begin, 1)[1].split(end, 1)[0]
+
+
+def _table_parts(block: str) -> tuple[list[str], dict[str, list[str]], dict[str, str]]:
+    """(the papers in order, each paper's table rows, each paper's run line) of a fidelity block."""
+    order: list[str] = []
+    rows: dict[str, list[str]] = {}
+    runs: dict[str, str] = {}
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    for ln in lines[2:] if len(lines) > 1 and lines[1].startswith("|---") else []:
+        if ln.startswith("| "):
+            paper = ln.split("|")[1].strip()
+            if paper not in rows:
+                order.append(paper)
+            rows.setdefault(paper, []).append(ln)
+    for ln in lines:
+        if ln.startswith("- ") and ": " in ln and not ln.startswith("- **"):
+            paper = ln[2:].split(":", 1)[0]
+            runs[paper] = ln
+            if paper not in rows:
+                order.append(paper)
+                rows[paper] = []
+    return order, rows, runs
+
+
+def _merged_table(old: str, new: str) -> str:
+    """``new``'s rows and run lines, with the rows and run lines of ``old``'s other papers kept."""
+    o_order, o_rows, o_runs = _table_parts(old)
+    n_order, n_rows, n_runs = _table_parts(new)
+    kept = [p for p in o_order if p not in n_rows]
+    if not kept:
+        return new
+    order = [p for p in o_order if p in n_rows or p in kept] + [p for p in n_order if p not in o_order]
+    head = next((ln for ln in new.splitlines() if ln.startswith("| paper |")), None)
+    head = head or next((ln for ln in old.splitlines() if ln.startswith("| paper |")), "")
+    sep = "|" + "---|" * (head.count("|") - 1)
+    body = [ln for p in order for ln in (n_rows[p] if p in n_rows else o_rows[p])]
+    runs = [(n_runs if p in n_rows else o_runs).get(p) for p in order]
+    return "\n".join([head, sep, *body, "", *[r for r in runs if r]])
+
+
+def _merged_summary(old: str, new: str) -> str:
+    """``new``'s summary lines, with ``old``'s lines of the other papers kept in their place."""
+    def parts(block):
+        got = {}
+        for ln in block.splitlines():
+            if ln.startswith("- **") and "**" in ln[4:]:
+                got[ln[4:].split("**", 1)[0]] = ln
+        return got
+
+    o, n = parts(old), parts(new)
+    if not n or all(p in n for p in o):
+        return new
+    order = list(o) + [p for p in n if p not in o]
+    return "\n".join(n.get(p, o.get(p)) for p in order)
+
+
 def regenerate(page: Path, docs: list[dict[str, Any]]) -> str:
-    """The page's text with every generated block it holds replaced (at least one)."""
+    """The page's text with every generated block it holds replaced (at least one); papers
+    without a document keep their rows and lines (module doc)."""
     import os
 
     text = page.read_text()
     if not _has(text, BEGIN, END) and not _has(text, SUMMARY_BEGIN, SUMMARY_END):
         raise InstanceError(str(page), "must hold the fidelity markers once each, begin before end")
     if _has(text, BEGIN, END):
-        text = replace_block(text, fidelity_block(docs), str(page))
+        block = _merged_table(_block_of(text, BEGIN, END), fidelity_block(docs))
+        text = replace_block(text, block, str(page))
     if _has(text, SUMMARY_BEGIN, SUMMARY_END):
         link = Path(os.path.relpath(PAGE, page.resolve().parent)).as_posix() + "#fidelity-table"
-        text = replace_block(text, summary_block(docs, link), str(page), SUMMARY_BEGIN, SUMMARY_END)
+        block = _merged_summary(_block_of(text, SUMMARY_BEGIN, SUMMARY_END), summary_block(docs, link))
+        text = replace_block(text, block, str(page), SUMMARY_BEGIN, SUMMARY_END)
     return text
 
 
