@@ -402,6 +402,8 @@ class HiveD(Policy):
                 continue  # a VC without room for 1 GPU holds nothing
             fail = 1 << 30  # fitting is monotone in the GPU number
             smallest = self.queues.min_gpus(t)
+            if not lg.fits(smallest):
+                continue  # not even the smallest pending job fits: none does (the walk would start nothing)
             for job in self.queues.ordered(view, t, self.order):
                 if fail <= smallest:
                     break  # every pending job of the VC is at least as large as one that failed
