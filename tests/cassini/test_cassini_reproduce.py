@@ -188,7 +188,8 @@ def test_baselines_and_measures(run):
     assert by["ecn_stress"].ours == ([pytest.approx((th_m - cas_m) / top)] if top > 0 else [None])
     assert th_m >= 0 and cas_m >= 0
     report = (out / "report.md").read_text()
-    assert "## Time per part" in report and "| regime map |" in report
+    assert "## Time per part" in report and "## Wall time per phase of the paper's code" in report
+    assert "| regime map |" in report and report.count("## Time per part") == 1
 
 
 def test_mp_dynamic_trace_brings_dlrm_and_a_gpt_into_model_parallel_jobs():

@@ -324,7 +324,7 @@ def run(ctx: Context, config: Config | None = None) -> None:
     _figures(ctx, logs0)
     lap("figures")
     total = sum(times.values())
-    ctx.section("Time per part", "| part | wall time (s) | share |\n|---|---|---|\n" + "\n".join(
+    ctx.section("Wall time per phase of the paper's code", "| part | wall time (s) | share |\n|---|---|---|\n" + "\n".join(
         f"| {k} | {v:.1f} | {v / total:.0%} |" for k, v in times.items()) + f"\n| total | {total:.1f} | |\n\n"
         "Wall time on the machine as it ran (other work shares its cores): a guide to where the run spends, "
         "not a benchmark.")
