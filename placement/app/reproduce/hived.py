@@ -843,13 +843,16 @@ def _judge_fig5(ctx: Context, per_seed: list[dict[str, Any]], cover: list) -> No
                             for q, h in zip(v["quota"], v["hived"], strict=True)))
         ctx.judge("fig5.yarn_cs" if sched == "yarn-cs" else f"fig5.{sched}", v["quota"],
                   measured={QUOTA_PRECONDITION: [cover[i] for i in ran]}, difference=note)
-        ctx.judge("fig5.hived_safe", v["hived"], measured={FIG5_BASE: v["quota"]}, reading=f"{text[sched]} inside "
+        ctx.judge("fig5.hived_safe", v["hived"], measured={FIG5_BASE: v["quota"],
+                                                           QUOTA_PRECONDITION: [cover[i] for i in ran]},
+                  reading=f"{text[sched]} inside "
                   "the VCs", difference=note)
         ctx.judge("fig5.jct", v["jct"], reading=f"{text[sched]} inside the VCs",
                   difference=f"seeds run: {len(ran)} of {len(per_seed)}")
     none = [None] * len(per_seed)
     ctx.judge("fig5.gandiva", none, comparable=False, not_comparable=gandiva)
-    ctx.judge("fig5.hived_safe", none, measured={FIG5_BASE: none}, comparable=False, not_comparable=gandiva,
+    ctx.judge("fig5.hived_safe", none, measured={FIG5_BASE: none, QUOTA_PRECONDITION: none}, comparable=False,
+              not_comparable=gandiva,
               reading="Gandiva inside the VCs")
     ctx.judge("fig5.jct_gandiva", none, comparable=False, not_comparable=gandiva)
 
@@ -971,7 +974,7 @@ def _claims(ctx: Context, per_seed: list[dict[str, Any]], cfg: Config) -> None:
               "prod-a's ratio at 25 / 50 / 75% soft per seed: " + "; ".join(
                   "/".join("-" if f9["ratios"][f][i] is None else f"{f9['ratios'][f][i]:.2f}x" for f in FIG9_FRACTIONS)
                   for i in range(len(ran))))
-    ctx.judge("fig9.hived_safe", f9["hived_safe"], measured={BASE_ANOMALY: f9["base"]},
+    ctx.judge("fig9.hived_safe", f9["hived_safe"], measured={BASE_ANOMALY: f9["base"], QUOTA_PRECONDITION: cover9},
               difference="the baseline's largest ratio over the fractions is the precondition")
     _judge_fig5(ctx, per_seed, cover)
     ctx.report_measure("fig9.ratio_25", f9["ratios"][0.25], unit="x")
