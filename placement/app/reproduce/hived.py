@@ -841,19 +841,17 @@ def _judge_fig5(ctx: Context, per_seed: list[dict[str, Any]], cover: list) -> No
         note = (f"seeds run: {len(ran)} of {len(per_seed)}; prod-a's peak excess (min) quota / HiveD per seed: "
                 + "; ".join("/".join("-" if x is None else f"{x:.0f}" for x in (q, h))
                             for q, h in zip(v["quota"], v["hived"], strict=True)))
+        covered = [cover[i] for i in ran]
         ctx.judge("fig5.yarn_cs" if sched == "yarn-cs" else f"fig5.{sched}", v["quota"],
-                  measured={QUOTA_PRECONDITION: [cover[i] for i in ran]}, difference=note)
-        ctx.judge("fig5.hived_safe", v["hived"], measured={FIG5_BASE: v["quota"],
-                                                           QUOTA_PRECONDITION: [cover[i] for i in ran]},
-                  reading=f"{text[sched]} inside "
-                  "the VCs", difference=note)
+                  measured={QUOTA_PRECONDITION: covered}, difference=note)
+        ctx.judge("fig5.hived_safe", v["hived"], measured={FIG5_BASE: v["quota"], QUOTA_PRECONDITION: covered},
+                  reading=f"{text[sched]} inside the VCs", difference=note)
         ctx.judge("fig5.jct", v["jct"], reading=f"{text[sched]} inside the VCs",
                   difference=f"seeds run: {len(ran)} of {len(per_seed)}")
     none = [None] * len(per_seed)
     ctx.judge("fig5.gandiva", none, comparable=False, not_comparable=gandiva)
     ctx.judge("fig5.hived_safe", none, measured={FIG5_BASE: none, QUOTA_PRECONDITION: none}, comparable=False,
-              not_comparable=gandiva,
-              reading="Gandiva inside the VCs")
+              not_comparable=gandiva, reading="Gandiva inside the VCs")
     ctx.judge("fig5.jct_gandiva", none, comparable=False, not_comparable=gandiva)
 
 
